@@ -27,6 +27,7 @@
 #include "devices/dtype.h"
 #include "devices/event.h"
 #include "devices/kernel_costs.h"
+#include "devices/kernel_library.h"
 #include "devices/shape.h"
 #include "devices/tensor.h"
 #include "devices/thread_binding.h"
@@ -96,6 +97,13 @@ class Device {
   // another device of the same platform. The caller keeps dst's device from
   // using `dst` during the copy.
   virtual absl::Status CopyToDevice(const Tensor& src, Tensor& dst) = 0;
+
+  // The kernels that compute on this device's tensors (kernel_library.h).
+  // The default is the host library, right for devices whose memory is host
+  // memory (the host CPU; simulated devices, which compute in host memory
+  // in functional mode); an accelerator returns its own. Lives as long as
+  // the device.
+  virtual const KernelLibrary& kernels() const { return HostKernels(); }
 
   // Binds the calling thread to this device until the binding is destroyed
   // (thread_binding.h): strategies call it on each replica's thread. The

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "devices/direct_access.h"
 
 namespace devices {
 namespace {
@@ -116,7 +117,11 @@ class Group {
         options_(options),
         size_(static_cast<int>(devices_.size())),
         oversubscribed_(size_ > UsableCpus()),
-        gone_(new std::atomic<bool>[devices_.size()]) {
+        gone_(new std::atomic<bool>[devices_.size()]),
+        direct_(size_, options_.spin, oversubscribed_,
+                [this](int rank, const absl::Status& reason) {
+                  Abort(rank, reason).IgnoreError();  // reason is not OK.
+                }) {
     boxes_.reserve(devices_.size() * devices_.size());
     for (size_t i = 0; i < devices_.size() * devices_.size(); ++i) {
       boxes_.push_back(std::make_unique<Mailbox>());
@@ -133,6 +138,7 @@ class Group {
     return rank >= 0 && rank < size_ ? devices_[rank] : *kNone;
   }
   Mailbox& box(int src, int dst) { return *boxes_[src * size_ + dst]; }
+  DirectAccessGroup& direct() { return direct_; }
 
   // Matches `op` with a posted counterpart (and transfers) or queues it.
   absl::Status Post(const std::shared_ptr<Op>& op) {
@@ -205,6 +211,7 @@ class Group {
           "transport group of ", size_, " ranks was aborted by rank ", rank,
           ": ", reason.ToString()));
       aborted_.store(true);
+      direct_.Abort(abort_status_);
     }
     for (int src = 0; src < size_; ++src) {
       for (int dst = 0; dst < size_; ++dst) Drain(src, dst);
@@ -215,6 +222,7 @@ class Group {
   // The endpoint of `rank` was destroyed.
   void Leave(int rank) {
     gone_[rank].store(true);
+    direct_.Leave(rank);
     for (int other = 0; other < size_; ++other) {
       Drain(rank, other);
       if (other != rank) Drain(other, rank);
@@ -266,6 +274,9 @@ class Group {
   std::atomic<bool> aborted_{false};
   absl::Mutex abort_mu_;
   absl::Status abort_status_ ABSL_GUARDED_BY(abort_mu_);
+  // Shares the abort: Abort aborts it, and it aborts the group when a
+  // direct-access wait fails.
+  DirectAccessGroup direct_;
 };
 
 class HostRequest : public Request {
@@ -398,6 +409,8 @@ class HostTransport : public Transport {
   absl::Status Abort(absl::Status reason) override {
     return group_->Abort(rank_, std::move(reason));
   }
+
+  DirectAccessGroup* direct_access() override { return &group_->direct(); }
 
  private:
   absl::Status CheckPeer(int peer, absl::string_view what) const {

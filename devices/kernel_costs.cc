@@ -91,4 +91,49 @@ KernelCost MemcpyCost(int64_t bytes) {
   return KernelCost{"Memcpy", 0, 2 * static_cast<double>(bytes)};
 }
 
+KernelCost BiasAddCost(DType dtype, int64_t batch, int64_t features) {
+  const double n = static_cast<double>(batch) * static_cast<double>(features);
+  return KernelCost{"BiasAdd", n,
+                    static_cast<double>(DTypeSize(dtype)) *
+                        (2 * n + static_cast<double>(features))};
+}
+
+KernelCost BiasAddGradCost(DType dtype, int64_t batch, int64_t features) {
+  const double n = static_cast<double>(batch) * static_cast<double>(features);
+  return KernelCost{"BiasAddGrad", n,
+                    static_cast<double>(DTypeSize(dtype)) *
+                        (n + static_cast<double>(features))};
+}
+
+KernelCost AverageLossCost(DType dtype, int64_t count, int64_t weight_count) {
+  const double n = static_cast<double>(count);
+  const double flops = n + (weight_count > 0 ? n : 0) + 1;
+  return KernelCost{"AverageLoss", flops,
+                    static_cast<double>(DTypeSize(dtype)) *
+                        (n + static_cast<double>(weight_count) + 1)};
+}
+
+KernelCost RowScaleCost(DType dtype, int64_t rows, int64_t cols) {
+  const double r = static_cast<double>(rows);
+  const double n = r * static_cast<double>(cols);
+  return KernelCost{"RowScale", n + r,
+                    static_cast<double>(DTypeSize(dtype)) * (2 * n + r)};
+}
+
+KernelCost SgdUpdateCost(DType dtype, int64_t count, bool momentum,
+                         bool nesterov) {
+  const double n = static_cast<double>(count);
+  if (!momentum)
+    return KernelCost{"SGDUpdate", 2 * n,
+                      static_cast<double>(DTypeSize(dtype)) * 3 * n};
+  return KernelCost{"SGDUpdate", (nesterov ? 7 : 4) * n,
+                    static_cast<double>(DTypeSize(dtype)) * 5 * n};
+}
+
+KernelCost AdamUpdateCost(DType dtype, int64_t count) {
+  const double n = static_cast<double>(count);
+  return KernelCost{"AdamUpdate", 12 * n,
+                    static_cast<double>(DTypeSize(dtype)) * 7 * n};
+}
+
 }  // namespace devices

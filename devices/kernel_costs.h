@@ -66,6 +66,29 @@ KernelCost IotaCost(DType dtype, int64_t count);
 // a Box-Muller transform (about 20 flops per value). Writes count elements.
 KernelCost RandomUniformCost(DType dtype, int64_t count);
 KernelCost RandomNormalCost(DType dtype, int64_t count);
+// The model kernels of training_kernels.h.
+// "BiasAdd" over [batch, features]: 1 flop per element; reads x and the bias,
+// writes x.
+KernelCost BiasAddCost(DType dtype, int64_t batch, int64_t features);
+// "BiasAddGrad": column sums of dy [batch, features]: 1 flop per element of
+// dy; reads dy, writes [features].
+KernelCost BiasAddGradCost(DType dtype, int64_t batch, int64_t features);
+// "AverageLoss": sum(loss * weight) / divisor over `count` losses with
+// `weight_count` (0, 1 or count) weights: count adds, count multiplies when
+// weighted, one division; reads losses and weights, writes a scalar.
+KernelCost AverageLossCost(DType dtype, int64_t count, int64_t weight_count);
+// "RowScale": out[i, j] = in[i, j] * (alpha * w[i]) over [rows, cols]: one
+// flop per element plus one per row; reads in and w, writes out.
+KernelCost RowScaleCost(DType dtype, int64_t rows, int64_t cols);
+// "SGDUpdate" over `count` elements: 2 flops per element without momentum
+// (reads var and grad, writes var), 4 with momentum and 7 with Nesterov
+// momentum (also reads and writes the momentum).
+KernelCost SgdUpdateCost(DType dtype, int64_t count, bool momentum,
+                         bool nesterov);
+// "AdamUpdate" over `count` elements: 12 flops per element; reads var, grad,
+// m and v, writes var, m and v.
+KernelCost AdamUpdateCost(DType dtype, int64_t count);
+
 // A copy of `bytes` bytes within one memory: reads and writes each byte.
 KernelCost MemcpyCost(int64_t bytes);
 

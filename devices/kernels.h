@@ -1,6 +1,7 @@
 // All host kernels in one include: elementwise arithmetic, reductions for
 // collectives, matrix product and softmax cross-entropy, and seeded random
-// numbers. Every kernel does its work on host Tensors (or raw host buffers)
+// numbers, and the training kernels (bias, loss averaging, optimizer
+// updates). Every kernel does its work on host Tensors (or raw host buffers)
 // and returns its KernelCost; the cost formulas live in kernel_costs.h so
 // that simulated and CUDA devices charge the same costs.
 //
@@ -16,5 +17,6 @@
 #include "devices/nn_kernels.h"           // IWYU pragma: export
 #include "devices/random_kernels.h"       // IWYU pragma: export
 #include "devices/reduce_kernels.h"       // IWYU pragma: export
+#include "devices/training_kernels.h"     // IWYU pragma: export
 
 #endif  // DEVICES_KERNELS_H_

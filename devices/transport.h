@@ -27,6 +27,8 @@
 
 namespace devices {
 
+class DirectAccessGroup;  // devices/direct_access.h
+
 // One posted Send or Recv.
 class Request {
  public:
@@ -87,6 +89,14 @@ class Transport {
   // first reason wins; later calls change nothing and return OK.
   // INVALID_ARGUMENT if `reason` is OK (an abort needs a cause).
   virtual absl::Status Abort(absl::Status reason) = 0;
+
+  // Optional capability: non-null when the ranks of this group are threads
+  // of one process, so that a rank may read its peers' buffers directly,
+  // synchronised by the returned group (which shares this group's abort).
+  // Owned by the transport group; valid while this endpoint lives. Null
+  // (the default) for transports that must move bytes as messages:
+  // processes, simulated links.
+  virtual DirectAccessGroup* direct_access() { return nullptr; }
 };
 
 }  // namespace devices

@@ -173,6 +173,12 @@ absl::StatusOr<std::vector<devices::Tensor>> CrossDeviceOps::ReplicaAllReduce(
   absl::StatusOr<devices::Device*> device =
       platform_->FindDevice(devices_[replica]);
   if (!device.ok()) return device.status();
+  const bool device_memory =
+      (*device)->allocator().memory_space() == devices::MemorySpace::kDevice;
+  if (device_memory) {
+    return AllReduceInDeviceMemory(replica, op, values, **device,
+                                   options.Timeout());
+  }
   absl::StatusOr<collective::PackPlan> plan = Plan(values, options);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<std::vector<devices::Tensor>> packed =
@@ -231,8 +237,25 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
   absl::StatusOr<devices::Tensor> all_counts =
       devices::Tensor::Host(devices::DType::kInt64, devices::Shape({n}));
   if (!all_counts.ok()) return all_counts.status();
-  absl::Status s = communicator_->AllReduce(
-      rank, *counts, *all_counts, {devices::ReduceOp::kSum, options.Timeout()});
+  absl::Status s;
+  if ((*device)->allocator().memory_space() == devices::MemorySpace::kDevice) {
+    // A device with its own memory (a GPU) reduces the counts there.
+    absl::StatusOr<devices::Tensor> in =
+        (*device)->Allocate(devices::DType::kInt64, devices::Shape({n}));
+    if (!in.ok()) return in.status();
+    absl::StatusOr<devices::Tensor> sum =
+        (*device)->Allocate(devices::DType::kInt64, devices::Shape({n}));
+    if (!sum.ok()) return sum.status();
+    s = (*device)->CopyFromHost(counts->raw_data(), *in);
+    if (s.ok()) {
+      s = communicator_->AllReduce(
+          rank, *in, *sum, {devices::ReduceOp::kSum, options.Timeout()});
+    }
+    if (s.ok()) s = (*device)->CopyToHost(*sum, all_counts->raw_data());
+  } else {
+    s = communicator_->AllReduce(rank, *counts, *all_counts,
+                                 {devices::ReduceOp::kSum, options.Timeout()});
+  }
   if (!s.ok()) return s;
   int64_t total_rows = 0;
   for (int i = 0; i < n; ++i) total_rows += all_counts->data<int64_t>()[i];
@@ -244,25 +267,51 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
       (*device)->Allocate(value.dtype(), *devices::Shape::Make(dims));
   if (!out.ok()) return out.status();
   const size_t row_bytes = row_elems * devices::DTypeSize(value.dtype());
+  // Device memory (a GPU's) is assembled in host memory and copied in once.
+  devices::Tensor assembled = *out;
+  if (out->has_data() && !out->host_accessible()) {
+    absl::StatusOr<devices::Tensor> staged =
+        devices::Tensor::Host(out->dtype(), out->shape());
+    if (!staged.ok()) return staged.status();
+    assembled = *std::move(staged);
+  }
   int64_t row_offset = 0;
   for (int i = 0; i < n; ++i) {
     const int64_t r = all_counts->data<int64_t>()[i];
     std::vector<int64_t> block_dims = dims;
     block_dims[0] = r;
+    const bool stage_own =
+        i == rank && value.host_accessible() &&
+        (*device)->allocator().memory_space() == devices::MemorySpace::kDevice;
     absl::StatusOr<devices::Tensor> block =
-        i == rank ? absl::StatusOr<devices::Tensor>(value)
-                  : (*device)->Allocate(value.dtype(),
-                                        *devices::Shape::Make(block_dims));
+        i == rank && !stage_own
+            ? absl::StatusOr<devices::Tensor>(value)
+            : (*device)->Allocate(value.dtype(),
+                                  *devices::Shape::Make(block_dims));
     if (!block.ok()) return block.status();
+    if (stage_own) {
+      // A host value is broadcast from the device's memory (a GPU's).
+      s = (*device)->CopyFromHost(value.raw_data(), *block);
+      if (!s.ok()) return s;
+    }
     s = communicator_->Broadcast(rank, i, *block,
                                  {devices::ReduceOp::kSum, options.Timeout()});
     if (!s.ok()) return s;
     if (out->has_data() && r > 0) {
-      std::memcpy(
-          static_cast<std::byte*>(out->raw_data()) + row_offset * row_bytes,
-          block->raw_data(), r * row_bytes);
+      std::byte* dst = static_cast<std::byte*>(assembled.raw_data()) +
+                       row_offset * row_bytes;
+      if (block->host_accessible()) {
+        std::memcpy(dst, block->raw_data(), r * row_bytes);
+      } else {
+        s = (*device)->CopyToHost(*block, dst);
+        if (!s.ok()) return s;
+      }
     }
     row_offset += r;
+  }
+  if (out->has_data() && !out->host_accessible()) {
+    s = (*device)->CopyFromHost(assembled.raw_data(), *out);
+    if (!s.ok()) return s;
   }
   return out;
 }
@@ -422,6 +471,9 @@ absl::Status ReductionToOneDevice::AllReducePack(int replica, ReduceOp op,
                                                  const devices::Tensor& in,
                                                  devices::Tensor& out,
                                                  absl::Duration timeout) {
+  if (in.has_data() && !in.host_accessible()) {
+    return ReduceOnDevice(replica, op, in, out, timeout);
+  }
   absl::Status s = communicator().Reduce(replica, root_, in, out,
                                          {ToDevicesReduceOp(op), timeout});
   if (!s.ok()) return s;

@@ -138,6 +138,12 @@ class CrossDeviceOps {
   absl::Status RunOnReplicaThreads(const std::function<absl::Status(int)>& fn);
   absl::StatusOr<devices::Tensor> CopyTo(const devices::Tensor& t,
                                          const std::string& device);
+  // ReplicaAllReduce on a device with its own memory (a GPU): no packing,
+  // one AllReducePack per tensor; host tensors are staged through the
+  // device and their results come back to host memory.
+  absl::StatusOr<std::vector<devices::Tensor>> AllReduceInDeviceMemory(
+      int replica, ReduceOp op, const std::vector<devices::Tensor>& values,
+      devices::Device& device, absl::Duration timeout);
 
   devices::Platform* platform_ = nullptr;
   std::vector<std::string> devices_;
@@ -149,7 +155,9 @@ class CrossDeviceOps {
 class ReductionToOneDevice : public CrossDeviceOps {
  public:
   // reduce_to_device "" = the first replica's device. accumulation is the
-  // op used to combine values (TF's accumulation_fn: add_n).
+  // op used to combine values (TF's accumulation_fn: add_n). Values in
+  // device memory (GPUs) are copied to the reduce device, reduced there by
+  // its kernels (Device::kernels()) and copied back to each replica.
   explicit ReductionToOneDevice(std::string reduce_to_device = "")
       : reduce_to_device_(std::move(reduce_to_device)) {}
   std::string name() const override { return "ReductionToOneDevice"; }
@@ -163,8 +171,38 @@ class ReductionToOneDevice : public CrossDeviceOps {
                              absl::Duration timeout) override;
 
  private:
+  // One device-memory reduction: every replica's input, then the result.
+  struct Round {
+    explicit Round(int n) : inputs(n) {}
+    Round(const Round&) = delete;
+    Round& operator=(const Round&) = delete;
+    absl::Mutex mu;
+    std::vector<devices::Tensor> inputs ABSL_GUARDED_BY(mu);
+    int arrived ABSL_GUARDED_BY(mu) = 0;
+    bool done ABSL_GUARDED_BY(mu) = false;
+    absl::Status status ABSL_GUARDED_BY(mu);
+    devices::Tensor result ABSL_GUARDED_BY(mu);
+  };
+  // AllReducePack for tensors that host pointers cannot touch: the root
+  // replica waits for every input, copies them to its device and reduces
+  // them with that device's kernels; each replica copies the result out.
+  // UNIMPLEMENTED for groups that span processes; DEADLINE_EXCEEDED when a
+  // replica does not arrive within `timeout`.
+  absl::Status ReduceOnDevice(int replica, ReduceOp op,
+                              const devices::Tensor& in, devices::Tensor& out,
+                              absl::Duration timeout);
+  // Waits for `round` (the root: for every input, then reduces) until
+  // `deadline`; the round's status.
+  absl::Status WaitForRound(Round& round, int replica, ReduceOp op,
+                            absl::Time deadline, absl::Duration timeout);
+  // The root's part of ReduceOnDevice, with every input present.
+  absl::StatusOr<devices::Tensor> ReduceAtRoot(
+      ReduceOp op, const std::vector<devices::Tensor>& inputs);
+
   std::string reduce_to_device_;
   int root_ = 0;
+  absl::Mutex round_mu_;
+  std::shared_ptr<Round> round_ ABSL_GUARDED_BY(round_mu_);
 };
 
 class HierarchicalCopyAllReduce : public CrossDeviceOps {

@@ -1,11 +1,18 @@
 #include "distribute/multi_worker_mirrored_strategy.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "devices/device.h"
+#include "devices/device_name.h"
+#include "distribute/cluster/simple_cluster_resolver.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/collective/schedule_communicator.h"
 #include "distribute/cross_device_ops.h"
@@ -57,17 +64,21 @@ absl::StatusOr<Workers> FindWorkers(const cluster::ClusterSpec& spec,
   return out;
 }
 
-// CrossDeviceOps whose group spans every worker's local devices, over
-// gRPC: local replica r is rank first_rank + r.
+// CrossDeviceOps whose group spans every worker's local devices: local
+// replica r is rank first_rank + r; `endpoints` makes this worker's
+// endpoints (gRPC between processes, or the platform's transports for an
+// in-process cluster), in local replica order.
 class MultiWorkerAllReduce : public CrossDeviceOps {
  public:
-  MultiWorkerAllReduce(Server& server, std::vector<std::string> rank_targets,
-                       int first_rank, int ranks_per_worker,
+  using EndpointFactory = std::function<
+      absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>()>;
+
+  MultiWorkerAllReduce(EndpointFactory endpoints, int first_rank,
+                       int ranks_per_worker, bool hierarchical,
                        CommunicationOptions options)
-      : server_(server),
-        rank_targets_(std::move(rank_targets)),
-        first_rank_(first_rank),
+      : endpoints_(std::move(endpoints)),
         ranks_per_worker_(ranks_per_worker),
+        hierarchical_(hierarchical),
         options_(options) {
     set_rank_offset(first_rank);
     set_default_options(options);
@@ -82,19 +93,13 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
           absl::StrCat("MultiWorkerAllReduce was made for ", ranks_per_worker_,
                        " local devices but bound to ", devices.size()));
     }
-    std::vector<std::unique_ptr<devices::Transport>> endpoints;
-    for (int r = 0; r < ranks_per_worker_; ++r) {
-      GrpcTransportOptions transport;
-      transport.group_key = kGroupKey;
-      transport.rank_targets = rank_targets_;
-      transport.rank = first_rank_ + r;
-      // The rendezvous waits for every worker to start, which takes longer
-      // than a collective may.
-      transport.connect_timeout = kConnectTimeout;
-      absl::StatusOr<std::unique_ptr<devices::Transport>> endpoint =
-          GrpcTransport::Create(server_, std::move(transport));
-      if (!endpoint.ok()) return endpoint.status();
-      endpoints.push_back(*std::move(endpoint));
+    absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> endpoints =
+        endpoints_();
+    if (!endpoints.ok()) return endpoints.status();
+    if (static_cast<int>(endpoints->size()) != ranks_per_worker_) {
+      return absl::InternalError(absl::StrCat(
+          "MultiWorkerAllReduce got ", endpoints->size(),
+          " transport endpoints for ", ranks_per_worker_, " local devices"));
     }
     collective::ScheduleCommunicatorOptions options;
     options.name = "MultiWorkerAllReduce";
@@ -102,20 +107,132 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
     options.topology.ranks_per_node = ranks_per_worker_;
     if (options_.implementation == CommunicationImplementation::kRing) {
       options.all_reduce_algorithm = collective::Algorithm::kRing;
+    } else if (hierarchical_) {
+      options.all_reduce_algorithm = collective::Algorithm::kHierarchical;
     }
-    auto comm = collective::ScheduleCommunicator::Create(std::move(endpoints),
+    auto comm = collective::ScheduleCommunicator::Create(*std::move(endpoints),
                                                          std::move(options));
     if (!comm.ok()) return comm.status();
     return std::unique_ptr<devices::Communicator>(*std::move(comm));
   }
 
  private:
-  Server& server_;
-  const std::vector<std::string> rank_targets_;
-  const int first_rank_;
+  const EndpointFactory endpoints_;
   const int ranks_per_worker_;
+  const bool hierarchical_;
   const CommunicationOptions options_;
 };
+
+// gRPC endpoints of this worker's local ranks.
+MultiWorkerAllReduce::EndpointFactory GrpcEndpoints(
+    Server& server, std::vector<std::string> rank_targets, int first_rank,
+    int ranks_per_worker) {
+  return
+      [&server, rank_targets = std::move(rank_targets), first_rank,
+       ranks_per_worker]()
+          -> absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> {
+        std::vector<std::unique_ptr<devices::Transport>> endpoints;
+        for (int r = 0; r < ranks_per_worker; ++r) {
+          GrpcTransportOptions transport;
+          transport.group_key = kGroupKey;
+          transport.rank_targets = rank_targets;
+          transport.rank = first_rank + r;
+          // The rendezvous waits for every worker to start, which takes longer
+          // than a collective may.
+          transport.connect_timeout = kConnectTimeout;
+          absl::StatusOr<std::unique_ptr<devices::Transport>> endpoint =
+              GrpcTransport::Create(server, std::move(transport));
+          if (!endpoint.ok()) return endpoint.status();
+          endpoints.push_back(*std::move(endpoint));
+        }
+        return endpoints;
+      };
+}
+
+// The in-process cluster's transport group, whose endpoints each worker
+// takes once (in Bind), ranks worker * per_worker .. + per_worker - 1.
+class SharedEndpoints {
+ public:
+  SharedEndpoints(std::vector<std::unique_ptr<devices::Transport>> endpoints,
+                  int per_worker)
+      : per_worker_(per_worker), endpoints_(std::move(endpoints)) {}
+  SharedEndpoints(const SharedEndpoints&) = delete;
+  SharedEndpoints& operator=(const SharedEndpoints&) = delete;
+
+  absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> Take(
+      int worker) {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::unique_ptr<devices::Transport>> out;
+    for (int r = 0; r < per_worker_; ++r) {
+      const size_t rank = static_cast<size_t>(worker * per_worker_ + r);
+      if (rank >= endpoints_.size() || endpoints_[rank] == nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("the transport endpoint of rank ", rank, " (worker ",
+                         worker, ") was already taken or does not exist"));
+      }
+      out.push_back(std::move(endpoints_[rank]));
+    }
+    taken_[worker] = out[0].get();
+    return out;
+  }
+
+  // Aborts the whole group through worker's own first endpoint (which its
+  // communicator owns). FAILED_PRECONDITION before the worker took them.
+  absl::Status Abort(int worker, absl::Status reason) {
+    devices::Transport* endpoint = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = taken_.find(worker);
+      if (it != taken_.end()) endpoint = it->second;
+    }
+    if (endpoint == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "worker ", worker, " has no collective group to abort yet"));
+    }
+    return endpoint->Abort(std::move(reason));
+  }
+
+ private:
+  const int per_worker_;
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<devices::Transport>> endpoints_
+      ABSL_GUARDED_BY(mu_);
+  std::map<int, devices::Transport*> taken_ ABSL_GUARDED_BY(mu_);
+};
+
+// The platform's devices grouped by task (in task index order): each task's
+// GPUs, else its first CPU.
+absl::StatusOr<std::vector<std::vector<std::string>>> TaskDevices(
+    devices::Platform& platform) {
+  std::map<int, std::vector<std::string>> gpus, cpus;
+  for (const std::string& n : platform.DeviceNames()) {
+    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
+    if (!d.ok()) return d.status();
+    absl::StatusOr<devices::DeviceName> parsed =
+        devices::DeviceName::Parse((*d)->name());
+    if (!parsed.ok()) return parsed.status();
+    const int task = parsed->task.value_or(0);
+    if ((*d)->kind() == devices::DeviceKind::kGPU) {
+      gpus[task].push_back((*d)->name());
+    } else if ((*d)->kind() == devices::DeviceKind::kCPU) {
+      cpus[task].push_back((*d)->name());
+    }
+    gpus.try_emplace(task);
+  }
+  std::vector<std::vector<std::string>> out;
+  for (const auto& [task, task_gpus] : gpus) {
+    if (!task_gpus.empty()) {
+      out.push_back(task_gpus);
+    } else if (!cpus[task].empty()) {
+      out.push_back({cpus[task][0]});
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("platform ", platform.name(), ": task ", task,
+                       " has no GPU or CPU device to run replicas on"));
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -185,8 +302,10 @@ MultiWorkerMirroredStrategy::Create(
       rank_targets[workers.index * per_worker + l] = server->address();
     }
     ops = std::make_shared<MultiWorkerAllReduce>(
-        *server, std::move(rank_targets), workers.index * per_worker,
-        per_worker, options);
+        GrpcEndpoints(*server, std::move(rank_targets),
+                      workers.index * per_worker, per_worker),
+        workers.index * per_worker, per_worker, /*hierarchical=*/false,
+        options);
   }
   absl::Status bound = ops->Bind(platform, *local);
   if (!bound.ok()) return bound;
@@ -215,6 +334,94 @@ MultiWorkerMirroredStrategy::Create(
     strategy->monitor_ = *std::move(watching);
   }
   return strategy;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>>
+MultiWorkerMirroredStrategy::CreateInProcessWorkers(
+    devices::Platform& platform, CommunicationOptions options) {
+  absl::Status valid = options.Validate();
+  if (!valid.ok()) return valid;
+  if (options.implementation == CommunicationImplementation::kNccl) {
+    return absl::FailedPreconditionError(
+        "MultiWorkerMirroredStrategy: CommunicationImplementation.NCCL is not "
+        "available across workers; use AUTO or RING");
+  }
+  absl::StatusOr<std::vector<std::vector<std::string>>> tasks =
+      TaskDevices(platform);
+  if (!tasks.ok()) return tasks.status();
+  const int num_workers = static_cast<int>(tasks->size());
+  if (num_workers < 2) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "MultiWorkerMirroredStrategy: the devices of platform '",
+        platform.name(),
+        "' belong to one task (host), so there is no cluster to run in one "
+        "process; use a multi-host topology such as "
+        "sim:dgx_h100_cluster:2, MirroredStrategy for one host, or one "
+        "process per worker with TF_CONFIG"));
+  }
+  const int per_worker = static_cast<int>((*tasks)[0].size());
+  std::vector<std::string> all_devices;
+  for (int w = 0; w < num_workers; ++w) {
+    const std::vector<std::string>& local = (*tasks)[static_cast<size_t>(w)];
+    if (static_cast<int>(local.size()) != per_worker) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MultiWorkerMirroredStrategy: every worker needs the same number "
+          "of replica devices, but task 0 has ",
+          per_worker, " and task ", w, " has ", local.size(), " (", local[0],
+          ", ...); use a topology whose hosts are alike"));
+    }
+    all_devices.insert(all_devices.end(), local.begin(), local.end());
+  }
+  absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> group =
+      platform.CreateTransportGroup(all_devices);
+  if (!group.ok()) return group.status();
+  auto shared =
+      std::make_shared<SharedEndpoints>(*std::move(group), per_worker);
+
+  // The cluster as TF_CONFIG would give it: one "worker" task per host.
+  // The addresses only name the tasks; nothing connects to them.
+  std::vector<std::string> addresses;
+  for (int w = 0; w < num_workers; ++w) {
+    addresses.push_back(absl::StrCat("task", w, ".in-process:2222"));
+  }
+  absl::StatusOr<cluster::ClusterSpec> spec =
+      cluster::ClusterSpec::Create({{"worker", addresses}});
+  if (!spec.ok()) return spec.status();
+
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> out;
+  for (int w = 0; w < num_workers; ++w) {
+    cluster::SimpleClusterResolverOptions ro;
+    ro.task_type = "worker";
+    ro.task_id = w;
+    ro.environment = "in-process";
+    absl::StatusOr<std::unique_ptr<cluster::SimpleClusterResolver>> resolver =
+        cluster::SimpleClusterResolver::Create(*spec, std::move(ro));
+    if (!resolver.ok()) return resolver.status();
+    absl::StatusOr<Workers> workers = FindWorkers(*spec, "worker", w);
+    if (!workers.ok()) return workers.status();
+    const int first_rank = workers->index * per_worker;
+    auto ops = std::make_shared<MultiWorkerAllReduce>(
+        [shared, w] { return shared->Take(w); }, first_rank, per_worker,
+        /*hierarchical=*/per_worker > 1, options);
+    const std::vector<std::string>& local = (*tasks)[static_cast<size_t>(w)];
+    absl::Status bound = ops->Bind(platform, local);
+    if (!bound.ok()) return bound;
+    auto extended =
+        std::make_unique<StrategyExtended>(&platform, local, std::nullopt, ops);
+    absl::Status set = extended->SetWorkers(num_workers, workers->index);
+    if (!set.ok()) return set;
+    auto strategy = std::unique_ptr<MultiWorkerMirroredStrategy>(
+        new MultiWorkerMirroredStrategy(std::move(extended)));
+    strategy->resolver_ = *std::move(resolver);
+    strategy->task_type_ = "worker";
+    strategy->task_id_ = w;
+    strategy->options_ = options;
+    strategy->abort_group_ = [shared, w](absl::Status reason) {
+      return shared->Abort(w, std::move(reason));
+    };
+    out.push_back(std::move(strategy));
+  }
+  return out;
 }
 
 }  // namespace distribute

@@ -33,12 +33,23 @@
 //
 // A cluster of one worker, or no TF_CONFIG at all, trains in this process
 // alone with the local CollectiveAllReduce (no server).
+//
+// In one process (CreateInProcessWorkers; in_process_cluster.h runs them):
+// on a platform whose devices belong to several tasks, such as the
+// simulator's sim:dgx_h100_cluster:2 (one task per host), each task is a
+// worker with the same roles, replica ids, input sharding, chief broadcast
+// and collectives as above; only the transport differs: the platform's own
+// transport group over every worker's devices (simulated links) instead of
+// gRPC. The all-reduce is hierarchical (inside each host, then across
+// hosts) under AUTO, a ring under RING.
 #ifndef DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_H_
 #define DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "devices/platform.h"
@@ -49,6 +60,8 @@
 #include "distribute/strategy.h"
 
 namespace distribute {
+
+class InProcessCluster;
 
 class MultiWorkerMirroredStrategy : public Strategy {
  public:
@@ -64,6 +77,20 @@ class MultiWorkerMirroredStrategy : public Strategy {
       devices::Platform& platform,
       std::unique_ptr<cluster::ClusterResolver> resolver = nullptr,
       CommunicationOptions options = {});
+
+  // One strategy per task of `platform`, worker w being the w'th task in
+  // index order (task 0 is the chief): its replicas are the task's GPUs,
+  // else its first CPU. Every strategy must then run the same program on
+  // its own thread at once (InProcessCluster does that); the platform must
+  // outlive them. Errors: FAILED_PRECONDITION when the devices belong to
+  // fewer than two tasks (naming the platform and what to use instead) or
+  // for CommunicationImplementation.NCCL; INVALID_ARGUMENT when the tasks
+  // have different numbers of replica devices; the platform's errors of
+  // CreateTransportGroup.
+  static absl::StatusOr<
+      std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>>
+  CreateInProcessWorkers(devices::Platform& platform,
+                         CommunicationOptions options = {});
 
   ~MultiWorkerMirroredStrategy() override;
 
@@ -87,7 +114,13 @@ class MultiWorkerMirroredStrategy : public Strategy {
       std::unique_ptr<StrategyExtended> extended)
       : Strategy(std::move(extended)) {}
 
+  friend class InProcessCluster;
+
   std::unique_ptr<cluster::ClusterResolver> resolver_;
+  // In-process workers: aborts the collective group of every worker (their
+  // pending and later collectives fail with UNAVAILABLE carrying the
+  // reason), as a real worker that gives up does.
+  std::function<absl::Status(absl::Status)> abort_group_;
   std::string task_type_;
   int64_t task_id_ = 0;
   CommunicationOptions options_;

@@ -1,9 +1,13 @@
 // ReplicaContext: MergeCall, AllReduce, AllGather, Execute.
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "devices/device.h"
+#include "distribute/cross_device_ops.h"
 #include "distribute/run_state.h"
 #include "distribute/strategy.h"
 
@@ -165,17 +169,159 @@ absl::StatusOr<std::vector<devices::Tensor>> ReplicaContext::AllReduce(
       replica_id_, op, values, options);
 }
 
+namespace {
+
+// dst[j][i][k] = src[i][j][k] for a [d0, d1, inner] view of `elem`-byte
+// elements: moves a middle axis to the front, or the front axis back.
+void SwapLeadingAxes(const std::byte* src, std::byte* dst, int64_t d0,
+                     int64_t d1, int64_t inner, size_t elem) {
+  const size_t row = static_cast<size_t>(inner) * elem;
+  for (int64_t i = 0; i < d0; ++i) {
+    for (int64_t j = 0; j < d1; ++j) {
+      std::memcpy(dst + (j * d0 + i) * row, src + (i * d1 + j) * row, row);
+    }
+  }
+}
+
+// A tensor of `shape` on `device` holding `src` (a [d0, d1, inner] view)
+// with its two leading axes swapped. Device memory is staged through the
+// host; shape-only inputs give a shape-only output.
+absl::StatusOr<devices::Tensor> SwapOnDevice(devices::Device& device,
+                                             const devices::Tensor& src,
+                                             const devices::Shape& shape,
+                                             int64_t d0, int64_t d1,
+                                             int64_t inner) {
+  absl::StatusOr<devices::Tensor> out = device.Allocate(src.dtype(), shape);
+  if (!out.ok() || !src.has_data() || !out->has_data()) return out;
+  devices::Tensor in = src;
+  if (!in.host_accessible()) {
+    absl::StatusOr<devices::Tensor> staged =
+        devices::Tensor::Host(src.dtype(), src.shape());
+    if (!staged.ok()) return staged.status();
+    absl::Status s = device.CopyToHost(src, staged->raw_data());
+    if (!s.ok()) return s;
+    in = *std::move(staged);
+  }
+  devices::Tensor result = *out;
+  if (!result.host_accessible()) {
+    absl::StatusOr<devices::Tensor> staged =
+        devices::Tensor::Host(src.dtype(), shape);
+    if (!staged.ok()) return staged.status();
+    result = *std::move(staged);
+  }
+  SwapLeadingAxes(static_cast<const std::byte*>(in.raw_data()),
+                  static_cast<std::byte*>(result.raw_data()), d0, d1, inner,
+                  devices::DTypeSize(src.dtype()));
+  if (!out->host_accessible()) {
+    absl::Status s = device.CopyFromHost(result.raw_data(), *out);
+    if (!s.ok()) return s;
+  }
+  return out;
+}
+
+// The gathered values of an int64 [1, k] tensor from every replica, on the
+// host ([n, k]); shape-only (no data) on timing-only devices.
+absl::StatusOr<devices::Tensor> GatherInts(
+    CrossDeviceOps& ops, devices::Device& device, int replica,
+    const std::vector<int64_t>& values, const CommunicationOptions& options) {
+  absl::StatusOr<devices::Tensor> mine =
+      device.Allocate(devices::DType::kInt64,
+                      devices::Shape({1, static_cast<int64_t>(values.size())}));
+  if (!mine.ok()) return mine.status();
+  if (mine->host_accessible()) {
+    std::memcpy(mine->raw_data(), values.data(), mine->bytes());
+  } else if (mine->has_data()) {
+    absl::Status s = device.CopyFromHost(values.data(), *mine);
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<devices::Tensor> all =
+      ops.ReplicaAllGather(replica, *mine, options);
+  if (!all.ok() || all->host_accessible() || !all->has_data()) return all;
+  absl::StatusOr<devices::Tensor> host =
+      devices::Tensor::Host(all->dtype(), all->shape());
+  if (!host.ok()) return host.status();
+  absl::Status s = device.CopyToHost(*all, host->raw_data());
+  if (!s.ok()) return s;
+  return host;
+}
+
+}  // namespace
+
 absl::StatusOr<devices::Tensor> ReplicaContext::AllGather(
     const devices::Tensor& value, int axis,
     const CommunicationOptions& options) {
-  if (axis != 0) {
-    return absl::UnimplementedError(
-        "ReplicaContext::AllGather gathers along axis 0 only; transpose the "
-        "value so the gathered axis comes first");
+  const int rank = value.shape().rank();
+  if (axis == 0 && rank <= 1) {
+    // Concatenating along the only axis (a scalar counts as [1]).
+    if (run_ == nullptr || NumReplicasInSync() == 1) return value;
+    return strategy_->extended().cross_device_ops().ReplicaAllGather(
+        replica_id_, value, options);
   }
+  if (axis < -rank || axis >= rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AllGather: axis ", axis, " is out of range for a value of shape ",
+        value.shape().DebugString(), "; use an axis in [", -rank, ", ", rank,
+        ") (negative axes count from the end)"));
+  }
+  const int a = axis < 0 ? axis + rank : axis;
   if (run_ == nullptr || NumReplicasInSync() == 1) return value;
-  return strategy_->extended().cross_device_ops().ReplicaAllGather(
-      replica_id_, value, options);
+  CrossDeviceOps& ops = strategy_->extended().cross_device_ops();
+  devices::Device& dev = device();
+  // Every replica's shape must match this one except along the axis
+  // (checked where the values are known, i.e. not on timing-only devices).
+  std::vector<int64_t> my_shape = {rank};
+  for (int i = 0; i < rank; ++i) my_shape.push_back(value.shape().dim(i));
+  absl::StatusOr<devices::Tensor> ranks =
+      GatherInts(ops, dev, replica_id_, {rank}, options);
+  if (!ranks.ok()) return ranks.status();
+  if (ranks->has_data()) {
+    for (int r = 0; r < ranks->num_elements(); ++r) {
+      if (ranks->data<int64_t>()[r] != rank) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "AllGather: replica ", r, "'s value has rank ",
+            ranks->data<int64_t>()[r], " but replica ", ReplicaIdInSyncGroup(),
+            "'s has rank ", rank, " (shape ", value.shape().DebugString(),
+            "); every replica must gather values of one rank"));
+      }
+    }
+    absl::StatusOr<devices::Tensor> shapes =
+        GatherInts(ops, dev, replica_id_, my_shape, options);
+    if (!shapes.ok()) return shapes.status();
+    for (int r = 0; r < shapes->shape().dim(0); ++r) {
+      const int64_t* dims = shapes->data<int64_t>() + r * (rank + 1) + 1;
+      for (int i = 0; i < rank; ++i) {
+        if (i != a && dims[i] != value.shape().dim(i)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "AllGather along axis ", axis, ": replica ", r, " has dimension ",
+              i, " = ", dims[i], " but replica ", ReplicaIdInSyncGroup(),
+              " has ", value.shape().dim(i), " (shape ",
+              value.shape().DebugString(),
+              "); shapes must match in every dimension but the axis"));
+        }
+      }
+    }
+  }
+  if (a == 0) {
+    return ops.ReplicaAllGather(replica_id_, value, options);
+  }
+  // Move the axis to the front, gather along axis 0, move it back.
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < a; ++i) outer *= value.shape().dim(i);
+  for (int i = a + 1; i < rank; ++i) inner *= value.shape().dim(i);
+  const int64_t len = value.shape().dim(a);
+  absl::StatusOr<devices::Tensor> front = SwapOnDevice(
+      dev, value, devices::Shape({len, outer, inner}), outer, len, inner);
+  if (!front.ok()) return front.status();
+  absl::StatusOr<devices::Tensor> gathered =
+      ops.ReplicaAllGather(replica_id_, *front, options);
+  if (!gathered.ok()) return gathered.status();
+  const int64_t total = gathered->shape().dim(0);
+  std::vector<int64_t> dims(value.shape().dims().begin(),
+                            value.shape().dims().end());
+  dims[a] = total;
+  absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
+  if (!shape.ok()) return shape.status();
+  return SwapOnDevice(dev, *gathered, *shape, total, outer, inner);
 }
 
 absl::Status ReplicaContext::Execute(const devices::KernelCost& cost,

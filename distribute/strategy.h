@@ -97,8 +97,13 @@ class ReplicaContext {
   absl::StatusOr<std::vector<devices::Tensor>> AllReduce(
       ReduceOp op, const std::vector<devices::Tensor>& values,
       const CommunicationOptions& options = {});
-  // Every replica's tensor concatenated along `axis` in replica order.
-  // Only axis 0 may differ in size between replicas.
+  // Every replica's tensor concatenated along `axis` in replica order, as
+  // tf.distribute's all_gather: shapes must match in every dimension but
+  // `axis`, which counts from the end when negative (in [-rank, rank)).
+  // INVALID_ARGUMENT for an axis out of range or (on functional devices)
+  // replicas whose ranks or other dimensions differ. A scalar gathered
+  // along axis 0 counts as [1]. Off axis 0 the value is staged through host
+  // memory to move the axis to the front and back.
   absl::StatusOr<devices::Tensor> AllGather(
       const devices::Tensor& value, int axis = 0,
       const CommunicationOptions& options = {});

@@ -234,6 +234,89 @@ TEST(ReplicaContextTest, AllReduceAndAllGather) {
   }
 }
 
+TEST(ReplicaContextTest, AllGatherAlongAnyAxis) {
+  auto platform = HostWith(2);
+  auto s = *MirroredStrategy::Create(*platform, Cpus(2));
+  // Replica r holds a [2, r + 1, 2] value of 100 * r + its flat index; the
+  // gather along axis 1 (and -2, the same axis) is [2, 3, 2].
+  for (int axis : {1, -2}) {
+    auto out = s->Run([axis](ReplicaContext& ctx, const std::vector<Tensor>&)
+                          -> absl::StatusOr<std::vector<Tensor>> {
+      const int r = ctx.ReplicaIdInSyncGroup();
+      std::vector<float> v;
+      for (int i = 0; i < 2 * (r + 1) * 2; ++i) v.push_back(100.0f * r + i);
+      auto gathered =
+          ctx.AllGather(Floats(v, devices::Shape({2, r + 1, 2})), axis);
+      if (!gathered.ok()) return gathered.status();
+      return std::vector<Tensor>{*gathered};
+    });
+    ASSERT_TRUE(out.ok()) << out.status();
+    for (int r = 0; r < 2; ++r) {
+      const Tensor& g = (*out)[0].value(r);
+      EXPECT_EQ(g.shape(), devices::Shape({2, 3, 2}));
+      EXPECT_EQ(g.ToVector<float>(),
+                (std::vector<float>{0, 1, 100, 101, 102, 103,  //
+                                    2, 3, 104, 105, 106, 107}))
+          << "axis " << axis;
+    }
+  }
+  // The last axis: [1, 2] values give [1, 4].
+  auto last = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
+                         -> absl::StatusOr<std::vector<Tensor>> {
+    const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+    auto gathered = ctx.AllGather(Floats({r, r + 10}, devices::Shape({1, 2})),
+                                  /*axis=*/-1);
+    if (!gathered.ok()) return gathered.status();
+    return std::vector<Tensor>{*gathered};
+  });
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ((*last)[0].value(1).ToVector<float>(),
+            (std::vector<float>{0, 10, 1, 11}));
+}
+
+TEST(ReplicaContextTest, AllGatherRejectsBadAxesAndShapes) {
+  auto platform = HostWith(2);
+  auto s = *MirroredStrategy::Create(*platform, Cpus(2));
+  for (int axis : {2, -3}) {
+    auto out = s->Run([axis](ReplicaContext& ctx, const std::vector<Tensor>&)
+                          -> absl::StatusOr<std::vector<Tensor>> {
+      auto gathered =
+          ctx.AllGather(Floats({1, 2}, devices::Shape({1, 2})), axis);
+      if (!gathered.ok()) return gathered.status();
+      return std::vector<Tensor>{*gathered};
+    });
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << axis;
+  }
+  // Replica 1 differs along axis 0 while gathering along axis 1.
+  auto mismatch = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
+                             -> absl::StatusOr<std::vector<Tensor>> {
+    const int64_t rows = ctx.ReplicaIdInSyncGroup() + 1;
+    auto gathered = ctx.AllGather(
+        Floats(std::vector<float>(rows * 2, 1.0f), devices::Shape({rows, 2})),
+        /*axis=*/1);
+    if (!gathered.ok()) return gathered.status();
+    return std::vector<Tensor>{*gathered};
+  });
+  EXPECT_EQ(mismatch.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(mismatch.status().message())
+                .find("every dimension but the axis"),
+            std::string::npos)
+      << mismatch.status();
+  // Replicas of different ranks.
+  auto ranks = s->Run(
+      [](ReplicaContext& ctx,
+         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        const bool first = ctx.ReplicaIdInSyncGroup() == 0;
+        auto gathered =
+            ctx.AllGather(first ? Floats({1, 2}, devices::Shape({1, 2}))
+                                : Floats({1, 2}, devices::Shape({1, 2, 1})),
+                          /*axis=*/1);
+        if (!gathered.ok()) return gathered.status();
+        return std::vector<Tensor>{*gathered};
+      });
+  EXPECT_EQ(ranks.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ReplicaContextTest, MergeCallRunsOnceInCrossReplicaContext) {
   auto platform = HostWith(3);
   auto s = *MirroredStrategy::Create(*platform, Cpus(3));

@@ -20,10 +20,12 @@ void RunBoundThreads(const std::vector<devices::Device*>& devices,
   absl::Mutex mu;
   int bound = 0;
   bool started = false;
+  int finished = 0;
+  bool caller_suspended = false;
+  devices::ThreadBinding* const caller = devices::ThreadBinding::Current();
   std::vector<devices::ThreadBinding*> bindings(n, nullptr);
   std::vector<std::thread> threads;
   threads.reserve(n);
-  devices::BlockingRegion outside;
   for (int i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
       std::unique_ptr<devices::ThreadBinding> binding =
@@ -45,7 +47,28 @@ void RunBoundThreads(const std::vector<devices::Device*>& devices,
         }
       }
       body(i);
+      absl::MutexLock lock(&mu);
+      if (++finished == n && caller_suspended) {
+        // The last thread, still bound, resumes the waiting caller before
+        // it unbinds: the group never leaves the simulation in between.
+        caller->Resume();
+      }
     });
+  }
+  {
+    // A bound caller (a worker of an in-process cluster) keeps running
+    // until every thread is bound: binding needs nothing from the
+    // simulation, and suspending earlier would let simulated time advance
+    // while this group is still starting, by as much as the host's thread
+    // scheduling happens to allow.
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(&started));
+    // Then it waits outside the simulation (unless the group is already
+    // done) until the last thread resumes it.
+    if (caller != nullptr && finished < n) {
+      caller->Suspend();
+      caller_suspended = true;
+    }
   }
   for (std::thread& t : threads) t.join();
 }

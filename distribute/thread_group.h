@@ -17,8 +17,11 @@ namespace internal {
 
 // Runs body(i) on one thread per device (devices[i]), each bound to its
 // device (Device::BindThread) and started only once every thread is bound.
-// One device runs on the calling thread. Returns when all are done; the
-// calling thread waits as a BlockingRegion.
+// One device runs on the calling thread. Returns when all are done. A
+// calling thread that is itself bound (a worker of an in-process cluster)
+// stays running until every thread is bound, then waits suspended until the
+// last thread, still bound, resumes it: the caller's side of the simulation
+// never goes empty while the group starts or ends.
 void RunBoundThreads(const std::vector<devices::Device*>& devices,
                      const std::function<void(int)>& body);
 

@@ -3,7 +3,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "devices/device.h"
 #include "devices/elementwise_kernels.h"
+#include "devices/kernel_library.h"
 #include "devices/reduce_kernels.h"
 #include "distribute/context.h"
 #include "distribute/strategy.h"
@@ -22,9 +24,57 @@ absl::Status CheckCompatible(const Variable& var,
   return absl::OkStatus();
 }
 
-// dst (op)= src on host-visible buffers of the same dtype and size.
-absl::Status Apply(devices::Tensor& dst, const devices::Tensor& src, int kind) {
+// A host copy of `t` (itself when it is host memory or has no data).
+absl::StatusOr<devices::Tensor> OnHost(devices::Platform& platform,
+                                       const devices::Tensor& t) {
+  if (t.host_accessible() || !t.has_data()) return t;
+  absl::StatusOr<devices::Device*> device = platform.FindDevice(t.device());
+  if (!device.ok()) return device.status();
+  absl::StatusOr<devices::Tensor> out =
+      devices::Tensor::Host(t.dtype(), t.shape());
+  if (!out.ok()) return out.status();
+  absl::Status s = (*device)->CopyToHost(t, out->raw_data());
+  if (!s.ok()) return s;
+  return out;
+}
+
+// dst (op)= src, where op is 0 (assign), 1 (add) or 2 (subtract). Host
+// buffers are updated in place on the host; otherwise src is copied to dst's
+// device and dst's kernels do the update there.
+absl::Status Apply(const StrategyExtended& extended, devices::Tensor& dst,
+                   const devices::Tensor& src, int kind) {
   if (!dst.has_data() || !src.has_data()) return absl::OkStatus();
+  if (!dst.host_accessible() || !src.host_accessible()) {
+    absl::StatusOr<devices::Device*> device =
+        extended.platform().FindDevice(dst.device());
+    if (!device.ok()) return device.status();
+    if (kind == 0 && src.device() == dst.device()) {
+      return (*device)->CopyToDevice(src, dst);
+    }
+    absl::StatusOr<devices::Tensor> local = src;
+    if (src.device() != dst.device()) {
+      // Bring src to dst's device: from its own device, or from the host.
+      local = (*device)->Allocate(src.dtype(), src.shape());
+      if (!local.ok()) return local.status();
+      absl::StatusOr<devices::Device*> source =
+          src.device().empty() ? absl::StatusOr<devices::Device*>(
+                                     absl::NotFoundError("host tensor"))
+                               : extended.platform().FindDevice(src.device());
+      absl::Status copied =
+          source.ok() ? (*source)->CopyToDevice(src, *local)
+          : src.host_accessible()
+              ? (*device)->CopyFromHost(src.raw_data(), *local)
+              : source.status();
+      if (!copied.ok()) return copied;
+    }
+    if (kind == 0) return (*device)->CopyToDevice(*local, dst);
+    const devices::KernelLibrary& kernels = (*device)->kernels();
+    if (kind == 1) {
+      return kernels.Accumulate(devices::ReduceOp::kSum, *local, dst).status();
+    }
+    // a - b is a + (-b) exactly, as the host path computes it.
+    return kernels.Binary(devices::BinaryOp::kSub, dst, *local, dst).status();
+  }
   if (kind == 0) {
     std::memcpy(dst.raw_data(), src.raw_data(), dst.bytes());
     return absl::OkStatus();
@@ -100,12 +150,41 @@ static ReplicaContext* ReplicaOf(const Variable& var) {
   return ctx;
 }
 
+// `t` where replica `ctx` computes: itself, or a copy on the replica's
+// device when either memory is a device's own (a GPU's), which the other
+// device's kernels cannot read.
+static absl::StatusOr<devices::Tensor> ForReplica(ReplicaContext& ctx,
+                                                  const devices::Tensor& t) {
+  devices::Device& device = ctx.device();
+  const bool own_memory =
+      device.allocator().memory_space() == devices::MemorySpace::kDevice;
+  if (t.device() == device.name() || !t.has_data() ||
+      (t.host_accessible() && !own_memory)) {
+    return t;
+  }
+  absl::StatusOr<devices::Tensor> copy = device.Allocate(t.dtype(), t.shape());
+  if (!copy.ok()) return copy.status();
+  absl::Status s;
+  if (t.host_accessible()) {
+    s = device.CopyFromHost(t.raw_data(), *copy);
+  } else {
+    absl::StatusOr<devices::Device*> source =
+        ctx.strategy().extended().platform().FindDevice(t.device());
+    if (!source.ok()) return source.status();
+    s = (*source)->CopyToDevice(t, *copy);
+  }
+  if (!s.ok()) return s;
+  return copy;
+}
+
 absl::StatusOr<devices::Tensor> Variable::Read() const {
   ReplicaContext* ctx = ReplicaOf(*this);
   if (kind_ != Kind::kSyncOnRead) {
     if (ctx != nullptr && components_.size() > 1) {
       return components_[ctx->LocalReplicaId()];
     }
+    // A central variable is read where the replica computes.
+    if (ctx != nullptr) return ForReplica(*ctx, components_[0]);
     return components_[0];
   }
   if (ctx != nullptr) return components_[ctx->LocalReplicaId()];
@@ -160,11 +239,14 @@ absl::Status Variable::UpdateInCrossReplicaContext(
                        "`tf.VariableAggregation.SUM`."));
     }
     // Each component gets value / num_replicas, so the SUM read gives value.
+    absl::StatusOr<devices::Tensor> host_v =
+        OnHost(strategy_->extended().platform(), v);
+    if (!host_v.ok()) return host_v.status();
     absl::StatusOr<devices::Tensor> scaled =
         devices::Tensor::Host(v.dtype(), v.shape());
     if (!scaled.ok()) return scaled.status();
     if (v.has_data()) {
-      std::memcpy(scaled->raw_data(), v.raw_data(), v.bytes());
+      std::memcpy(scaled->raw_data(), host_v->raw_data(), v.bytes());
       auto c = devices::FinalizeMean(scaled->raw_data(), scaled->num_elements(),
                                      scaled->dtype(),
                                      static_cast<int64_t>(components_.size()));
@@ -176,7 +258,7 @@ absl::Status Variable::UpdateInCrossReplicaContext(
                  : kind == UpdateKind::kAdd  ? 1
                                              : 2;
   for (devices::Tensor& c : components_) {
-    absl::Status st = Apply(c, v, op);
+    absl::Status st = Apply(strategy_->extended(), c, v, op);
     if (!st.ok()) return st;
   }
   return absl::OkStatus();
@@ -190,7 +272,7 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
                  : kind == UpdateKind::kAdd  ? 1
                                              : 2;
   if (kind_ == Kind::kSyncOnRead) {
-    return Apply(components_[r], value, op);
+    return Apply(strategy_->extended(), components_[r], value, op);
   }
   // Mirrored or central: every replica's update must agree.
   devices::Tensor agreed = value;
@@ -216,11 +298,14 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
     }
     case VariableAggregation::kOnlyFirstReplica: {
       std::vector<devices::Tensor> mine;
+      absl::StatusOr<devices::Tensor> host_value =
+          OnHost(strategy_->extended().platform(), value);
+      if (!host_value.ok()) return host_value.status();
       absl::StatusOr<devices::Tensor> copy =
           devices::Tensor::Host(value.dtype(), value.shape());
       if (!copy.ok()) return copy.status();
       if (value.has_data())
-        std::memcpy(copy->raw_data(), value.raw_data(), value.bytes());
+        std::memcpy(copy->raw_data(), host_value->raw_data(), value.bytes());
       mine.push_back(*std::move(copy));
       absl::Status s =
           strategy_->extended().cross_device_ops().ReplicaBroadcast(r, 0, mine);
@@ -232,7 +317,7 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
   return strategy_->extended().Update(
       *this,
       [&](devices::Tensor& component, const std::vector<devices::Tensor>&) {
-        return Apply(component, agreed, op);
+        return Apply(strategy_->extended(), component, agreed, op);
       });
 }
 

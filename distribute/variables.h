@@ -82,7 +82,9 @@ class Variable {
   const std::vector<devices::Tensor>& values() const { return components_; }
   std::vector<std::string> devices() const;
 
-  // The value in this thread's context (see the kinds above).
+  // The value in this thread's context (see the kinds above). A replica
+  // that reads a central variable on another device whose memory either
+  // device cannot read (a GPU's) gets a copy on its own device.
   absl::StatusOr<devices::Tensor> Read() const;
   absl::Status Assign(const devices::Tensor& value);
   absl::Status AssignAdd(const devices::Tensor& delta);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "devices/platform_registry.h"
 #include "simulator/builtin_topologies.h"
+#include "simulator/sim_nccl_communicator.h"
 #include "simulator/sim_transport.h"
 
 namespace simulator {
@@ -184,12 +185,18 @@ SimPlatform::CreateTransportGroup(
 }
 
 absl::StatusOr<std::unique_ptr<devices::Communicator>>
-SimPlatform::CreateCommunicator(const std::vector<std::string>& /*names*/) {
-  return absl::UnimplementedError(
-      absl::StrCat("platform ", name(),
-                   " has no native Communicator; run collective "
-                   "algorithms over CreateTransportGroup (e.g. "
-                   "distribute::collective::ScheduleCommunicator)"));
+SimPlatform::CreateCommunicator(const std::vector<std::string>& device_names) {
+  if (device_names.empty()) {
+    return absl::InvalidArgumentError(
+        "CreateCommunicator needs at least one device name");
+  }
+  std::vector<int> indices;
+  for (const std::string& name : device_names) {
+    absl::StatusOr<size_t> index = Index(name);
+    if (!index.ok()) return index.status();
+    indices.push_back(static_cast<int>(*index));
+  }
+  return CreateSimNcclCommunicator(context_, std::move(indices));
 }
 
 absl::StatusOr<SimDeviceStats> SimPlatform::DeviceStats(

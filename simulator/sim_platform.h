@@ -121,7 +121,11 @@ class SimPlatform : public devices::Platform {
   absl::StatusOr<devices::Device*> FindDevice(absl::string_view name) override;
   absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>
   CreateTransportGroup(const std::vector<std::string>& device_names) override;
-  // UNIMPLEMENTED: collectives run over CreateTransportGroup (e.g.
+  // A simulated NCCL communicator over GPUs (sim_nccl_communicator.h), rank
+  // i being device_names[i]. INVALID_ARGUMENT for an empty list or a device
+  // named twice; NOT_FOUND (as FindDevice) for an unknown name;
+  // FAILED_PRECONDITION for a CPU or TPU
+  // device (those run collectives over CreateTransportGroup, e.g.
   // distribute::collective::ScheduleCommunicator).
   absl::StatusOr<std::unique_ptr<devices::Communicator>> CreateCommunicator(
       const std::vector<std::string>& device_names) override;

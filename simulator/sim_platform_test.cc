@@ -87,8 +87,13 @@ TEST(SimPlatformTest, DgxH100DevicesHaveTensorFlowNames) {
             absl::StatusCode::kNotFound);
   EXPECT_EQ((*platform)->FindDevice("/gpu:x").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ((*platform)->CreateCommunicator({"GPU:0", "GPU:1"}).status().code(),
-            absl::StatusCode::kUnimplemented);
+  // GPU groups get a simulated NCCL (sim_nccl_communicator_test.cc); CPUs
+  // do not.
+  auto nccl = (*platform)->CreateCommunicator({"GPU:0", "GPU:1"});
+  ASSERT_TRUE(nccl.ok()) << nccl.status();
+  EXPECT_EQ((*nccl)->name(), "nccl(sim)");
+  EXPECT_EQ((*platform)->CreateCommunicator({"CPU:0"}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(SimPlatformTest, ClusterHasOneTaskPerHost) {

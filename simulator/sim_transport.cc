@@ -303,12 +303,19 @@ class Group : public std::enable_shared_from_this<Group> {
     absl::StatusOr<std::vector<int>> route = context_->Route(src, dst);
     absl::Status started = route.status();
     if (route.ok()) {
-      std::shared_ptr<Group> self = shared_from_this();
+      // The network model owns the callback and the group owns the
+      // simulation (through its context): a strong reference here would
+      // keep both alive forever when a transfer is still in flight at the
+      // end (after an abort). Endpoints and requests hold the group while
+      // anyone can wait for the transfer.
+      std::weak_ptr<Group> weak = weak_from_this();
       const bool copy = context_->functional();
       started = context_->simulation().StartTransfer(
           src, dst, *route, static_cast<int64_t>(send->size),
           absl::StrCat("rank ", send->src, "->", send->dst, " tag ", send->tag),
-          [self, send, recv, copy](absl::Status status) {
+          [weak, send, recv, copy](absl::Status status) {
+            std::shared_ptr<Group> self = weak.lock();
+            if (self == nullptr) return;
             if (!status.ok()) {
               status = absl::Status(
                   status.code(),

@@ -61,6 +61,7 @@ absl::StatusOr<std::unique_ptr<Simulation>> Simulation::Create(
     spec.memory_bandwidth = device.memory_bandwidth;
     spec.memory_capacity = device.memory_capacity;
     spec.launch_overhead = device.launch_overhead;
+    sim->device_names_.push_back(device.name);
     absl::StatusOr<DeviceIndex> index = sim->compute_->AddDevice(
         std::move(device.name), std::move(device.host), std::move(spec));
     if (!index.ok()) return index.status();
@@ -192,6 +193,47 @@ absl::Status Simulation::StartTransfer(
   if (!flow.ok()) return flow.status();
   BeginTransfer(src_device);
   if (dst_device != src_device) BeginTransfer(dst_device);
+  return absl::OkStatus();
+}
+
+absl::Status Simulation::StartCollective(
+    const std::vector<int>& devices, SimTime duration, std::string name,
+    std::vector<TraceArg> args, absl::AnyInvocable<void(absl::Status)> done) {
+  if (duration < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("collective '", name, "' has a negative duration"));
+  }
+  for (int device : devices) {
+    if (device < 0 || device >= num_devices()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("collective '", name, "' names unknown device index ",
+                       device, ", outside [0, ", num_devices(), ")"));
+    }
+    absl::Status alive = compute_->DeviceStatus(device);
+    if (!alive.ok()) return alive;
+  }
+  const SimTime start = engine_.now();
+  absl::StatusOr<EventId> event = engine_.ScheduleAt(
+      start + duration, kCollectiveActor,
+      [this, devices, done = std::move(done)]() mutable {
+        absl::Status status;
+        for (int device : devices) {
+          EndTransfer(device);
+          if (status.ok()) status = compute_->DeviceStatus(device);
+        }
+        done(std::move(status));
+      });
+  if (!event.ok()) return event.status();
+  for (int device : devices) {
+    BeginTransfer(device);
+    if (options_.trace) {
+      const Trace::TrackId track =
+          trace_.Track(device_names_[static_cast<size_t>(device)], "collective");
+      trace_.AddComplete(track, name, "collective", start, start + duration,
+                         args)
+          .IgnoreError();
+    }
+  }
   return absl::OkStatus();
 }
 

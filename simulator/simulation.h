@@ -47,6 +47,11 @@ namespace simulator {
 
 class ComputeModel;
 
+// Engine actor of the events that end collectives (StartCollective): after
+// the per-device counters', before the network's.
+inline constexpr ActorId kCollectiveActor =
+    kFirstReservedActor + (uint64_t{1} << 38);
+
 // Engine actors of the per-device counters' own events (a kernel that
 // starts later than it was launched): after the compute model's, before the
 // network's.
@@ -131,6 +136,20 @@ class Simulation {
                              std::string label,
                              absl::AnyInvocable<void(absl::Status)> done);
 
+  // Charges a collective that a library runs as a whole (a simulated NCCL
+  // call) to `devices` from now for `duration`: each device counts it as
+  // communication time, and the trace gets a span named `name` on each
+  // device's "collective" track with `args`. `done` is called from an engine
+  // event at now + duration with OK, or UNAVAILABLE naming a device that
+  // died (or whose host died) meanwhile. The collective crosses no modeled
+  // link: its time comes from the caller's model. Errors found at once (a
+  // dead device, an unknown index, a negative duration) are returned and
+  // `done` is dropped.
+  absl::Status StartCollective(const std::vector<int>& devices,
+                               SimTime duration, std::string name,
+                               std::vector<TraceArg> args,
+                               absl::AnyInvocable<void(absl::Status)> done);
+
   // OK if the device and its host are alive; UNAVAILABLE naming the dead
   // one otherwise.
   absl::Status DeviceStatus(int device) const;
@@ -171,6 +190,7 @@ class Simulation {
   std::unique_ptr<ComputeModel> compute_;
   std::unique_ptr<ActorRuntime> runtime_;
   std::vector<Activity> stats_;
+  std::vector<std::string> device_names_;
 };
 
 }  // namespace simulator

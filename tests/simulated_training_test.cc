@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "devices/host_platform.h"
+#include "distribute/cross_device_ops.h"
 #include "distribute/local_strategies.h"
 #include "gtest/gtest.h"
 #include "simulator/builtin_topologies.h"
@@ -112,6 +113,46 @@ TEST(SimulatedTrainingTest, ADeviceThatDiesFailsTrainingWithUnavailable) {
       << r.status();
   EXPECT_NE(r.status().message().find("GPU:3"), std::string::npos)
       << r.status();
+}
+
+// tf.distribute's rule on the simulator: NcclAllReduce when every device is
+// a GPU and the platform makes a communicator (a simulated NCCL), else
+// ReductionToOneDevice.
+TEST(SimulatedTrainingTest, SelectionPicksNcclOnSimulatedGpus) {
+  auto sim = Dgx();
+  distribute::CrossDeviceOpsChoice gpus =
+      distribute::SelectCrossDeviceOps(*sim, Devices("gpu", 8));
+  EXPECT_EQ(gpus.ops->name(), "NcclAllReduce") << gpus.reason;
+  distribute::CrossDeviceOpsChoice mixed =
+      distribute::SelectCrossDeviceOps(*sim, {"/gpu:0", "/cpu:0"});
+  EXPECT_EQ(mixed.ops->name(), "ReductionToOneDevice");
+  auto strategy = *MirroredStrategy::Create(*sim, Devices("gpu", 8));
+  EXPECT_EQ(strategy->extended().cross_device_ops().name(), "NcclAllReduce");
+
+  auto tpu = simulator::SimPlatform::FromSpec("sim:tpu_v4:2x2x1");
+  ASSERT_TRUE(tpu.ok()) << tpu.status();
+  distribute::CrossDeviceOpsChoice cores =
+      distribute::SelectCrossDeviceOps(**tpu, Devices("tpu", 4));
+  EXPECT_EQ(cores.ops->name(), "ReductionToOneDevice");
+}
+
+// NcclAllReduce on simulated GPUs trains to what ReductionToOneDevice
+// computes: both reduce in replica order.
+TEST(SimulatedTrainingTest, NcclAllReduceTrainsOnSimulatedGpus) {
+  auto sim = Dgx();
+  auto nccl = *MirroredStrategy::Create(
+      *sim, Devices("gpu", 8), std::make_shared<distribute::NcclAllReduce>());
+  auto a = TrainClassifier(*nccl, Options());
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_LT(*a->final_loss, *a->initial_loss);
+  EXPECT_NE(sim->TraceJson().find("ncclAllReduce"), std::string::npos);
+  auto other = Dgx();
+  auto to_one = *MirroredStrategy::Create(
+      *other, Devices("gpu", 8),
+      std::make_shared<distribute::ReductionToOneDevice>());
+  auto b = TrainClassifier(*to_one, Options());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_NEAR(*a->final_loss, *b->final_loss, 1e-5);
 }
 
 TEST(SimulatedTrainingTest, UnknownDeviceIsNotFound) {

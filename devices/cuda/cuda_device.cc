@@ -68,9 +68,11 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(
       props.major, props.minor, props.multiProcessorCount,
       static_cast<double>(total_bytes) / (1 << 30));
   auto allocator = std::make_shared<CudaAllocator>(name, ordinal, capacity);
-  return std::unique_ptr<CudaDevice>(
+  std::unique_ptr<CudaDevice> device(
       new CudaDevice(std::move(name), ordinal, std::move(description),
                      std::move(allocator), stream, cublas));
+  if (options.make_kernels) device->kernels_ = options.make_kernels(*device);
+  return device;
 }
 
 CudaDevice::CudaDevice(std::string name, int ordinal, std::string description,

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -39,14 +40,22 @@
 #include "devices/cuda/cuda_blas.h"
 #include "devices/cuda/cuda_event.h"
 #include "devices/device.h"
+#include "devices/kernel_library.h"
 
 namespace devices {
 namespace cuda {
+
+class CudaDevice;
 
 struct CudaDeviceOptions {
   // Caps the memory tensors may use, in bytes; 0 means the GPU's total
   // memory (cudaMemGetInfo).
   int64_t memory_limit = 0;
+  // Makes the device's kernel library (kernels()); CudaPlatform passes
+  // MakeCudaKernelLibrary (cuda_kernel_library.h). Unset: kernels() is the
+  // host library, whose kernels refuse this GPU's tensors with
+  // FAILED_PRECONDITION.
+  std::function<std::unique_ptr<KernelLibrary>(CudaDevice&)> make_kernels;
 };
 
 class CudaDevice : public Device {
@@ -84,6 +93,10 @@ class CudaDevice : public Device {
   absl::Status CopyToDevice(const Tensor& src, Tensor& dst) override;
   // Makes this GPU the thread's current CUDA device until the binding dies.
   std::unique_ptr<ThreadBinding> BindThread() override;
+  // The library made by options.make_kernels (see CudaDeviceOptions).
+  const KernelLibrary& kernels() const override {
+    return kernels_ != nullptr ? *kernels_ : HostKernels();
+  }
 
   // Enqueue with the concrete event type.
   std::shared_ptr<CudaEvent> EnqueueCuda(KernelCost cost,
@@ -129,6 +142,7 @@ class CudaDevice : public Device {
   std::deque<Work> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status first_error_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<KernelLibrary> kernels_;  // Set once, by Create().
   std::thread worker_;  // Started last, after every field it uses.
 };
 

@@ -93,6 +93,33 @@ cudaError_t LaunchRandomNormal(int dtype, uint64_t seed, double mean,
                                double stddev, void* out, int64_t n,
                                cudaStream_t stream);
 
+// The training kernels (float32 and float64 only; training_kernels.cu).
+// x[i, j] += bias[j] over [batch, features].
+cudaError_t LaunchBiasAdd(int dtype, const void* bias, void* x, int64_t batch,
+                          int64_t features, cudaStream_t stream);
+// db[j] = sum over rows of dy[i, j], rows in order.
+cudaError_t LaunchBiasAddGrad(int dtype, const void* dy, void* db,
+                              int64_t batch, int64_t features,
+                              cudaStream_t stream);
+// *out = sum(loss[i] * weight[i or 0]) / divisor in double; weight may be
+// null (weight_count 0). Always launches (n == 0 writes 0).
+cudaError_t LaunchAverageLoss(int dtype, const void* loss, const void* weight,
+                              int64_t weight_count, double divisor, void* out,
+                              int64_t n, cudaStream_t stream);
+// out[i, j] = in[i, j] * (T(alpha) * row_weights[i]).
+cudaError_t LaunchRowScale(int dtype, const void* in, const void* row_weights,
+                           double alpha, void* out, int64_t rows, int64_t cols,
+                           cudaStream_t stream);
+// Keras' SGD step; m is null without momentum.
+cudaError_t LaunchSgdUpdate(int dtype, void* var, const void* grad, void* m,
+                            double learning_rate, double momentum,
+                            bool nesterov, int64_t n, cudaStream_t stream);
+// Keras' Adam step with the caller's alpha.
+cudaError_t LaunchAdamUpdate(int dtype, void* var, const void* grad, void* m,
+                             void* v, double alpha, double beta_1,
+                             double beta_2, double epsilon, int64_t n,
+                             cudaStream_t stream);
+
 // One thread that sleeps for about `nanoseconds` on the GPU: keeps a stream
 // busy (tests of timeouts and ordering use it).
 cudaError_t LaunchSleep(int64_t nanoseconds, cudaStream_t stream);

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "devices/cuda/cuda_kernel_library.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/cuda_transport.h"
 #include "devices/cuda/nccl_communicator.h"
@@ -83,6 +84,7 @@ absl::StatusOr<std::unique_ptr<CudaPlatform>> CudaPlatform::Create(
         absl::StrCat("/device:GPU:", i), o.job_prefix);
     CudaDeviceOptions device_options;
     device_options.memory_limit = o.gpu_memory_limit;
+    device_options.make_kernels = MakeCudaKernelLibrary;
     absl::StatusOr<std::unique_ptr<CudaDevice>> gpu =
         CudaDevice::Create(full, i, device_options);
     if (!gpu.ok()) return gpu.status();

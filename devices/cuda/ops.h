@@ -1,6 +1,6 @@
 // All Tensor-level CUDA kernels in one include: elementwise arithmetic,
 // reductions for collectives, matrix product (cuBLAS) and softmax
-// cross-entropy, and seeded random numbers. Each is the counterpart of the
+// cross-entropy, seeded random numbers, and the training kernels. Each is the counterpart of the
 // host kernel of the same name (devices/kernels.h) with a CudaDevice& in
 // front, the same semantics and the same KernelCost.
 //
@@ -16,5 +16,6 @@
 #include "devices/cuda/nn_ops.h"           // IWYU pragma: export
 #include "devices/cuda/random_ops.h"       // IWYU pragma: export
 #include "devices/cuda/reduce_ops.h"       // IWYU pragma: export
+#include "devices/cuda/training_ops.h"     // IWYU pragma: export
 
 #endif  // DEVICES_CUDA_OPS_H_

@@ -97,6 +97,17 @@ ScheduleCommunicator::ScheduleCommunicator(
   ranks_.reserve(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r)
     ranks_.push_back(std::make_unique<RankState>());
+  // Host threads: every rank is here and may read its peers' buffers.
+  bool all_here = true;
+  for (const auto& e : endpoints_) all_here &= e != nullptr;
+  if (all_here && options_.shared_memory_all_reduce &&
+      !options_.all_reduce_algorithm.has_value()) {
+    devices::DirectAccessGroup* direct = endpoints_[0]->direct_access();
+    if (direct != nullptr && direct->size() == size_) {
+      shared_ = std::make_unique<SharedMemoryAllReduce>(*direct,
+                                                        options_.shared_memory);
+    }
+  }
 }
 
 const std::string& ScheduleCommunicator::device(int rank) const {
@@ -156,6 +167,23 @@ ScheduleCommunicator::GetAllReducePlan(int rank, int64_t count,
     absl::ReaderMutexLock lock(&mu_);
     auto it = all_reduce_plans_.find(key);
     if (it != all_reduce_plans_.end()) plan = it->second;
+  }
+  if (plan == nullptr && shared_ != nullptr) {
+    // The direct schedule's result, computed in shared memory.
+    GroupTopology topology = options_.topology;
+    topology.n = size_;
+    absl::StatusOr<AllReduceSelection> selection =
+        SelectAllReduce(count * element_size, topology, Algorithm::kDirect);
+    if (!selection.ok()) return selection.status();
+    auto built = std::make_shared<AllReducePlan>();
+    built->count = count;
+    built->element_size = element_size;
+    built->selection = *std::move(selection);
+    built->selection.forced = false;
+    built->selection.chunk_bytes = 0;
+    absl::MutexLock lock(&mu_);
+    if (all_reduce_plans_.size() > 256) all_reduce_plans_.clear();
+    plan = all_reduce_plans_.emplace(key, std::move(built)).first->second;
   }
   if (plan == nullptr) {
     GroupTopology topology = options_.topology;
@@ -266,6 +294,11 @@ absl::Status ScheduleCommunicator::AllReduce(
   absl::StatusOr<const AllReducePlan*> plan = GetAllReducePlan(
       rank, input.num_elements(), devices::DTypeSize(input.dtype()));
   if (!plan.ok()) return plan.status();
+  if (shared_ != nullptr) {
+    return shared_->Run(rank, input.raw_data(), output.raw_data(),
+                        input.num_elements(), input.dtype(), options.op,
+                        options.timeout);
+  }
   const Call call{CollectiveOp::kAllReduce,
                   (*plan)->selection.algorithm,
                   (*plan)->schedule->options,

@@ -15,6 +15,13 @@
 // the options; the last choice is visible through LastAllReduceSelection().
 // Selections and schedules are computed once per shape and reused, so a
 // repeated collective costs only its execution.
+//
+// Ranks that share one address space (every rank's endpoint is driven here
+// and the transport offers direct_access(), as host threads do) all-reduce
+// under AUTO through SharedMemoryAllReduce, reading each other's buffers
+// directly; its result is bit-identical to the "direct" schedule's, and the
+// selection reports "direct" (chunk 0). Forced algorithms and every other
+// collective run their schedules over the transport.
 #ifndef DISTRIBUTE_COLLECTIVE_SCHEDULE_COMMUNICATOR_H_
 #define DISTRIBUTE_COLLECTIVE_SCHEDULE_COMMUNICATOR_H_
 
@@ -37,6 +44,7 @@
 #include "devices/transport.h"
 #include "distribute/collective/cost_model.h"
 #include "distribute/collective/schedule.h"
+#include "distribute/collective/shared_memory_all_reduce.h"
 
 namespace distribute {
 namespace collective {
@@ -52,6 +60,10 @@ struct ScheduleCommunicatorOptions {
   // Algorithms of the other collectives.
   Algorithm broadcast_algorithm = Algorithm::kBinaryTree;
   Algorithm reduce_algorithm = Algorithm::kBinaryTree;
+  // Use SharedMemoryAllReduce for AUTO all-reduces where the transport
+  // allows it (see above); false runs the cost model's schedule instead.
+  bool shared_memory_all_reduce = true;
+  SharedMemoryAllReduceOptions shared_memory;
 };
 
 // A GroupTopology for AUTO selection among `ranks` ranks that are threads of
@@ -182,6 +194,8 @@ class ScheduleCommunicator : public devices::Communicator {
   const int size_;
   std::vector<std::unique_ptr<devices::Transport>> endpoints_;  // by rank
   std::vector<std::unique_ptr<RankState>> ranks_;               // by rank
+  // Non-null when AUTO all-reduces read peers' buffers directly.
+  std::unique_ptr<SharedMemoryAllReduce> shared_;
 
   mutable absl::Mutex mu_;
   std::map<std::tuple<int, int, int32_t, int64_t, int64_t, int64_t, int32_t,

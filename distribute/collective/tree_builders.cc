@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "distribute/collective/builders.h"
+#include "distribute/collective/issue_order.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/schedule_builder.h"
 #include "distribute/collective/tree_topology.h"
@@ -174,7 +175,10 @@ absl::StatusOr<Schedule> BuildDoubleBinaryTreeAllReduce(
       }
     }
   }
-  return std::move(builder).Finish();
+  // Listed tree by tree, a rank's steps of one tree would hold back its
+  // independent steps of the other under in-order issue: interleave them
+  // by when they can run.
+  return OrderForInOrderIssue(std::move(builder).Finish());
 }
 
 absl::StatusOr<Schedule> BuildChainBroadcast(const ScheduleOptions& options) {

@@ -1,4 +1,4 @@
-// Argument checks shared by the model library's kernels and ops, with
+// Argument checks shared by the model library's ops, with
 // uniform messages that name the op, the tensor's role and what to change.
 //
 // Example:

@@ -9,18 +9,23 @@ namespace models {
 
 absl::StatusOr<devices::Tensor> ExecutionContext::NewTensor(
     devices::DType dtype, devices::Shape shape) const {
+  const devices::MemorySpace space = kernels().memory_space();
   if (allocator == nullptr) {
     if (timing_only) {
       return devices::Tensor::ShapeOnly(dtype, std::move(shape), device);
     }
+    if (space != devices::MemorySpace::kHost) {
+      return compute_device->Allocate(dtype, shape);
+    }
     return devices::Tensor::Host(dtype, std::move(shape));
   }
-  if (!timing_only &&
-      allocator->memory_space() != devices::MemorySpace::kHost) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the execution context's allocator \"", allocator->name(),
-        "\" does not hand out host memory, which functional mode computes "
-        "in; use a host allocator or set timing_only"));
+  if (!timing_only && allocator->memory_space() != space) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the execution context's allocator \"", allocator->name(),
+                     "\" does not hand out the memory that its kernels (\"",
+                     kernels().name(),
+                     "\") compute in; use an allocator of that memory or set "
+                     "timing_only"));
   }
   return devices::Tensor::Allocate(allocator, dtype, std::move(shape), device);
 }

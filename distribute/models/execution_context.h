@@ -25,8 +25,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "devices/allocator.h"
+#include "devices/device.h"
 #include "devices/dtype.h"
 #include "devices/kernel_costs.h"
+#include "devices/kernel_library.h"
 #include "devices/shape.h"
 #include "devices/tensor.h"
 
@@ -34,7 +36,8 @@ namespace distribute {
 namespace models {
 
 struct ExecutionContext {
-  // False: ops compute values on host tensors. True: ops check shapes and
+  // False: ops compute values (on host tensors, or on compute_device's
+  // tensors with its kernels). True: ops check shapes and
   // dtypes, return shape-only tensors and report costs without touching
   // data (inputs may be shape-only or not; their data is ignored).
   bool timing_only = false;
@@ -52,6 +55,18 @@ struct ExecutionContext {
   // The device() of new tensors (with an allocator or in timing-only mode).
   std::string device;
 
+  // The device whose kernels compute in functional mode
+  // (devices::Device::kernels()); null: the host kernels. When its kernels
+  // compute in device memory (a GPU) and no allocator is set, new tensors
+  // are allocated on it (Device::Allocate) and named by it.
+  devices::Device* compute_device = nullptr;
+
+  // The kernels ops run: compute_device's, or the host library.
+  const devices::KernelLibrary& kernels() const {
+    return compute_device != nullptr ? compute_device->kernels()
+                                     : devices::HostKernels();
+  }
+
   // Sends `cost` to cost_sink, if any.
   void Report(const devices::KernelCost& cost) const {
     if (cost_sink) cost_sink(cost);
@@ -59,7 +74,8 @@ struct ExecutionContext {
 
   // A new, uninitialised tensor for an op's output, as described above.
   // RESOURCE_EXHAUSTED from the allocator; FAILED_PRECONDITION in
-  // functional mode when the allocator's memory is not host memory.
+  // functional mode when the allocator's memory is not the memory the
+  // kernels compute in.
   absl::StatusOr<devices::Tensor> NewTensor(devices::DType dtype,
                                             devices::Shape shape) const;
 };

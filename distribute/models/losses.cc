@@ -67,10 +67,19 @@ absl::StatusOr<Tensor> ScaleLossGradient(
   }
   double w = 1;  // Timing-only mode: the value does not change the cost.
   if (!ctx.timing_only) {
-    MODELS_RETURN_IF_ERROR(CheckHostData(kOp, "sample_weight", weight));
-    w = weight.dtype() == devices::DType::kFloat64
-            ? *weight.data<double>()
-            : static_cast<double>(*weight.data<float>());
+    Tensor host_weight = weight;
+    if (!weight.host_accessible() && weight.has_data() &&
+        ctx.compute_device != nullptr) {
+      // A weight in device memory: read its one value back.
+      MODELS_ASSIGN_OR_RETURN(host_weight,
+                              Tensor::Host(weight.dtype(), weight.shape()));
+      MODELS_RETURN_IF_ERROR(
+          ctx.compute_device->CopyToHost(weight, host_weight.raw_data()));
+    }
+    MODELS_RETURN_IF_ERROR(CheckHostData(kOp, "sample_weight", host_weight));
+    w = host_weight.dtype() == devices::DType::kFloat64
+            ? *host_weight.data<double>()
+            : static_cast<double>(*host_weight.data<float>());
   }
   return ScaleOp(ctx, dlogits, w * inverse);
 }

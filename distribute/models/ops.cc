@@ -7,10 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "devices/elementwise_kernels.h"
 #include "devices/kernel_costs.h"
-#include "devices/nn_kernels.h"
-#include "devices/random_kernels.h"
+#include "devices/kernel_library.h"
 #include "distribute/models/checks.h"
-#include "distribute/models/model_kernels.h"
 #include "distribute/models/status_macros.h"
 
 namespace distribute {
@@ -63,7 +61,7 @@ absl::StatusOr<Tensor> MatMulOp(const ExecutionContext& ctx, const Tensor& a,
   }
   MODELS_ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(a.dtype(), Shape({m, n})));
   MODELS_RETURN_IF_ERROR(Run(ctx, devices::MatMulCost(a.dtype(), m, n, k), [&] {
-    return devices::MatMul(a, b, transpose_a, transpose_b, out);
+    return ctx.kernels().MatMul(a, b, transpose_a, transpose_b, out);
   }));
   return out;
 }
@@ -76,8 +74,8 @@ absl::Status BiasAddOp(const ExecutionContext& ctx, const Tensor& bias,
   const int64_t features = x.shape().dim(1);
   MODELS_RETURN_IF_ERROR(CheckShapeAndDType("BiasAdd", "bias", bias, x.dtype(),
                                             Shape({features})));
-  return Run(ctx, BiasAddCost(x.dtype(), batch, features),
-             [&] { return BiasAdd(bias, x); });
+  return Run(ctx, devices::BiasAddCost(x.dtype(), batch, features),
+             [&] { return ctx.kernels().BiasAdd(bias, x); });
 }
 
 absl::StatusOr<Tensor> BiasAddGradOp(const ExecutionContext& ctx,
@@ -88,8 +86,9 @@ absl::StatusOr<Tensor> BiasAddGradOp(const ExecutionContext& ctx,
   const int64_t features = dy.shape().dim(1);
   MODELS_ASSIGN_OR_RETURN(Tensor db,
                           ctx.NewTensor(dy.dtype(), Shape({features})));
-  MODELS_RETURN_IF_ERROR(Run(ctx, BiasAddGradCost(dy.dtype(), batch, features),
-                             [&] { return BiasAddGrad(dy, db); }));
+  MODELS_RETURN_IF_ERROR(
+      Run(ctx, devices::BiasAddGradCost(dy.dtype(), batch, features),
+          [&] { return ctx.kernels().BiasAddGrad(dy, db); }));
   return db;
 }
 
@@ -98,7 +97,7 @@ absl::StatusOr<Tensor> ReluOp(const ExecutionContext& ctx, const Tensor& x) {
   MODELS_ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
   MODELS_RETURN_IF_ERROR(Run(ctx,
                              devices::ReluCost(x.dtype(), x.num_elements()),
-                             [&] { return devices::Relu(x, y); }));
+                             [&] { return ctx.kernels().Relu(x, y); }));
   return y;
 }
 
@@ -112,7 +111,7 @@ absl::StatusOr<Tensor> ReluGradOp(const ExecutionContext& ctx, const Tensor& dy,
                           ctx.NewTensor(features.dtype(), features.shape()));
   MODELS_RETURN_IF_ERROR(
       Run(ctx, devices::ReluGradCost(features.dtype(), features.num_elements()),
-          [&] { return devices::ReluGrad(dy, features, dx); }));
+          [&] { return ctx.kernels().ReluGrad(dy, features, dx); }));
   return dx;
 }
 
@@ -122,7 +121,7 @@ absl::StatusOr<Tensor> ScaleOp(const ExecutionContext& ctx, const Tensor& x,
   MODELS_ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
   MODELS_RETURN_IF_ERROR(Run(ctx,
                              devices::ScaleCost(x.dtype(), x.num_elements()),
-                             [&] { return devices::Scale(x, alpha, y); }));
+                             [&] { return ctx.kernels().Scale(x, alpha, y); }));
   return y;
 }
 
@@ -135,9 +134,9 @@ absl::StatusOr<Tensor> RowScaleOp(const ExecutionContext& ctx, const Tensor& x,
   MODELS_RETURN_IF_ERROR(CheckShapeAndDType(
       "RowScale", "row weights", row_weights, x.dtype(), Shape({rows})));
   MODELS_ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
-  MODELS_RETURN_IF_ERROR(Run(ctx, RowScaleCost(x.dtype(), rows, cols), [&] {
-    return RowScale(x, row_weights, alpha, y);
-  }));
+  MODELS_RETURN_IF_ERROR(
+      Run(ctx, devices::RowScaleCost(x.dtype(), rows, cols),
+          [&] { return ctx.kernels().RowScale(x, row_weights, alpha, y); }));
   return y;
 }
 
@@ -147,7 +146,7 @@ absl::StatusOr<Tensor> FilledOp(const ExecutionContext& ctx, DType dtype,
   MODELS_ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(dtype, shape));
   MODELS_RETURN_IF_ERROR(Run(ctx,
                              devices::FillCost(dtype, shape.num_elements()),
-                             [&] { return devices::Fill(value, out); }));
+                             [&] { return ctx.kernels().Fill(value, out); }));
   return out;
 }
 
@@ -162,7 +161,7 @@ absl::StatusOr<Tensor> RandomUniformOp(const ExecutionContext& ctx, DType dtype,
   MODELS_ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(dtype, shape));
   MODELS_RETURN_IF_ERROR(
       Run(ctx, devices::RandomUniformCost(dtype, shape.num_elements()),
-          [&] { return devices::RandomUniform(seed, low, high, out); }));
+          [&] { return ctx.kernels().RandomUniform(seed, low, high, out); }));
   return out;
 }
 
@@ -195,8 +194,8 @@ absl::StatusOr<SoftmaxCrossEntropyOutputs> SoftmaxCrossEntropyOp(
           devices::SoftmaxCrossEntropyCost(logits.dtype(), labels.dtype(),
                                            batch, classes),
           [&] {
-            return devices::SoftmaxCrossEntropy(logits, labels, out.loss,
-                                                out.dlogits);
+            return ctx.kernels().SoftmaxCrossEntropy(logits, labels, out.loss,
+                                                     out.dlogits);
           }));
   return out;
 }
@@ -222,9 +221,10 @@ absl::StatusOr<Tensor> AverageLossOp(const ExecutionContext& ctx,
     weight_count = weight->num_elements();
   }
   MODELS_ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(loss.dtype(), Shape()));
-  MODELS_RETURN_IF_ERROR(
-      Run(ctx, AverageLossCost(loss.dtype(), loss.num_elements(), weight_count),
-          [&] { return AverageLoss(loss, weight, divisor, out); }));
+  MODELS_RETURN_IF_ERROR(Run(
+      ctx,
+      devices::AverageLossCost(loss.dtype(), loss.num_elements(), weight_count),
+      [&] { return ctx.kernels().AverageLoss(loss, weight, divisor, out); }));
   return out;
 }
 
@@ -244,12 +244,13 @@ absl::Status SgdUpdateOp(const ExecutionContext& ctx, Tensor& var,
     MODELS_RETURN_IF_ERROR(
         CheckSameShapeAndDType("SGDUpdate", "momentum slot", *m, var));
   }
-  return Run(
-      ctx,
-      SgdUpdateCost(var.dtype(), var.num_elements(), m != nullptr, nesterov),
-      [&] {
-        return SgdUpdate(var, grad, m, learning_rate, momentum, nesterov);
-      });
+  return Run(ctx,
+             devices::SgdUpdateCost(var.dtype(), var.num_elements(),
+                                    m != nullptr, nesterov),
+             [&] {
+               return ctx.kernels().SgdUpdate(var, grad, m, learning_rate,
+                                              momentum, nesterov);
+             });
 }
 
 absl::Status AdamUpdateOp(const ExecutionContext& ctx, Tensor& var,
@@ -264,9 +265,11 @@ absl::Status AdamUpdateOp(const ExecutionContext& ctx, Tensor& var,
       CheckSameShapeAndDType("AdamUpdate", "m slot", m, var));
   MODELS_RETURN_IF_ERROR(
       CheckSameShapeAndDType("AdamUpdate", "v slot", v, var));
-  return Run(ctx, AdamUpdateCost(var.dtype(), var.num_elements()), [&] {
-    return AdamUpdate(var, grad, m, v, alpha, beta_1, beta_2, epsilon);
-  });
+  return Run(ctx, devices::AdamUpdateCost(var.dtype(), var.num_elements()),
+             [&] {
+               return ctx.kernels().AdamUpdate(var, grad, m, v, alpha, beta_1,
+                                               beta_2, epsilon);
+             });
 }
 
 }  // namespace models

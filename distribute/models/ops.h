@@ -1,11 +1,12 @@
 // The ops that layers, losses and optimizers are made of: each takes an
 // ExecutionContext, checks shapes and dtypes the same way in both modes,
-// allocates its output with ctx.NewTensor, runs the host kernel (functional
-// mode) or nothing (timing-only mode), and reports the kernel's cost to
+// allocates its output with ctx.NewTensor, runs the kernel of ctx.kernels()
+// (functional mode: the host kernels, or a GPU's on its tensors) or nothing
+// (timing-only mode), and reports the kernel's cost to
 // ctx.Report -- the same cost in both modes. Every op computes in float32 or
 // float64; INVALID_ARGUMENT for other dtypes and mismatched shapes (in both
-// modes), FAILED_PRECONDITION for inputs without host data in functional
-// mode.
+// modes), FAILED_PRECONDITION for inputs without data in the memory the kernels
+// compute in (functional mode).
 //
 // Example:
 //   absl::StatusOr<devices::Tensor> y =
@@ -84,15 +85,15 @@ absl::StatusOr<SoftmaxCrossEntropyOutputs> SoftmaxCrossEntropyOp(
     const ExecutionContext& ctx, const devices::Tensor& logits,
     const devices::Tensor& labels);
 
-// sum(loss * weight) / divisor as a scalar of loss's dtype (model_kernels.h
-// AverageLoss); `weight` may be null.
+// sum(loss * weight) / divisor as a scalar of loss's dtype
+// (devices/training_kernels.h AverageLoss); `weight` may be null.
 absl::StatusOr<devices::Tensor> AverageLossOp(const ExecutionContext& ctx,
                                               const devices::Tensor& loss,
                                               const devices::Tensor* weight,
                                               double divisor);
 
-// Keras' SGD and Adam steps in place (model_kernels.h SgdUpdate and
-// AdamUpdate).
+// Keras' SGD and Adam steps in place (devices/training_kernels.h
+// SgdUpdate and AdamUpdate).
 absl::Status SgdUpdateOp(const ExecutionContext& ctx, devices::Tensor& var,
                          const devices::Tensor& grad, devices::Tensor* m,
                          double learning_rate, double momentum, bool nesterov);

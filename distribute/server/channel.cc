@@ -44,6 +44,18 @@ absl::StatusOr<std::string> ReadPemFile(absl::string_view what,
   return contents.str();
 }
 
+const std::vector<IntChannelArg>& BulkTransferChannelArgs() {
+  static const auto* const kArgs = new std::vector<IntChannelArg>{
+      {GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 16 << 20},
+      {GRPC_ARG_HTTP2_MAX_FRAME_SIZE, (16 << 20) - 1},
+      {GRPC_ARG_HTTP2_BDP_PROBE, 1},
+      {GRPC_ARG_TCP_READ_CHUNK_SIZE, 1 << 20},
+      {GRPC_ARG_TCP_MIN_READ_CHUNK_SIZE, 64 << 10},
+      {GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 8 << 20},
+  };
+  return *kArgs;
+}
+
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
     absl::string_view target, const ChannelOptions& options) {
   InitGrpcForProcess();
@@ -64,6 +76,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  for (const IntChannelArg& arg : BulkTransferChannelArgs()) {
+    args.SetInt(arg.name, arg.value);
+  }
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options.tls.enabled()) {
     grpc::SslCredentialsOptions ssl;

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -59,6 +60,18 @@ struct ChannelOptions {
   // Bound on one message in either direction.
   int64_t max_message_bytes = kDefaultMaxMessageBytes;
 };
+
+// One gRPC channel argument (name, integer value).
+struct IntChannelArg {
+  const char* name;
+  int value;
+};
+
+// The HTTP/2 and TCP settings for bulk transfers that CreateChannel and the
+// Server apply on both ends of every connection: a large initial stream
+// window (so a multi-MiB chunk is not throttled by the 64 KiB default while
+// BDP probing ramps up), 16 MiB - 1 HTTP/2 frames, and large TCP reads.
+const std::vector<IntChannelArg>& BulkTransferChannelArgs();
 
 // A channel to `target` ("host:port" or "grpc://host:port") with `options`'
 // credentials and message bounds, reconnecting quickly (backoff 100 ms to

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "distribute/server/internal/blob_store.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/server_security.h"
 #include "distribute/server/internal/worker_service_impl.h"
@@ -92,6 +93,7 @@ Server::Server(cluster::ClusterSpec cluster, std::string job_name,
       incarnation_(RandomIncarnation()),
       functions_(std::make_unique<FunctionRegistry>()),
       mailboxes_(std::make_shared<server_internal::MailboxRegistry>()),
+      blobs_(std::make_shared<server_internal::BlobStore>()),
       peer_filter_(server_internal::PeerFilter::ForCluster(
           cluster_, options_.restrict_to_cluster_hosts)),
       address_(std::move(address)) {
@@ -107,8 +109,11 @@ Server::Server(cluster::ClusterSpec cluster, std::string job_name,
   config.functions = functions_.get();
   config.peer_filter = peer_filter_.get();
   config.mailboxes = mailboxes_;
+  config.blobs = blobs_;
   service_ =
       std::make_unique<server_internal::WorkerServiceImpl>(std::move(config));
+  bulk_service_ =
+      std::make_unique<server_internal::BulkTransferService>(service_.get());
 }
 
 Server::~Server() { Stop(); }
@@ -129,12 +134,16 @@ absl::Status Server::Start() {
   int port = 0;
   builder.AddListeningPort(address_, *credentials, &port);
   builder.RegisterService(service_.get());
+  builder.RegisterService(bulk_service_.get());
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(options_.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
   // Without this gRPC sets SO_REUSEPORT, and a second server on a busy port
   // would silently share it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (const IntChannelArg& arg : BulkTransferChannelArgs()) {
+    builder.AddChannelArgument(arg.name, arg.value);
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -158,8 +167,10 @@ void Server::Stop() {
     server = std::move(grpc_server_);
     address = address_;
   }
-  mailboxes_->Shutdown(absl::UnavailableError(absl::StrCat(
-      "the server of task ", task_name(), " (", address, ") has stopped")));
+  const absl::Status stopped = absl::UnavailableError(absl::StrCat(
+      "the server of task ", task_name(), " (", address, ") has stopped"));
+  mailboxes_->Shutdown(stopped);
+  blobs_->Shutdown(stopped);
   if (server != nullptr) {
     // Calls still running after the deadline are cancelled.
     server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Milliseconds(50)));
@@ -201,6 +212,10 @@ std::string Server::TaskAt(absl::string_view address) const {
   }
   if (address == this->address()) return task_name();
   return "";
+}
+
+absl::Status Server::PublishBlob(absl::string_view key, std::string value) {
+  return blobs_->Publish(key, std::move(value));
 }
 
 int Server::AbortTransportsInvolving(absl::string_view address,

@@ -43,6 +43,8 @@ class Server;
 namespace distribute {
 
 namespace server_internal {
+class BlobStore;
+class BulkTransferService;
 class MailboxRegistry;
 class PeerFilter;
 class WorkerServiceImpl;
@@ -133,6 +135,12 @@ class Server {
   int AbortTransportsInvolving(absl::string_view address,
                                const absl::Status& status);
 
+  // Publishes `value` under `key` for other tasks to fetch with FetchBlob
+  // (blob_exchange.h). Publishing the same value again is OK;
+  // ALREADY_EXISTS if the key holds another value; INVALID_ARGUMENT for an
+  // empty key; FAILED_PRECONDITION once the server has stopped.
+  absl::Status PublishBlob(absl::string_view key, std::string value);
+
   // The receiving side of this server's transport endpoints (used by
   // GrpcTransport).
   const std::shared_ptr<server_internal::MailboxRegistry>& mailboxes() const {
@@ -151,8 +159,10 @@ class Server {
   ChannelOptions channel_options_;
   std::unique_ptr<FunctionRegistry> functions_;
   std::shared_ptr<server_internal::MailboxRegistry> mailboxes_;
+  std::shared_ptr<server_internal::BlobStore> blobs_;
   std::unique_ptr<server_internal::PeerFilter> peer_filter_;
   std::unique_ptr<server_internal::WorkerServiceImpl> service_;
+  std::unique_ptr<server_internal::BulkTransferService> bulk_service_;
 
   mutable absl::Mutex mu_;
   std::string address_ ABSL_GUARDED_BY(mu_);

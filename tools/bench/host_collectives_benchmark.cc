@@ -4,9 +4,10 @@
 // alive across iterations (tools/bench/rank_threads.h), with the two
 // baselines the results should be read against, measured in the same run.
 //
-//   BM_AllReduce/auto/bytes:B/replicas:N  the cost model picks the algorithm
-//     and chunk size (ScheduleCommunicator's AUTO) for
-//     distribute::collective::SharedMemoryTopology(N, hardware threads).
+//   BM_AllReduce/auto/bytes:B/replicas:N  ScheduleCommunicator's AUTO,
+//     which on the host transport runs SharedMemoryAllReduce (ranks read
+//     each other's buffers; reported as "direct", chunk 0).
+//     compare_host_collectives.sh sets it beside Gloo and OpenMPI.
 //   BM_AllReduce/ring/bytes:B/replicas:N  the ring forced (chunking still
 //     chosen by the cost model).
 //     Counters: us (mean microseconds per all-reduce, wall clock, from

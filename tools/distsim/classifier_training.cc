@@ -43,8 +43,8 @@ absl::StatusOr<std::unique_ptr<distribute::models::Optimizer>> MakeOptimizer(
       "unknown optimizer '", options.optimizer, "': use sgd or adam"));
 }
 
-// A model context for replica code: values on the host (or shapes only on
-// timing-only devices), every kernel's cost charged to the replica's device.
+// A model context for replica code: values computed by the replica's device
+// (shapes only on timing-only devices), every kernel's cost charged to it.
 // The first failure to charge (a dead simulated device, say) is kept in
 // `charge_error`, which the caller checks after each model op.
 distribute::models::ExecutionContext ReplicaExecution(
@@ -52,12 +52,48 @@ distribute::models::ExecutionContext ReplicaExecution(
   distribute::models::ExecutionContext exec;
   exec.timing_only = !ctx.device().functional();
   exec.device = ctx.device_name();
+  // The device's own kernels: the host library on host and simulated
+  // devices (values in host memory, as before), a GPU's on the cuda
+  // platform (values in its memory).
+  exec.compute_device = &ctx.device();
   exec.cost_sink = [&ctx, charge_error](const devices::KernelCost& cost) {
     if (!charge_error->ok()) return;
     // The op already ran on the host; the device's clock pays for it.
     *charge_error = ctx.Execute(cost, [] { return absl::OkStatus(); });
   };
   return exec;
+}
+
+// The context and gradient for updating `w`: w's device's kernels, and
+// `grad` copied to w's device where either memory is a device's own (a
+// GPU's). On host and simulated devices both stay as they are.
+absl::StatusOr<std::pair<distribute::models::ExecutionContext, Tensor>>
+UpdateOn(distribute::Strategy& strategy,
+         const distribute::models::ExecutionContext& exec, const Tensor& w,
+         const Tensor& grad) {
+  distribute::models::ExecutionContext on = exec;
+  devices::Platform& platform = strategy.extended().platform();
+  auto device = platform.FindDevice(w.device());
+  if (!device.ok()) return device.status();
+  on.compute_device = *device;
+  const bool own_memory =
+      (*device)->allocator().memory_space() == devices::MemorySpace::kDevice;
+  if (grad.device() == w.device() || !grad.has_data() ||
+      (grad.host_accessible() && !own_memory)) {
+    return std::make_pair(on, grad);
+  }
+  auto copy = (*device)->Allocate(grad.dtype(), grad.shape());
+  if (!copy.ok()) return copy.status();
+  absl::Status s;
+  if (grad.host_accessible()) {
+    s = (*device)->CopyFromHost(grad.raw_data(), *copy);
+  } else {
+    auto source = platform.FindDevice(grad.device());
+    if (!source.ok()) return source.status();
+    s = (*source)->CopyToDevice(grad, *copy);
+  }
+  if (!s.ok()) return s;
+  return std::make_pair(on, *std::move(copy));
 }
 
 }  // namespace
@@ -181,7 +217,11 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                   for (const auto& slot : slots[i]) {
                     s_local.push_back(slot->component_for_replica(r));
                   }
-                  return opt.ApplyToVariable(exec, w, a[0],
+                  // The update runs where the variable lives (a central
+                  // variable's parameter device), with the gradient there.
+                  auto on = UpdateOn(strategy, exec, w, a[0]);
+                  if (!on.ok()) return on.status();
+                  return opt.ApplyToVariable(on->first, w, on->second,
                                              absl::MakeSpan(s_local), step);
                 },
                 {(*reduced)[i]});
@@ -214,7 +254,15 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
     }
     auto copy = Tensor::Host(w.dtype(), w.shape());
     if (!copy.ok()) return copy.status();
-    std::memcpy(copy->raw_data(), w.raw_data(), w.bytes());
+    if (w.host_accessible()) {
+      std::memcpy(copy->raw_data(), w.raw_data(), w.bytes());
+    } else {
+      // Device memory (a GPU's): copied out by its device.
+      auto device = strategy.extended().platform().FindDevice(w.device());
+      if (!device.ok()) return device.status();
+      absl::Status s = (*device)->CopyToHost(w, copy->raw_data());
+      if (!s.ok()) return s;
+    }
     result.weights.push_back(*std::move(copy));
   }
   result.weights_checksum = WeightsChecksum(result.weights);

@@ -27,6 +27,9 @@ struct Subcommand {
 inline constexpr absl::string_view kDefaultCommand = "train";
 // The platform of the main job.
 inline constexpr absl::string_view kDefaultPlatform = "sim:dgx_h100";
+// The platform of `train --strategy=multi_worker_mirrored` without TF_CONFIG:
+// two simulated DGX H100 hosts.
+inline constexpr absl::string_view kDefaultCluster = "sim:dgx_h100_cluster:2";
 
 // Every subcommand, in the order `distsim help` lists them.
 std::vector<Subcommand> Subcommands();

@@ -3,26 +3,39 @@
 // simulated platform each step reports its simulated time split into
 // compute, communication and idle, and a Chrome trace can be written.
 //
-// --strategy=multi_worker_mirrored makes this process one worker of the
-// cluster that TF_CONFIG describes (platform "host" unless --platform says
-// otherwise; each worker's replicas are its GPUs, else its first CPU).
-// Start one process per worker with its own TF_CONFIG task. Every worker
-// prints its step lines, the summary and (with --json) the JSON line, which
-// also gives "worker_index" and "num_workers"; the workers' results are the
-// same, so a launcher may read any of them (the chief's, worker 0, by
-// convention).
+// --strategy=multi_worker_mirrored runs MultiWorkerMirroredStrategy two
+// ways:
+//  * on a simulated multi-host platform (--platform=sim:TOPOLOGY, the
+//    default being sim:dgx_h100_cluster:2 when TF_CONFIG is not set), the
+//    whole cluster runs in this process, one worker per simulated host
+//    (distribute/in_process_cluster.h); the chief (task 0) prints the step
+//    lines with the simulated step time of all replicas, and the JSON line
+//    gives "num_workers".
+//  * with TF_CONFIG set (platform "host" unless --platform says otherwise),
+//    this process is one worker of the cluster that TF_CONFIG describes;
+//    each worker's replicas are its GPUs, else its first CPU. Start one
+//    process per worker with its own TF_CONFIG task. Every worker prints its
+//    step lines, the summary and (with --json) the JSON line, which also
+//    gives "worker_index" and "num_workers"; the workers' results are the
+//    same, so a launcher may read any of them (the chief's, worker 0, by
+//    convention).
+// A real platform without TF_CONFIG, or a simulated topology of one host,
+// is an error that says what to pass.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "devices/device.h"
 #include "devices/platform.h"
 #include "devices/platform_registry.h"
+#include "distribute/in_process_cluster.h"
 #include "distribute/local_strategies.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "tools/distsim/classifier_training.h"
@@ -59,6 +72,145 @@ std::string JsonNumber(const std::optional<double>& v) {
   return v.has_value() ? absl::StrFormat("%.9g", *v) : "null";
 }
 
+void PrintHeader(distribute::Strategy& strategy, const std::string& worker,
+                 const std::string& platform_spec,
+                 const TrainOptions& options) {
+  std::printf(
+      "distsim train: %s%s on %s, %d replica(s), cross-device ops %s, "
+      "global batch %lld, %lld steps\n",
+      strategy.name().c_str(), worker.c_str(), platform_spec.c_str(),
+      strategy.NumReplicasInSync(),
+      strategy.extended().cross_device_ops().name().c_str(),
+      static_cast<long long>(options.global_batch),
+      static_cast<long long>(options.steps));
+}
+
+// One step's line; with a timer, the step's simulated time over `devices`
+// (kept in step_us) and the timer restarted.
+void PrintStep(const StepReport& report, int64_t steps, StepTimer* timer,
+               const std::vector<std::string>& devices,
+               std::vector<double>& step_us) {
+  std::string line = absl::StrFormat(
+      "step %4lld/%lld  loss %s", static_cast<long long>(report.step),
+      static_cast<long long>(steps),
+      report.loss.has_value() ? absl::StrFormat("%.6f", *report.loss)
+                              : std::string("(timing only)"));
+  if (timer != nullptr) {
+    StepTime t = timer->EndStep(devices);
+    step_us.push_back(t.step_us);
+    absl::StrAppend(&line, absl::StrFormat("  simulated %.1f us (compute %.1f, "
+                                           "communication %.1f, idle %.1f)",
+                                           t.step_us, t.compute_us,
+                                           t.communication_us, t.idle_us));
+    timer->StartStep();
+  }
+  std::printf("%s\n", line.c_str());
+}
+
+// The summary, the run's table and trace (simulated platforms) and the JSON
+// line (`extra_json` is appended to its fields).
+absl::Status PrintResults(const TrainResult& result,
+                          const std::vector<double>& step_us, StepTimer* timer,
+                          const std::string& trace_path,
+                          const std::string& platform_spec, bool json,
+                          const std::string& strategy_name, int replicas,
+                          int64_t steps, const std::string& extra_json) {
+  std::optional<double> mean_step_us;
+  if (!step_us.empty()) {
+    double sum = 0;
+    for (double s : step_us) sum += s;
+    mean_step_us = sum / step_us.size();
+  }
+  std::printf("summary: loss %s -> %s, weights checksum %s",
+              JsonNumber(result.initial_loss).c_str(),
+              JsonNumber(result.final_loss).c_str(),
+              result.weights_checksum.c_str());
+  if (mean_step_us.has_value()) {
+    std::printf(", mean simulated step %.1f us", *mean_step_us);
+  }
+  std::printf("\n");
+  if (timer != nullptr) {
+    std::printf("%s", timer->Summary().c_str());
+    if (!trace_path.empty()) {
+      absl::Status s = timer->WriteTrace(trace_path);
+      if (!s.ok()) return s;
+      std::printf("trace written to %s (open it in Perfetto)\n",
+                  trace_path.c_str());
+    }
+  } else if (!trace_path.empty()) {
+    std::fprintf(stderr,
+                 "distsim train: no trace written: platform %s keeps no "
+                 "simulated clock (traces come from sim:TOPOLOGY)\n",
+                 platform_spec.c_str());
+  }
+  if (json) {
+    std::printf(
+        "{\"strategy\":\"%s\",\"platform\":\"%s\",\"replicas\":%d,"
+        "\"steps\":%lld,\"initial_loss\":%s,\"final_loss\":%s,"
+        "\"weights_checksum\":\"%s\",\"simulated_step_us\":%s%s}\n",
+        strategy_name.c_str(), platform_spec.c_str(), replicas,
+        static_cast<long long>(steps), JsonNumber(result.initial_loss).c_str(),
+        JsonNumber(result.final_loss).c_str(), result.weights_checksum.c_str(),
+        JsonNumber(mean_step_us).c_str(), extra_json.c_str());
+  }
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+// The whole cluster of a simulated multi-host platform in this process, one
+// worker per host; the chief prints.
+absl::Status RunSimulatedCluster(devices::Platform& platform,
+                                 const std::string& platform_spec,
+                                 const distribute::CommunicationOptions& comm,
+                                 const TrainOptions& options,
+                                 const std::string& trace_path, bool json) {
+  absl::StatusOr<std::unique_ptr<distribute::InProcessCluster>> cluster =
+      distribute::InProcessCluster::Create(platform, comm);
+  if (!cluster.ok()) return cluster.status();
+  distribute::InProcessCluster& workers = **cluster;
+  // Every replica of every worker, for the step times.
+  std::vector<std::string> all_devices;
+  for (int w = 0; w < workers.num_workers(); ++w) {
+    const std::vector<std::string>& local =
+        workers.worker(w).extended().WorkerDevices();
+    all_devices.insert(all_devices.end(), local.begin(), local.end());
+  }
+  distribute::Strategy& chief = workers.worker(0);
+  PrintHeader(chief,
+              absl::StrFormat(" (%d simulated workers, one per host)",
+                              workers.num_workers()),
+              platform_spec, options);
+  std::unique_ptr<StepTimer> timer = MakeStepTimer(platform);
+  std::vector<double> step_us;
+  std::optional<TrainResult> chief_result;
+  if (timer != nullptr) timer->StartStep();
+  absl::Status ran =
+      workers.Run([&](distribute::MultiWorkerMirroredStrategy& strategy) {
+        const bool is_chief = strategy.IsChief();
+        absl::StatusOr<TrainResult> result =
+            TrainClassifier(strategy, options, [&](const StepReport& report) {
+              // Only the chief's thread touches the timer and stdout.
+              if (is_chief) {
+                PrintStep(report, options.steps, timer.get(), all_devices,
+                          step_us);
+              }
+              return absl::OkStatus();
+            });
+        if (!result.ok()) return result.status();
+        if (is_chief) chief_result = *std::move(result);
+        return absl::OkStatus();
+      });
+  if (!ran.ok()) return ran;
+  if (!chief_result.has_value()) {
+    return absl::InternalError("the chief finished without a result");
+  }
+  return PrintResults(*chief_result, step_us, timer.get(), trace_path,
+                      platform_spec, json, "multi_worker_mirrored",
+                      chief.NumReplicasInSync(), options.steps,
+                      absl::StrFormat(",\"worker_index\":0,\"num_workers\":%d",
+                                      workers.num_workers()));
+}
+
 }  // namespace
 
 absl::Status RunTrain(const std::vector<std::string>& args) {
@@ -71,10 +223,12 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   FlagSet flags("train");
   flags.String("strategy", &strategy_name,
                "one_device, mirrored, central_storage or multi_worker_mirrored "
-               "(one worker of the TF_CONFIG cluster)");
+               "(a simulated multi-host cluster in this process, or with "
+               "TF_CONFIG one worker of that cluster)");
   flags.String("platform", &platform_spec,
-               "host[:N], cuda or sim:TOPOLOGY (default: sim:dgx_h100; host "
-               "for multi_worker_mirrored)");
+               "host[:N], cuda or sim:TOPOLOGY (default: sim:dgx_h100; for "
+               "multi_worker_mirrored sim:dgx_h100_cluster:2, or host with "
+               "TF_CONFIG)");
   double timeout_seconds = 0;
   flags.Double("timeout_seconds", &timeout_seconds,
                "multi_worker_mirrored: bound on each collective (0: none)");
@@ -102,8 +256,30 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
     }
   }
   const bool multi_worker = strategy_name == "multi_worker_mirrored";
+  const char* tf_config = std::getenv("TF_CONFIG");
+  const bool has_tf_config = tf_config != nullptr && tf_config[0] != '\0';
   if (platform_spec.empty()) {
-    platform_spec = multi_worker ? "host" : std::string(kDefaultPlatform);
+    platform_spec =
+        !multi_worker ? std::string(kDefaultPlatform)
+                      : (has_tf_config ? "host" : std::string(kDefaultCluster));
+  }
+  const bool simulated_cluster =
+      multi_worker && absl::StartsWith(platform_spec, "sim:");
+  if (simulated_cluster && has_tf_config) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--strategy=multi_worker_mirrored --platform=", platform_spec,
+        " runs the whole simulated cluster in this process, but TF_CONFIG is "
+        "set; unset TF_CONFIG, or pass --platform=host to run as a worker of "
+        "the TF_CONFIG cluster"));
+  }
+  if (multi_worker && !simulated_cluster && !has_tf_config) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--strategy=multi_worker_mirrored on platform ", platform_spec,
+        " needs TF_CONFIG (this process is one worker of that cluster; start "
+        "one process per worker), or pass --platform=sim:",
+        kDefaultCluster.substr(4),
+        " (any multi-host sim: topology) to simulate the cluster in this "
+        "process"));
   }
   if (multi_worker && replicas != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -116,6 +292,12 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<devices::Platform>> platform =
       devices::CreatePlatform(platform_spec);
   if (!platform.ok()) return platform.status();
+  if (simulated_cluster) {
+    distribute::CommunicationOptions communication;
+    if (timeout_seconds > 0) communication.timeout_seconds = timeout_seconds;
+    return RunSimulatedCluster(**platform, platform_spec, communication,
+                               options, trace_path, json);
+  }
   absl::StatusOr<std::vector<std::string>> devs =
       ReplicaDevices(**platform, replicas);
   if (!devs.ok()) return devs.status();
@@ -154,84 +336,23 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
           ? absl::StrFormat(" (worker %d of %d)", strategy->WorkerIndex(),
                             strategy->NumWorkers())
           : "";
-  std::printf(
-      "distsim train: %s%s on %s, %d replica(s), cross-device ops %s, "
-      "global batch %lld, %lld steps\n",
-      strategy->name().c_str(), worker.c_str(), platform_spec.c_str(), n,
-      strategy->extended().cross_device_ops().name().c_str(),
-      static_cast<long long>(options.global_batch),
-      static_cast<long long>(options.steps));
+  PrintHeader(*strategy, worker, platform_spec, options);
   std::vector<double> step_us;
   if (timer != nullptr) timer->StartStep();
   absl::StatusOr<TrainResult> result =
       TrainClassifier(*strategy, options, [&](const StepReport& report) {
-        std::string line = absl::StrFormat(
-            "step %4lld/%lld  loss %s", static_cast<long long>(report.step),
-            static_cast<long long>(options.steps),
-            report.loss.has_value() ? absl::StrFormat("%.6f", *report.loss)
-                                    : std::string("(timing only)"));
-        if (timer != nullptr) {
-          StepTime t = timer->EndStep(strategy->extended().WorkerDevices());
-          step_us.push_back(t.step_us);
-          absl::StrAppend(
-              &line,
-              absl::StrFormat(
-                  "  simulated %.1f us (compute %.1f, communication %.1f, "
-                  "idle %.1f)",
-                  t.step_us, t.compute_us, t.communication_us, t.idle_us));
-          timer->StartStep();
-        }
-        std::printf("%s\n", line.c_str());
+        PrintStep(report, options.steps, timer.get(),
+                  strategy->extended().WorkerDevices(), step_us);
         return absl::OkStatus();
       });
   if (!result.ok()) return result.status();
-
-  std::optional<double> mean_step_us;
-  if (!step_us.empty()) {
-    double sum = 0;
-    for (double s : step_us) sum += s;
-    mean_step_us = sum / step_us.size();
-  }
-  std::printf("summary: loss %s -> %s, weights checksum %s",
-              JsonNumber(result->initial_loss).c_str(),
-              JsonNumber(result->final_loss).c_str(),
-              result->weights_checksum.c_str());
-  if (mean_step_us.has_value()) {
-    std::printf(", mean simulated step %.1f us", *mean_step_us);
-  }
-  std::printf("\n");
-  if (timer != nullptr) {
-    std::printf("%s", timer->Summary().c_str());
-    if (!trace_path.empty()) {
-      absl::Status s = timer->WriteTrace(trace_path);
-      if (!s.ok()) return s;
-      std::printf("trace written to %s (open it in Perfetto)\n",
-                  trace_path.c_str());
-    }
-  } else if (!trace_path.empty()) {
-    std::fprintf(stderr,
-                 "distsim train: no trace written: platform %s keeps no "
-                 "simulated clock (traces come from sim:TOPOLOGY)\n",
-                 platform_spec.c_str());
-  }
-  if (json) {
-    const std::string workers =
-        multi_worker
-            ? absl::StrFormat(",\"worker_index\":%d,\"num_workers\":%d",
-                              strategy->WorkerIndex(), strategy->NumWorkers())
-            : "";
-    std::printf(
-        "{\"strategy\":\"%s\",\"platform\":\"%s\",\"replicas\":%d,"
-        "\"steps\":%lld,\"initial_loss\":%s,\"final_loss\":%s,"
-        "\"weights_checksum\":\"%s\",\"simulated_step_us\":%s%s}\n",
-        strategy_name.c_str(), platform_spec.c_str(), n,
-        static_cast<long long>(options.steps),
-        JsonNumber(result->initial_loss).c_str(),
-        JsonNumber(result->final_loss).c_str(),
-        result->weights_checksum.c_str(), JsonNumber(mean_step_us).c_str(),
-        workers.c_str());
-  }
-  return absl::OkStatus();
+  const std::string workers =
+      multi_worker
+          ? absl::StrFormat(",\"worker_index\":%d,\"num_workers\":%d",
+                            strategy->WorkerIndex(), strategy->NumWorkers())
+          : "";
+  return PrintResults(*result, step_us, timer.get(), trace_path, platform_spec,
+                      json, strategy_name, n, options.steps, workers);
 }
 
 }  // namespace distsim

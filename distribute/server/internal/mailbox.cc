@@ -181,6 +181,12 @@ absl::StatusOr<std::shared_ptr<Inbound>> GroupMailbox::BeginMessage(
 
 absl::Status GroupMailbox::AddChunk(Inbound& message, int64_t offset,
                                     absl::string_view data) {
+  return AddChunk(message, offset, absl::MakeConstSpan(&data, 1));
+}
+
+absl::Status GroupMailbox::AddChunk(
+    Inbound& message, int64_t offset,
+    absl::Span<const absl::string_view> pieces) {
   if (aborted()) return status();
   std::shared_ptr<RecvOp> done;
   {
@@ -193,18 +199,29 @@ absl::Status GroupMailbox::AddChunk(Inbound& message, int64_t offset,
                        " bytes have arrived; chunks must come "
                        "in order"));
     }
-    const int64_t size = static_cast<int64_t>(data.size());
+    int64_t size = 0;
+    for (absl::string_view piece : pieces) {
+      size += static_cast<int64_t>(piece.size());
+    }
     if (size > message.total - message.received) {
       return absl::InvalidArgumentError(
           absl::StrCat("chunk of ", size, " bytes at byte ", offset,
                        " overruns ", Describe(message)));
     }
     if (!message.discard && size > 0) {
-      if (message.recv != nullptr) {
-        std::memcpy(message.recv->data + offset, data.data(), data.size());
-      } else {
-        const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
-        message.staging.insert(message.staging.end(), bytes, bytes + size);
+      int64_t at = offset;
+      for (absl::string_view piece : pieces) {
+        if (message.recv != nullptr) {
+          std::memcpy(message.recv->data + at, piece.data(), piece.size());
+        } else {
+          const auto* bytes = reinterpret_cast<const std::byte*>(piece.data());
+          if (message.staging.empty()) {
+            message.staging.reserve(static_cast<size_t>(message.total));
+          }
+          message.staging.insert(message.staging.end(), bytes,
+                                 bytes + piece.size());
+        }
+        at += static_cast<int64_t>(piece.size());
       }
     }
     message.received += size;

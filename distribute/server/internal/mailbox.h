@@ -99,6 +99,9 @@ class GroupMailbox {
   // The next `data` of the message, at `offset`. Errors go to the sender.
   absl::Status AddChunk(Inbound& message, int64_t offset,
                         absl::string_view data);
+  // The same for a chunk whose bytes lie in several pieces, in order.
+  absl::Status AddChunk(Inbound& message, int64_t offset,
+                        absl::Span<const absl::string_view> pieces);
   // The sender's stream ended. OK if the message is complete; otherwise the
   // message fails its receive with UNAVAILABLE (including `why`) or, if not
   // yet received, is withdrawn, and that failure is returned.

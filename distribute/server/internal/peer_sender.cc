@@ -13,7 +13,8 @@ PeerSender::PeerSender(std::shared_ptr<grpc::Channel> channel,
                        ChannelOptions options, server::MessageHeader header,
                        int64_t bytes_per_pack, std::string peer)
     : channel_(std::move(channel)),
-      stub_(server::WorkerService::NewStub(channel_)),
+      deliver_method_(kDeliverRawMethod,
+                      grpc::internal::RpcMethod::CLIENT_STREAMING, channel_),
       options_(std::move(options)),
       header_(std::move(header)),
       bytes_per_pack_(bytes_per_pack),
@@ -49,7 +50,8 @@ void PeerSender::Cancel(const std::shared_ptr<SendOp>& op) {
       withdrawn = true;
     } else if (in_flight_ == op) {
       cancel_in_flight_ = true;
-      context_->TryCancel();
+      // Null once the call has ended (its payload is still being released).
+      if (context_ != nullptr) context_->TryCancel();
     }
     // Otherwise the sender thread is completing it right now.
   }
@@ -75,8 +77,11 @@ void PeerSender::Fail(const absl::Status& status) {
 void PeerSender::Run() {
   while (true) {
     std::shared_ptr<SendOp> op;
-    grpc::ClientContext context;
-    PrepareClientContext(options_, absl::InfiniteDuration(), context);
+    // Declared before the context: the call (which the context holds) must
+    // be gone before the pins are waited for.
+    PayloadPins pins;
+    auto context = std::make_unique<grpc::ClientContext>();
+    PrepareClientContext(options_, absl::InfiniteDuration(), *context);
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -93,14 +98,22 @@ void PeerSender::Run() {
         continue;
       }
       in_flight_ = op;
-      context_ = &context;
+      context_ = context.get();
       cancel_in_flight_ = false;
     }
-    absl::Status status = Deliver(*op, context);
+    absl::Status status = Deliver(*op, *context, pins);
+    {
+      absl::MutexLock lock(&mu_);
+      context_ = nullptr;
+    }
+    // gRPC drops the payload's slices when the call is destroyed, if not
+    // before (a failed call may leave them queued); only then is the
+    // caller's buffer free again.
+    context.reset();
+    pins.WaitUntilReleased();
     {
       absl::MutexLock lock(&mu_);
       in_flight_.reset();
-      context_ = nullptr;
       if (!status.ok()) {
         if (!failed_.ok()) {
           status = failed_;
@@ -114,27 +127,41 @@ void PeerSender::Run() {
   }
 }
 
-absl::Status PeerSender::Deliver(const SendOp& op,
-                                 grpc::ClientContext& context) {
+absl::Status PeerSender::Deliver(const SendOp& op, grpc::ClientContext& context,
+                                 PayloadPins& pins) {
   server::DeliverResponse response;
-  std::unique_ptr<grpc::ClientWriter<server::DeliverChunk>> writer =
-      stub_->Deliver(&context, &response);
-  server::DeliverChunk chunk;
-  *chunk.mutable_header() = header_;
-  chunk.mutable_header()->set_tag(op.tag);
-  chunk.mutable_header()->set_total_bytes(static_cast<int64_t>(op.size));
+  // The call's metadata goes out with its first chunk rather than in a
+  // round of its own.
+  context.set_initial_metadata_corked(true);
+  std::unique_ptr<grpc::ClientWriter<OutboundChunk>> writer(
+      grpc::internal::ClientWriterFactory<OutboundChunk>::Create(
+          channel_.get(), deliver_method_, &context, &response));
+  server::DeliverChunk meta;
+  *meta.mutable_header() = header_;
+  meta.mutable_header()->set_tag(op.tag);
+  meta.mutable_header()->set_total_bytes(static_cast<int64_t>(op.size));
+  OutboundChunk chunk;
+  chunk.pins = &pins;
   size_t offset = 0;
+  bool closed = false;
   do {
     const size_t n =
         std::min(op.size - offset, static_cast<size_t>(bytes_per_pack_));
-    chunk.set_offset(static_cast<int64_t>(offset));
-    chunk.set_data(reinterpret_cast<const char*>(op.data) + offset, n);
-    // A failed write means the call is over; Finish says why.
-    if (!writer->Write(chunk)) break;
-    chunk.clear_header();
+    meta.set_offset(static_cast<int64_t>(offset));
+    chunk.Set(meta, op.data + offset, n);
+    // The last chunk also half-closes the stream, in the same batch.
+    grpc::WriteOptions write_options;
+    const bool last = offset + n == op.size;
+    if (last) write_options.set_last_message();
+    // Even a failed last write has closed the stream (a second close is an
+    // API misuse); a failed write means the call is over and Finish says
+    // why.
+    closed = last;
+    if (!writer->Write(chunk, write_options)) break;
+    meta.clear_header();
     offset += n;
   } while (offset < op.size);
-  writer->WritesDone();
+  if (!closed) writer->WritesDone();
   grpc::Status status = writer->Finish();
   if (status.ok()) return absl::OkStatus();
   return absl::Status(

@@ -1,9 +1,10 @@
 // The sending half of the gRPC transport: one PeerSender per (endpoint,
 // peer) owns a thread that delivers the endpoint's sends to that peer one
-// after another, each as a client-streaming Deliver call chunked into
-// packs. Send() only queues, so any number of sends may be outstanding; the
-// one-at-a-time delivery keeps messages in posting order, which is what the
-// receiver's matching relies on.
+// after another, each as a client-streaming call of kDeliverRawMethod
+// chunked into packs whose payload gRPC reads from the caller's buffer
+// (raw_chunk.h: no protobuf copies). Send() only queues, so any number of sends
+// may be outstanding; the one-at-a-time delivery keeps messages in posting
+// order, which is what the receiver's matching relies on.
 //
 // Example:
 //   server_internal::PeerSender sender(channel, options, header, 4 << 20,
@@ -26,7 +27,9 @@
 #include "absl/synchronization/mutex.h"
 #include "devices/completion.h"
 #include "distribute/server/channel.h"
+#include "distribute/server/internal/raw_chunk.h"
 #include "distribute/server/worker_service.grpc.pb.h"
+#include "grpcpp/impl/rpc_method.h"
 
 namespace distribute {
 namespace server_internal {
@@ -62,11 +65,13 @@ class PeerSender {
 
  private:
   void Run();
-  // Delivers `op` (in flight_); returns the call's outcome.
-  absl::Status Deliver(const SendOp& op, grpc::ClientContext& context);
+  // Delivers `op` (in flight_); returns the call's outcome. The payload's
+  // slices are pinned to `pins`.
+  absl::Status Deliver(const SendOp& op, grpc::ClientContext& context,
+                       PayloadPins& pins);
 
   const std::shared_ptr<grpc::Channel> channel_;
-  const std::unique_ptr<server::WorkerService::Stub> stub_;
+  const grpc::internal::RpcMethod deliver_method_;
   const ChannelOptions options_;
   const server::MessageHeader header_;
   const int64_t bytes_per_pack_;

@@ -7,6 +7,8 @@
 #include "devices/tensor.h"
 #include "distribute/server/internal/grpc_status.h"
 #include "distribute/server/internal/tensor_codec.h"
+#include "grpcpp/impl/rpc_service_method.h"
+#include "grpcpp/support/method_handler.h"
 
 namespace distribute {
 namespace server_internal {
@@ -105,34 +107,66 @@ grpc::Status WorkerServiceImpl::Deliver(
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "Deliver stream carried no chunk");
   }
-  if (!chunk.has_header()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "the first chunk of a Deliver stream has no header");
+  auto begun = BeginDelivery(chunk);
+  if (!begun.ok()) return ToGrpcStatus(begun.status());
+  auto& [mailbox, message] = *begun;
+  absl::Status status =
+      mailbox->AddChunk(*message, chunk.offset(), chunk.data());
+  while (status.ok() && reader->Read(&chunk)) {
+    status = mailbox->AddChunk(*message, chunk.offset(), chunk.data());
   }
-  const server::MessageHeader& header = chunk.header();
+  if (status.ok() && context->IsCancelled()) {
+    status = absl::CancelledError("the sender cancelled the message");
+  }
+  absl::Status ended = mailbox->EndMessage(message, status);
+  return ToGrpcStatus(status.ok() ? ended : status);
+}
+
+grpc::Status WorkerServiceImpl::DeliverRaw(
+    grpc::ServerContext* context, grpc::ServerReader<InboundChunk>* reader) {
+  grpc::Status admitted = Authorize(context);
+  if (!admitted.ok()) return admitted;
+  InboundChunk chunk;
+  if (!reader->Read(&chunk)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "Deliver stream carried no chunk");
+  }
+  auto begun = BeginDelivery(chunk.meta);
+  if (!begun.ok()) return ToGrpcStatus(begun.status());
+  auto& [mailbox, message] = *begun;
+  absl::Status status =
+      mailbox->AddChunk(*message, chunk.meta.offset(), chunk.pieces);
+  while (status.ok() && reader->Read(&chunk)) {
+    status = mailbox->AddChunk(*message, chunk.meta.offset(), chunk.pieces);
+  }
+  if (status.ok() && context->IsCancelled()) {
+    status = absl::CancelledError("the sender cancelled the message");
+  }
+  absl::Status ended = mailbox->EndMessage(message, status);
+  return ToGrpcStatus(status.ok() ? ended : status);
+}
+
+absl::StatusOr<
+    std::pair<std::shared_ptr<GroupMailbox>, std::shared_ptr<Inbound>>>
+WorkerServiceImpl::BeginDelivery(const server::DeliverChunk& first) {
+  if (!first.has_header()) {
+    return absl::InvalidArgumentError(
+        "the first chunk of a Deliver stream has no header");
+  }
+  const server::MessageHeader& header = first.header();
   if (header.group_key().empty() || header.src_rank() < 0 ||
       header.dst_rank() < 0) {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
+    return absl::InvalidArgumentError(
         absl::StrCat("bad message header: group \"", header.group_key(),
                      "\" src ", header.src_rank(), " dst ", header.dst_rank()));
   }
   absl::StatusOr<std::shared_ptr<GroupMailbox>> mailbox =
       config_.mailboxes->ForIncoming(header.group_key(), header.dst_rank());
-  if (!mailbox.ok()) return ToGrpcStatus(mailbox.status());
+  if (!mailbox.ok()) return mailbox.status();
   absl::StatusOr<std::shared_ptr<Inbound>> message =
       (*mailbox)->BeginMessage(header);
-  if (!message.ok()) return ToGrpcStatus(message.status());
-  absl::Status status =
-      (*mailbox)->AddChunk(**message, chunk.offset(), chunk.data());
-  while (status.ok() && reader->Read(&chunk)) {
-    status = (*mailbox)->AddChunk(**message, chunk.offset(), chunk.data());
-  }
-  if (status.ok() && context->IsCancelled()) {
-    status = absl::CancelledError("the sender cancelled the message");
-  }
-  absl::Status ended = (*mailbox)->EndMessage(*message, status);
-  return ToGrpcStatus(status.ok() ? ended : status);
+  if (!message.ok()) return message.status();
+  return std::make_pair(*std::move(mailbox), *std::move(message));
 }
 
 grpc::Status WorkerServiceImpl::AbortGroup(
@@ -153,6 +187,42 @@ grpc::Status WorkerServiceImpl::AbortGroup(
                    "\" was aborted by rank ", request->src_rank(), " (task ",
                    request->src_task(), "): ", request->reason())));
   return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::FetchBlob(
+    grpc::ServerContext* context, const server::FetchBlobRequest* request,
+    server::FetchBlobResponse* response) {
+  grpc::Status admitted = Authorize(context);
+  if (!admitted.ok()) return admitted;
+  if (request->key().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "FetchBlob needs a key");
+  }
+  // The client's deadline bounds the wait (none: until it cancels).
+  const absl::Time deadline = absl::FromChrono(context->deadline());
+  absl::StatusOr<std::string> value = config_.blobs->Wait(
+      request->key(), deadline, [context] { return context->IsCancelled(); });
+  if (!value.ok()) {
+    return ToGrpcStatus(absl::Status(
+        value.status().code(),
+        absl::StrCat("task ", task_name(), ": ", value.status().message())));
+  }
+  response->set_value(*std::move(value));
+  return grpc::Status::OK;
+}
+
+BulkTransferService::BulkTransferService(WorkerServiceImpl* impl)
+    : impl_(impl) {
+  AddMethod(new grpc::internal::RpcServiceMethod(
+      kDeliverRawMethod, grpc::internal::RpcMethod::CLIENT_STREAMING,
+      new grpc::internal::ClientStreamingHandler<
+          BulkTransferService, InboundChunk, server::DeliverResponse>(
+          [](BulkTransferService* service, grpc::ServerContext* context,
+             grpc::ServerReader<InboundChunk>* reader,
+             server::DeliverResponse* /*response*/) {
+            return service->impl_->DeliverRaw(context, reader);
+          },
+          this)));
 }
 
 }  // namespace server_internal

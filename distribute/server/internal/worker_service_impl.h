@@ -2,7 +2,8 @@
 // every call is admitted by peer address and cluster token before it has
 // any effect, then Ping answers the task's identity, RunFunction runs a
 // registered function, Deliver hands a message to the transport mailboxes,
-// and AbortGroup aborts a transport group's mailbox.
+// AbortGroup aborts a transport group's mailbox, and FetchBlob answers a
+// published blob (waiting for it until the call's deadline).
 //
 // Example (what Server does):
 //   server_internal::WorkerServiceImpl service(config);
@@ -15,12 +16,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "distribute/server/function_registry.h"
+#include "distribute/server/internal/blob_store.h"
 #include "distribute/server/internal/mailbox.h"
+#include "distribute/server/internal/raw_chunk.h"
 #include "distribute/server/internal/server_security.h"
 #include "distribute/server/worker_service.grpc.pb.h"
 
@@ -37,6 +41,7 @@ struct WorkerServiceConfig {
   FunctionRegistry* functions = nullptr;
   PeerFilter* peer_filter = nullptr;
   std::shared_ptr<MailboxRegistry> mailboxes;
+  std::shared_ptr<BlobStore> blobs;
 };
 
 class WorkerServiceImpl final : public server::WorkerService::Service {
@@ -60,12 +65,22 @@ class WorkerServiceImpl final : public server::WorkerService::Service {
   grpc::Status AbortGroup(grpc::ServerContext* context,
                           const server::AbortGroupRequest* request,
                           server::AbortGroupResponse* response) override;
+  grpc::Status FetchBlob(grpc::ServerContext* context,
+                         const server::FetchBlobRequest* request,
+                         server::FetchBlobResponse* response) override;
+  // kDeliverRawMethod: Deliver with chunks in raw_chunk.h's form.
+  grpc::Status DeliverRaw(grpc::ServerContext* context,
+                          grpc::ServerReader<InboundChunk>* reader);
 
  private:
   // PERMISSION_DENIED for a peer outside the cluster, UNAUTHENTICATED
   // without the right token.
   grpc::Status Authorize(grpc::ServerContext* context) const;
   std::string task_name() const;
+  // The mailbox and message that a Deliver stream's first chunk opens.
+  absl::StatusOr<
+      std::pair<std::shared_ptr<GroupMailbox>, std::shared_ptr<Inbound>>>
+  BeginDelivery(const server::DeliverChunk& first);
   // Decodes the arguments, runs the function and encodes its outputs.
   absl::Status Run(const server::RunFunctionRequest& request,
                    server::RunFunctionResponse& response);
@@ -73,6 +88,18 @@ class WorkerServiceImpl final : public server::WorkerService::Service {
   const WorkerServiceConfig config_;
   mutable absl::Mutex mu_;
   std::string address_ ABSL_GUARDED_BY(mu_);
+};
+
+// The service that carries kDeliverRawMethod (registered by hand: its
+// messages are not protobuf-parsed), forwarding to a WorkerServiceImpl.
+class BulkTransferService final : public grpc::Service {
+ public:
+  explicit BulkTransferService(WorkerServiceImpl* impl);
+  BulkTransferService(const BulkTransferService&) = delete;
+  BulkTransferService& operator=(const BulkTransferService&) = delete;
+
+ private:
+  WorkerServiceImpl* const impl_;
 };
 
 }  // namespace server_internal

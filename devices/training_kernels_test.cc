@@ -1,4 +1,4 @@
-#include "distribute/models/model_kernels.h"
+#include "devices/training_kernels.h"
 
 #include <cmath>
 #include <vector>
@@ -8,13 +8,8 @@
 #include "devices/tensor.h"
 #include "gtest/gtest.h"
 
-namespace distribute {
-namespace models {
+namespace devices {
 namespace {
-
-using devices::DType;
-using devices::Shape;
-using devices::Tensor;
 
 template <typename T>
 Tensor Make(const std::vector<T>& values, Shape shape) {
@@ -24,7 +19,7 @@ Tensor Make(const std::vector<T>& values, Shape shape) {
 TEST(BiasAddTest, AddsTheBiasToEveryRow) {
   Tensor x = Make<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor b = Make<float>({10, 20, 30}, {3});
-  absl::StatusOr<devices::KernelCost> cost = BiasAdd(b, x);
+  absl::StatusOr<KernelCost> cost = BiasAdd(b, x);
   ASSERT_TRUE(cost.ok()) << cost.status();
   EXPECT_EQ(x.ToVector<float>(), std::vector<float>({11, 22, 33, 14, 25, 36}));
   EXPECT_EQ(cost->name, "BiasAdd");
@@ -50,7 +45,7 @@ TEST(BiasAddTest, RejectsBadArguments) {
 TEST(BiasAddGradTest, SumsColumns) {
   Tensor dy = Make<double>({1, 2, 3, 4, 5, 6}, {3, 2});
   Tensor db = *Tensor::Host(DType::kFloat64, {2});
-  absl::StatusOr<devices::KernelCost> cost = BiasAddGrad(dy, db);
+  absl::StatusOr<KernelCost> cost = BiasAddGrad(dy, db);
   ASSERT_TRUE(cost.ok()) << cost.status();
   EXPECT_EQ(db.ToVector<double>(), std::vector<double>({9, 12}));
   EXPECT_EQ(cost->flops, 6);
@@ -63,7 +58,7 @@ TEST(BiasAddGradTest, SumsColumns) {
 TEST(AverageLossTest, UnweightedScalarAndPerExampleWeights) {
   Tensor loss = Make<float>({1, 2, 3, 4}, {4});
   Tensor out = *Tensor::Host(DType::kFloat32, Shape());
-  absl::StatusOr<devices::KernelCost> cost = AverageLoss(loss, nullptr, 8, out);
+  absl::StatusOr<KernelCost> cost = AverageLoss(loss, nullptr, 8, out);
   ASSERT_TRUE(cost.ok()) << cost.status();
   EXPECT_FLOAT_EQ(*out.data<float>(), 10.0f / 8);
   EXPECT_EQ(cost->flops, 4 + 1);
@@ -103,7 +98,7 @@ TEST(AverageLossTest, RejectsBadArguments) {
 TEST(RowScaleTest, ScalesEachRowInPlace) {
   Tensor x = Make<double>({1, 2, 3, 4}, {2, 2});
   Tensor w = Make<double>({2, -1}, {2});
-  absl::StatusOr<devices::KernelCost> cost = RowScale(x, w, 0.5, x);
+  absl::StatusOr<KernelCost> cost = RowScale(x, w, 0.5, x);
   ASSERT_TRUE(cost.ok()) << cost.status();
   EXPECT_EQ(x.ToVector<double>(), std::vector<double>({1, 2, -1.5, -2}));
   EXPECT_EQ(cost->flops, 4 + 2);
@@ -116,7 +111,7 @@ TEST(SgdUpdateTest, PlainMomentumAndNesterov) {
   // Plain: var -= lr * g.
   Tensor var = Make<double>({1, 2}, {2});
   Tensor grad = Make<double>({0.5, -1}, {2});
-  absl::StatusOr<devices::KernelCost> cost =
+  absl::StatusOr<KernelCost> cost =
       SgdUpdate(var, grad, nullptr, 0.1, 0, false);
   ASSERT_TRUE(cost.ok()) << cost.status();
   EXPECT_DOUBLE_EQ(var.ToVector<double>()[0], 1 - 0.05);
@@ -162,7 +157,7 @@ TEST(AdamUpdateTest, OneStep) {
   Tensor grad = Make<double>({2}, {1});
   Tensor m = Make<double>({0}, {1});
   Tensor v = Make<double>({0}, {1});
-  absl::StatusOr<devices::KernelCost> cost =
+  absl::StatusOr<KernelCost> cost =
       AdamUpdate(var, grad, m, v, /*alpha=*/0.5, 0.9, 0.999, 1e-7);
   ASSERT_TRUE(cost.ok()) << cost.status();
   const double m1 = 2 * (1 - 0.9);
@@ -181,5 +176,4 @@ TEST(AdamUpdateTest, OneStep) {
 }
 
 }  // namespace
-}  // namespace models
-}  // namespace distribute
+}  // namespace devices

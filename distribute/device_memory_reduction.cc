@@ -1,0 +1,162 @@
+// All-reduces of tensors in device memory (GPUs), which packing and the
+// schedule executor's host-pointer reductions cannot touch: CrossDeviceOps
+// reduces them tensor by tensor, and ReductionToOneDevice meets the
+// replicas in a Round where the root copies every input to the reduce
+// device and reduces them there with that device's kernels
+// (Device::kernels()); each replica copies the result back to its device.
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "devices/device.h"
+#include "devices/kernel_library.h"
+#include "distribute/cross_device_ops.h"
+#include "distribute/reduce_op.h"
+
+namespace distribute {
+
+absl::StatusOr<std::vector<devices::Tensor>>
+CrossDeviceOps::AllReduceInDeviceMemory(
+    int replica, ReduceOp op, const std::vector<devices::Tensor>& values,
+    devices::Device& device, absl::Duration timeout) {
+  std::vector<devices::Tensor> outputs;
+  outputs.reserve(values.size());
+  for (const devices::Tensor& v : values) {
+    devices::Tensor in = v;
+    if (v.host_accessible()) {
+      absl::StatusOr<devices::Tensor> staged =
+          device.Allocate(v.dtype(), v.shape());
+      if (!staged.ok()) return staged.status();
+      absl::Status s = device.CopyFromHost(v.raw_data(), *staged);
+      if (!s.ok()) return s;
+      in = *std::move(staged);
+    }
+    absl::StatusOr<devices::Tensor> out = device.Allocate(v.dtype(), v.shape());
+    if (!out.ok()) return out.status();
+    absl::Status s = AllReducePack(replica, op, in, *out, timeout);
+    if (!s.ok()) return s;
+    if (v.host_accessible()) {
+      absl::StatusOr<devices::Tensor> host =
+          devices::Tensor::Host(v.dtype(), v.shape());
+      if (!host.ok()) return host.status();
+      s = device.CopyToHost(*out, host->raw_data());
+      if (!s.ok()) return s;
+      out = *std::move(host);
+    }
+    outputs.push_back(*std::move(out));
+  }
+  return outputs;
+}
+
+absl::StatusOr<devices::Tensor> ReductionToOneDevice::ReduceAtRoot(
+    ReduceOp op, const std::vector<devices::Tensor>& inputs) {
+  absl::StatusOr<devices::Device*> root =
+      platform().FindDevice(replica_devices()[root_]);
+  if (!root.ok()) return root.status();
+  std::vector<devices::Tensor> local;
+  local.reserve(inputs.size());
+  for (const devices::Tensor& t : inputs) {
+    if (t.device() == (*root)->name()) {
+      local.push_back(t);
+      continue;
+    }
+    absl::StatusOr<devices::Device*> source = platform().FindDevice(t.device());
+    if (!source.ok()) return source.status();
+    absl::StatusOr<devices::Tensor> copy =
+        (*root)->Allocate(t.dtype(), t.shape());
+    if (!copy.ok()) return copy.status();
+    absl::Status s = (*source)->CopyToDevice(t, *copy);
+    if (!s.ok()) return s;
+    local.push_back(*std::move(copy));
+  }
+  absl::StatusOr<devices::Tensor> result =
+      (*root)->Allocate(inputs[0].dtype(), inputs[0].shape());
+  if (!result.ok()) return result.status();
+  absl::StatusOr<devices::KernelCost> cost =
+      (*root)->kernels().ReduceInto(ToDevicesReduceOp(op), local, *result);
+  if (!cost.ok()) return cost.status();
+  return result;
+}
+
+absl::Status ReductionToOneDevice::ReduceOnDevice(int replica, ReduceOp op,
+                                                  const devices::Tensor& in,
+                                                  devices::Tensor& out,
+                                                  absl::Duration timeout) {
+  const int n = num_replicas();
+  if (group_size() != n) {
+    return absl::UnimplementedError(absl::StrCat(
+        name(),
+        " reduces device-memory tensors within one process only; across "
+        "workers use CollectiveAllReduce or NCCL"));
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  std::shared_ptr<Round> round;
+  {
+    absl::MutexLock lock(&round_mu_);
+    if (round_ == nullptr) round_ = std::make_shared<Round>(n);
+    round = round_;
+    absl::MutexLock round_lock(&round->mu);
+    round->inputs[replica] = in;
+    if (++round->arrived == n) round_ = nullptr;  // The next call starts anew.
+  }
+  absl::Status status = WaitForRound(*round, replica, op, deadline, timeout);
+  if (absl::IsDeadlineExceeded(status)) {
+    // A round given up on takes no more values: late replicas start anew
+    // (and time out in turn) instead of mixing with this call's values.
+    absl::MutexLock lock(&round_mu_);
+    if (round_ == round) round_ = nullptr;
+  }
+  if (!status.ok()) return status;
+  absl::StatusOr<devices::Device*> root =
+      platform().FindDevice(replica_devices()[root_]);
+  if (!root.ok()) return root.status();
+  devices::Tensor result;
+  {
+    absl::MutexLock lock(&round->mu);
+    result = round->result;
+  }
+  return (*root)->CopyToDevice(result, out);
+}
+
+absl::Status ReductionToOneDevice::WaitForRound(Round& round, int replica,
+                                                ReduceOp op,
+                                                absl::Time deadline,
+                                                absl::Duration timeout) {
+  absl::MutexLock lock(&round.mu);
+  if (replica == root_) {
+    auto all_arrived = [&round]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(round.mu) {
+      return round.arrived == static_cast<int>(round.inputs.size());
+    };
+    if (!round.mu.AwaitWithDeadline(absl::Condition(&all_arrived), deadline)) {
+      round.status = absl::DeadlineExceededError(absl::StrCat(
+          name(), ": replica ", replica, " waited ",
+          absl::FormatDuration(timeout),
+          " for the other replicas' values; every replica must reduce the "
+          "same values"));
+    } else {
+      absl::StatusOr<devices::Tensor> result = ReduceAtRoot(op, round.inputs);
+      if (result.ok()) {
+        round.result = *std::move(result);
+      } else {
+        round.status = result.status();
+      }
+    }
+    round.done = true;
+    return round.status;
+  }
+  auto done = [&round]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(round.mu) {
+    return round.done;
+  };
+  if (!round.mu.AwaitWithDeadline(absl::Condition(&done), deadline)) {
+    round.status = absl::DeadlineExceededError(
+        absl::StrCat(name(), ": replica ", replica, " waited ",
+                     absl::FormatDuration(timeout), " for the reduction on ",
+                     replica_devices()[root_]));
+    round.done = true;  // The root, if it comes, fails too.
+  }
+  return round.status;
+}
+
+}  // namespace distribute

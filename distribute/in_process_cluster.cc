@@ -1,0 +1,86 @@
+#include "distribute/in_process_cluster.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "devices/device.h"
+#include "devices/device_name.h"
+#include "distribute/thread_group.h"
+
+namespace distribute {
+
+absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Create(
+    devices::Platform& platform, CommunicationOptions options) {
+  absl::StatusOr<std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>>
+      workers = MultiWorkerMirroredStrategy::CreateInProcessWorkers(platform,
+                                                                    options);
+  if (!workers.ok()) return workers.status();
+  auto cluster = std::unique_ptr<InProcessCluster>(new InProcessCluster());
+  for (const auto& strategy : *workers) {
+    // The task's first CPU (its host), else its first replica device.
+    const std::string& first = strategy->extended().WorkerDevices()[0];
+    absl::StatusOr<devices::DeviceName> task =
+        devices::DeviceName::Parse(first);
+    if (!task.ok()) return task.status();
+    devices::Device* host = nullptr;
+    for (const std::string& n : platform.DeviceNames()) {
+      absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
+      if (!d.ok()) return d.status();
+      absl::StatusOr<devices::DeviceName> parsed =
+          devices::DeviceName::Parse((*d)->name());
+      if (!parsed.ok()) return parsed.status();
+      if ((*d)->kind() == devices::DeviceKind::kCPU &&
+          parsed->job == task->job && parsed->task == task->task) {
+        host = *d;
+        break;
+      }
+    }
+    if (host == nullptr) {
+      absl::StatusOr<devices::Device*> d = platform.FindDevice(first);
+      if (!d.ok()) return d.status();
+      host = *d;
+    }
+    cluster->host_devices_.push_back(host);
+  }
+  cluster->workers_ = *std::move(workers);
+  return cluster;
+}
+
+absl::Status InProcessCluster::Run(const WorkerFn& fn) {
+  const int n = num_workers();
+  std::vector<absl::Status> results(static_cast<size_t>(n));
+  internal::RunBoundThreads(host_devices_, [&](int w) {
+    absl::Status s = fn(worker(w));
+    if (!s.ok() && worker(w).abort_group_) {
+      // Like a real worker that gives up: the others' collectives end with
+      // UNAVAILABLE naming this task instead of waiting for it.
+      worker(w)
+          .abort_group_(absl::UnavailableError(
+              absl::StrCat("worker task ", w, " (/job:", worker(w).task_type(),
+                           "/replica:0/task:", worker(w).task_id(),
+                           ") failed: ", s.ToString())))
+          .IgnoreError();
+    }
+    results[static_cast<size_t>(w)] = std::move(s);
+  });
+  int first = -1;
+  std::string others;
+  for (int w = 0; w < n; ++w) {
+    const absl::Status& s = results[static_cast<size_t>(w)];
+    if (s.ok()) continue;
+    if (first < 0) {
+      first = w;
+      continue;
+    }
+    absl::StrAppend(&others, "; worker task ", w, ": ", s.ToString());
+  }
+  if (first < 0) return absl::OkStatus();
+  const absl::Status& s = results[static_cast<size_t>(first)];
+  return absl::Status(
+      s.code(),
+      absl::StrCat("worker task ", first, " (/job:", worker(first).task_type(),
+                   "/replica:0/task:", worker(first).task_id(),
+                   "): ", s.message(), others));
+}
+
+}  // namespace distribute

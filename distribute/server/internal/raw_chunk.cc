@@ -1,0 +1,172 @@
+#include "distribute/server/internal/raw_chunk.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace distribute {
+namespace server_internal {
+namespace {
+
+// Reads bytes across the slices of a received buffer.
+class SliceCursor {
+ public:
+  explicit SliceCursor(const std::vector<grpc::Slice>& slices)
+      : slices_(slices) {}
+
+  bool ReadByte(uint8_t& byte) {
+    Settle();
+    if (index_ == slices_.size()) return false;
+    byte = slices_[index_].begin()[offset_++];
+    return true;
+  }
+  bool ReadVarint(uint64_t& value) {
+    value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      uint8_t byte = 0;
+      if (!ReadByte(byte)) return false;
+      value |= uint64_t{byte & 0x7fu} << shift;
+      if ((byte & 0x80u) == 0) return true;
+    }
+    return false;
+  }
+  bool Read(size_t n, std::string& out) {
+    out.clear();
+    while (n > 0) {
+      Settle();
+      if (index_ == slices_.size()) return false;
+      const size_t take = std::min(n, slices_[index_].size() - offset_);
+      out.append(
+          reinterpret_cast<const char*>(slices_[index_].begin()) + offset_,
+          take);
+      offset_ += take;
+      n -= take;
+    }
+    return true;
+  }
+  // The rest, as pieces.
+  void Rest(std::vector<absl::string_view>& pieces, size_t& size) {
+    pieces.clear();
+    size = 0;
+    for (; index_ < slices_.size(); ++index_, offset_ = 0) {
+      const size_t n = slices_[index_].size() - offset_;
+      if (n == 0) continue;
+      pieces.emplace_back(
+          reinterpret_cast<const char*>(slices_[index_].begin()) + offset_, n);
+      size += n;
+    }
+  }
+
+ private:
+  void Settle() {
+    while (index_ < slices_.size() && offset_ == slices_[index_].size()) {
+      ++index_;
+      offset_ = 0;
+    }
+  }
+
+  const std::vector<grpc::Slice>& slices_;
+  size_t index_ = 0;
+  size_t offset_ = 0;
+};
+
+}  // namespace
+
+struct PayloadPins::State {
+  absl::Mutex mu;
+  int64_t count ABSL_GUARDED_BY(mu) = 0;
+};
+
+// One pinned slice; owned by gRPC's slice until Release.
+struct PayloadPins::Ref {
+  std::shared_ptr<State> state;
+};
+
+PayloadPins::PayloadPins() : state_(std::make_shared<State>()) {}
+
+grpc::Slice PayloadPins::Pin(const std::byte* data, size_t size) {
+  {
+    absl::MutexLock lock(&state_->mu);
+    ++state_->count;
+  }
+  // gRPC never writes through the pointer; its API only takes it non-const.
+  return grpc::Slice(const_cast<std::byte*>(data), size, &PayloadPins::Release,
+                     new Ref{state_});
+}
+
+void PayloadPins::Release(void* ref) {
+  std::unique_ptr<Ref> owned(static_cast<Ref*>(ref));
+  absl::MutexLock lock(&owned->state->mu);
+  --owned->state->count;
+}
+
+void PayloadPins::WaitUntilReleased() {
+  absl::MutexLock lock(&state_->mu);
+  state_->mu.Await(absl::Condition(
+      +[](State* state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
+        return state->count == 0;
+      },
+      state_.get()));
+}
+
+void OutboundChunk::Set(const server::DeliverChunk& meta,
+                        const std::byte* payload, size_t payload_size) {
+  const std::string body = meta.SerializeAsString();
+  prefix.clear();
+  uint64_t length = body.size();
+  do {
+    uint8_t byte = length & 0x7fu;
+    length >>= 7;
+    if (length != 0) byte |= 0x80u;
+    prefix.push_back(static_cast<char>(byte));
+  } while (length != 0);
+  prefix += body;
+  data = payload;
+  size = payload_size;
+}
+
+}  // namespace server_internal
+}  // namespace distribute
+
+namespace grpc {
+
+Status SerializationTraits<distribute::server_internal::OutboundChunk, void>::
+    Serialize(const distribute::server_internal::OutboundChunk& m,
+              ByteBuffer* buffer, bool* own_buffer) {
+  Slice slices[2] = {Slice(m.prefix),
+                     m.pins != nullptr
+                         ? m.pins->Pin(m.data, m.size)
+                         : Slice(m.data, m.size, Slice::STATIC_SLICE)};
+  ByteBuffer result(slices, m.size > 0 ? 2 : 1);
+  buffer->Swap(&result);
+  *own_buffer = true;
+  return Status::OK;
+}
+
+Status SerializationTraits<distribute::server_internal::InboundChunk, void>::
+    Deserialize(ByteBuffer* buffer,
+                distribute::server_internal::InboundChunk* m) {
+  ByteBuffer owned;
+  owned.Swap(buffer);  // Ours now; freed when `owned` goes.
+  m->slices.clear();
+  m->pieces.clear();
+  m->size = 0;
+  if (!owned.Valid() || !owned.Dump(&m->slices).ok()) {
+    return Status(StatusCode::INTERNAL, "a transport chunk could not be read");
+  }
+  distribute::server_internal::SliceCursor cursor(m->slices);
+  uint64_t length = 0;
+  std::string body;
+  if (!cursor.ReadVarint(length) || length > (uint64_t{1} << 20) ||
+      !cursor.Read(static_cast<size_t>(length), body) ||
+      !m->meta.ParseFromString(body) || !m->meta.data().empty()) {
+    return Status(StatusCode::INTERNAL,
+                  "a transport chunk has a malformed prefix");
+  }
+  cursor.Rest(m->pieces, m->size);
+  return Status::OK;
+}
+
+}  // namespace grpc

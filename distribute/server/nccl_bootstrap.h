@@ -1,0 +1,46 @@
+// NCCL communicators across processes, bootstrapped over the tasks' gRPC
+// Servers: the chief makes an ncclUniqueId and publishes it (BlobKey: the
+// group's name and instance), every other task fetches it from the chief
+// (blob_exchange.h), and each process then joins the NCCL group with its own
+// GPU at its global rank (NcclCommunicator::CreateRank, ncclCommInitRank).
+// Built only where CUDA is configured.
+//
+// Example (task t of n, one GPU each; task 0 is the chief):
+//   absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>> comm =
+//       distribute::CreateNcclRankOverGrpc(
+//           *server, /*chief_target=*/addresses[0], {"nccl-grads", 0},
+//           *platform->gpu(0), /*rank=*/t, device_names, absl::Minutes(2));
+#ifndef DISTRIBUTE_SERVER_NCCL_BOOTSTRAP_H_
+#define DISTRIBUTE_SERVER_NCCL_BOOTSTRAP_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "devices/cuda/cuda_device.h"
+#include "devices/cuda/nccl_communicator.h"
+#include "distribute/server/blob_exchange.h"
+#include "distribute/server/server.h"
+
+namespace distribute {
+
+// Rank `rank` of an NCCL group of device_names.size() ranks, one per
+// calling process, on `device`. Rank 0 is the chief: it makes the unique id
+// and publishes it on `local` (which must be the server at chief_target);
+// the others fetch it from `chief_target`. `timeout` bounds the fetch and,
+// separately, the wait for every rank to join. Errors: BroadcastBlob's
+// (DEADLINE_EXCEEDED when the chief's id does not come, UNAUTHENTICATED /
+// PERMISSION_DENIED when the chief refuses us), INVALID_ARGUMENT for a rank
+// outside the group or an id that is not 128 bytes, and CreateRank's.
+absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>>
+CreateNcclRankOverGrpc(Server& local, absl::string_view chief_target,
+                       const BlobKey& key, devices::cuda::CudaDevice& device,
+                       int rank, std::vector<std::string> device_names,
+                       absl::Duration timeout);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_SERVER_NCCL_BOOTSTRAP_H_

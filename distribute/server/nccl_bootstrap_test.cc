@@ -1,0 +1,90 @@
+#include "distribute/server/nccl_bootstrap.h"
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "devices/cuda/cuda_platform.h"
+#include "devices/tensor.h"
+#include "distribute/server/blob_exchange.h"
+#include "distribute/server/internal/test_cluster.h"
+#include "gtest/gtest.h"
+
+namespace distribute {
+namespace {
+
+using devices::cuda::CudaPlatform;
+using devices::cuda::NcclCommunicator;
+using server_internal::TestCluster;
+
+class NcclBootstrapTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<CudaPlatform>> platform =
+        CudaPlatform::Create();
+    if (!platform.ok()) {
+      GTEST_SKIP() << "no CUDA GPU found: " << platform.status();
+    }
+    platform_ = *std::move(platform);
+    if (platform_->num_gpus() == 0) GTEST_SKIP() << "no CUDA GPU found";
+  }
+
+  std::unique_ptr<CudaPlatform> platform_;
+};
+
+TEST_F(NcclBootstrapTest, RanksFormOneGroupFromTheChiefsId) {
+  // One rank per GPU (NCCL allows one rank per GPU), each with a Server of
+  // its own, as separate tasks would.
+  const int n = platform_->num_gpus() >= 2 ? 2 : 1;
+  absl::StatusOr<TestCluster> cluster = TestCluster::Start(n);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<std::string> names;
+  for (int r = 0; r < n; ++r) names.push_back(platform_->gpu(r)->name());
+  std::vector<absl::StatusOr<std::unique_ptr<NcclCommunicator>>> comms;
+  for (int r = 0; r < n; ++r) comms.emplace_back(absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      comms[r] = CreateNcclRankOverGrpc(
+          *cluster->servers[r], cluster->addresses[0], {"nccl-test", 0},
+          *platform_->gpu(r), r, names, absl::Seconds(60));
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    ASSERT_TRUE(comms[r].ok()) << "rank " << r << ": " << comms[r].status();
+    EXPECT_EQ((*comms[r])->size(), n);
+    EXPECT_TRUE((*comms[r])->IsLocal(r));
+  }
+  // The id the others fetched is the one the chief published.
+  absl::StatusOr<std::string> id =
+      FetchBlob(cluster->servers[0]->channel_options(), cluster->addresses[0],
+                {"nccl-test", 0}, absl::Seconds(5));
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->size(), 128u);
+}
+
+TEST_F(NcclBootstrapTest, MissingChiefIsDeadlineExceeded) {
+  absl::StatusOr<TestCluster> cluster = TestCluster::Start(2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
+      CreateNcclRankOverGrpc(*cluster->servers[1], cluster->addresses[0],
+                             {"nobody-publishes", 0}, *platform_->gpu(0), 1,
+                             {"chief-gpu", platform_->gpu(0)->name()},
+                             absl::Milliseconds(300));
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << comm.status();
+  EXPECT_EQ(
+      CreateNcclRankOverGrpc(*cluster->servers[0], cluster->addresses[0],
+                             {"g", 0}, *platform_->gpu(0), 2,
+                             {platform_->gpu(0)->name()}, absl::Seconds(1))
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace distribute

@@ -1,0 +1,202 @@
+// The strategies on devices whose memory the host must not touch (the
+// opaque-memory test platform, which stands in for GPUs where there is
+// none): model ops run on each device's kernels, variables update through
+// device copies and kernels, ReductionToOneDevice reduces on the reduce
+// device, AllGather stages through the host. The results equal the host
+// platform's bit for bit, since the staged kernels are the host kernels.
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "devices/host_platform.h"
+#include "distribute/cross_device_ops.h"
+#include "distribute/local_strategies.h"
+#include "distribute/strategy.h"
+#include "distribute/variables.h"
+#include "gtest/gtest.h"
+#include "tests/opaque_memory_platform.h"
+#include "tools/distsim/classifier_training.h"
+
+namespace {
+
+using devices::Tensor;
+using distribute::CentralStorageStrategy;
+using distribute::MirroredStrategy;
+using distribute::OneDeviceStrategy;
+using distribute::ReplicaContext;
+using distsim::TrainClassifier;
+using distsim::TrainOptions;
+using distsim_testing::OpaqueMemoryPlatform;
+
+TrainOptions Options(const std::string& optimizer) {
+  TrainOptions o;
+  o.steps = 3;
+  o.global_batch = 32;
+  o.num_features = 8;
+  o.num_classes = 3;
+  o.hidden = {16};
+  o.seed = 5;
+  o.optimizer = optimizer;
+  return o;
+}
+
+std::vector<std::string> Cpus(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back("/cpu:" + std::to_string(i));
+  return out;
+}
+
+std::unique_ptr<devices::HostPlatform> Host(int n) {
+  devices::HostPlatformOptions options;
+  options.num_devices = n;
+  return *devices::HostPlatform::Create(options);
+}
+
+TEST(DeviceMemoryStrategiesTest, OneDeviceAndMirroredTrainAsOnTheHost) {
+  auto opaque = *OpaqueMemoryPlatform::Create(2);
+  auto host = Host(2);
+  for (const std::string optimizer : {"sgd", "adam"}) {
+    auto a =
+        TrainClassifier(*OneDeviceStrategy::Create(*opaque, "/cpu:1").value(),
+                        Options(optimizer));
+    auto b =
+        TrainClassifier(*OneDeviceStrategy::Create(*host, "/cpu:1").value(),
+                        Options(optimizer));
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(a->weights_checksum, b->weights_checksum) << optimizer;
+    EXPECT_EQ(*a->final_loss, *b->final_loss) << optimizer;
+
+    auto c =
+        TrainClassifier(*MirroredStrategy::Create(*opaque, Cpus(2)).value(),
+                        Options(optimizer));
+    auto d = TrainClassifier(*MirroredStrategy::Create(*host, Cpus(2)).value(),
+                             Options(optimizer));
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(c->weights_checksum, d->weights_checksum) << optimizer;
+    EXPECT_EQ(*c->final_loss, *d->final_loss) << optimizer;
+    EXPECT_LT(*c->final_loss, *c->initial_loss) << optimizer;
+  }
+}
+
+TEST(DeviceMemoryStrategiesTest, CentralStorageTrainsAsOnTheHost) {
+  // Variables on CPU:0, replicas on CPU:1 and CPU:2: reads copy the
+  // variables to each replica's device, updates run on CPU:0.
+  auto opaque = *OpaqueMemoryPlatform::Create(3);
+  auto host = Host(3);
+  const std::vector<std::string> compute = {"/cpu:1", "/cpu:2"};
+  auto a = TrainClassifier(
+      *CentralStorageStrategy::Create(*opaque, compute, "/cpu:0").value(),
+      Options("sgd"));
+  auto b = TrainClassifier(
+      *CentralStorageStrategy::Create(*host, compute, "/cpu:0").value(),
+      Options("sgd"));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->weights_checksum, b->weights_checksum);
+  EXPECT_EQ(*a->final_loss, *b->final_loss);
+}
+
+TEST(DeviceMemoryStrategiesTest, VariablesUpdateInDeviceMemory) {
+  auto opaque = *OpaqueMemoryPlatform::Create(2);
+  auto strategy = *MirroredStrategy::Create(*opaque, Cpus(2));
+  std::shared_ptr<distribute::Variable> v;
+  {
+    auto scope = strategy->Scope();
+    ASSERT_TRUE(scope.ok()) << scope.status();
+    auto created = strategy->CreateVariable(
+        Tensor::FromVector<float>({1, 2, 3}), {.name = "v"});
+    ASSERT_TRUE(created.ok()) << created.status();
+    v = *created;
+  }
+  ASSERT_FALSE(v->values()[0].host_accessible());
+  ASSERT_TRUE(v->AssignAdd(Tensor::FromVector<float>({10, 20, 30})).ok());
+  ASSERT_TRUE(v->AssignSub(Tensor::FromVector<float>({1, 1, 1})).ok());
+  for (const Tensor& component : v->values()) {
+    std::vector<float> got(3);
+    auto device = opaque->FindDevice(component.device());
+    ASSERT_TRUE(device.ok());
+    ASSERT_TRUE((*device)->CopyToHost(component, got.data()).ok());
+    EXPECT_EQ(got, (std::vector<float>{10, 21, 32})) << component.device();
+  }
+  ASSERT_TRUE(v->Assign(Tensor::FromVector<float>({7, 8, 9})).ok());
+  auto total = strategy->Reduce(distribute::ReduceOp::kSum,
+                                distribute::PerReplica(v->values()));
+  ASSERT_TRUE(total.ok()) << total.status();
+  EXPECT_EQ(total->ToVector<float>(), (std::vector<float>{14, 16, 18}));
+}
+
+TEST(DeviceMemoryStrategiesTest, AllReduceAndAllGatherOfDeviceTensors) {
+  auto opaque = *OpaqueMemoryPlatform::Create(2);
+  auto strategy = *MirroredStrategy::Create(*opaque, Cpus(2));
+  auto out = strategy->Run(
+      [](ReplicaContext& ctx,
+         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+        auto value = ctx.device().Allocate(devices::DType::kFloat32, {1, 2});
+        if (!value.ok()) return value.status();
+        const std::vector<float> host = {r, r + 10};
+        absl::Status s = ctx.device().CopyFromHost(host.data(), *value);
+        if (!s.ok()) return s;
+        auto sum = ctx.AllReduce(distribute::ReduceOp::kSum, {*value});
+        if (!sum.ok()) return sum.status();
+        auto gathered = ctx.AllGather(*value, /*axis=*/1);
+        if (!gathered.ok()) return gathered.status();
+        return std::vector<Tensor>{(*sum)[0], *gathered};
+      });
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int r = 0; r < 2; ++r) {
+    const Tensor& sum = (*out)[0].value(r);
+    const Tensor& gathered = (*out)[1].value(r);
+    EXPECT_FALSE(sum.host_accessible());
+    EXPECT_EQ(gathered.shape(), devices::Shape({1, 4}));
+    auto device = opaque->FindDevice(sum.device());
+    ASSERT_TRUE(device.ok());
+    std::vector<float> s(2), g(4);
+    ASSERT_TRUE((*device)->CopyToHost(sum, s.data()).ok());
+    ASSERT_TRUE((*device)->CopyToHost(gathered, g.data()).ok());
+    EXPECT_EQ(s, (std::vector<float>{1, 21}));
+    EXPECT_EQ(g, (std::vector<float>{0, 10, 1, 11}));
+  }
+}
+
+TEST(DeviceMemoryStrategiesTest, ReductionToOneDeviceTimesOutWithoutPeers) {
+  auto opaque = *OpaqueMemoryPlatform::Create(2);
+  distribute::ReductionToOneDevice ops;
+  ASSERT_TRUE(ops.Bind(*opaque, {"/cpu:0", "/cpu:1"}).ok());
+  distribute::CommunicationOptions fast;
+  fast.timeout_seconds = 0.05;
+  auto value = [&](int r, float x) {
+    devices::Device& d = **opaque->FindDevice("/cpu:" + std::to_string(r));
+    Tensor t = *d.Allocate(devices::DType::kFloat32, {1});
+    EXPECT_TRUE(d.CopyFromHost(&x, t).ok());
+    return t;
+  };
+  // Alone, the root (replica 0) and a peer (replica 1) both give up.
+  for (int r : {0, 1}) {
+    auto alone = ops.ReplicaAllReduce(r, distribute::ReduceOp::kSum,
+                                      {value(r, 1)}, fast);
+    EXPECT_EQ(alone.status().code(), absl::StatusCode::kDeadlineExceeded)
+        << r << ": " << alone.status();
+  }
+  // A full round afterwards sees only its own values.
+  std::vector<absl::StatusOr<std::vector<Tensor>>> out(
+      2, absl::UnknownError("not run"));
+  std::thread peer([&] {
+    out[1] = ops.ReplicaAllReduce(1, distribute::ReduceOp::kSum, {value(1, 5)});
+  });
+  out[0] = ops.ReplicaAllReduce(0, distribute::ReduceOp::kSum, {value(0, 2)});
+  peer.join();
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(out[r].ok()) << out[r].status();
+    float got = 0;
+    devices::Device& d = **opaque->FindDevice((*out[r])[0].device());
+    ASSERT_TRUE(d.CopyToHost((*out[r])[0], &got).ok());
+    EXPECT_EQ(got, 7.0f) << r;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,225 @@
+// `distsim train --strategy=multi_worker_mirrored`, the binary itself:
+// two real worker processes on 127.0.0.1 with TF_CONFIG reach the weights
+// of MirroredStrategy with two replicas and of the same cluster simulated
+// in one process (two hosts of one GPU); on the default simulated cluster
+// (sim:dgx_h100_cluster:2) it prints simulated step lines and the JSON line
+// of the same training that the classifier library gives on an
+// InProcessCluster; the misuses get messages that say what to pass. Every
+// child is waited for with a deadline and reaped.
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "devices/host_platform.h"
+#include "devices/platform_registry.h"
+#include "distribute/in_process_cluster.h"
+#include "distribute/local_strategies.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simulator/sim_platform.h"
+#include "simulator/topology.h"
+#include "simulator/topology_generator.h"
+#include "tests/subprocess.h"
+#include "tools/distsim/classifier_training.h"
+
+namespace {
+
+using ::distsim_test::ChildProcess;
+using ::distsim_test::ExitInfo;
+using ::testing::HasSubstr;
+
+constexpr absl::Duration kWait = absl::Seconds(90);
+constexpr int64_t kSteps = 3;
+constexpr int64_t kGlobalBatch = 32;
+
+std::string Distsim() {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  return absl::StrCat(srcdir == nullptr ? "." : srcdir,
+                      "/distsim/tools/distsim");
+}
+
+std::string TmpPath(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/", name);
+}
+
+std::vector<std::string> TrainArgs(std::vector<std::string> extra) {
+  std::vector<std::string> args = {
+      "train", "--strategy=multi_worker_mirrored",
+      absl::StrCat("--steps=", kSteps),
+      absl::StrCat("--global_batch=", kGlobalBatch), "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// The value of "key" in the one-line JSON object `line` (numbers and
+// strings without escapes), or "" when absent.
+std::string JsonField(const std::string& line, const std::string& key) {
+  const std::string needle = absl::StrCat("\"", key, "\":");
+  const size_t at = line.find(needle);
+  if (at == std::string::npos) return "";
+  size_t begin = at + needle.size();
+  size_t end = line.find_first_of(",}", begin);
+  std::string value = line.substr(begin, end - begin);
+  return std::string(absl::StripSuffix(absl::StripPrefix(value, "\""), "\""));
+}
+
+std::string LastLine(const std::string& text) {
+  std::vector<std::string> lines =
+      absl::StrSplit(text, '\n', absl::SkipEmpty());
+  return lines.empty() ? "" : lines.back();
+}
+
+distsim::TrainOptions Options() {
+  distsim::TrainOptions options;
+  options.steps = kSteps;
+  options.global_batch = kGlobalBatch;
+  return options;
+}
+
+TEST(DistsimMultiWorkerTest, TwoRealWorkersTrainLikeMirrored) {
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  const std::string cluster =
+      absl::StrCat("{\"worker\": [\"127.0.0.1:", (*ports)[0],
+                   "\", \"127.0.0.1:", (*ports)[1], "\"]}");
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+  for (int w = 0; w < 2; ++w) {
+    const std::string tf_config =
+        absl::StrCat("{\"cluster\": ", cluster,
+                     ", \"task\": {\"type\": \"worker\", \"index\": ", w, "}}");
+    auto child = ChildProcess::Spawn(
+        Distsim(), TrainArgs({"--platform=host", "--timeout_seconds=60"}),
+        {{"TF_CONFIG", tf_config}}, TmpPath(absl::StrCat("real_worker", w)));
+    ASSERT_TRUE(child.ok()) << child.status();
+    workers.push_back(*std::move(child));
+  }
+  std::vector<std::string> json(2);
+  for (int w = 0; w < 2; ++w) {
+    absl::StatusOr<ExitInfo> exit = workers[w]->Wait(kWait);
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    ASSERT_TRUE(exit->exited && exit->code == 0)
+        << "worker " << w << " failed:\n"
+        << workers[w]->Stderr();
+    EXPECT_THAT(workers[w]->Stdout(),
+                HasSubstr(absl::StrCat("(worker ", w, " of 2)")));
+    json[w] = LastLine(workers[w]->Stdout());
+    EXPECT_EQ(JsonField(json[w], "worker_index"), absl::StrCat(w));
+    EXPECT_EQ(JsonField(json[w], "num_workers"), "2");
+    EXPECT_EQ(JsonField(json[w], "replicas"), "2");
+  }
+  EXPECT_EQ(JsonField(json[0], "weights_checksum"),
+            JsonField(json[1], "weights_checksum"));
+
+  devices::HostPlatformOptions host;
+  host.num_devices = 2;
+  auto platform = devices::HostPlatform::Create(host);
+  ASSERT_TRUE(platform.ok()) << platform.status();
+  auto mirrored = distribute::MirroredStrategy::Create(
+      **platform, (*platform)->DeviceNames());
+  ASSERT_TRUE(mirrored.ok()) << mirrored.status();
+  auto reference = distsim::TrainClassifier(**mirrored, Options());
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  // Two replicas' sums are the same in either order; the losses match to
+  // float32 printing precision.
+  const double loss =
+      std::strtod(JsonField(json[0], "final_loss").c_str(), nullptr);
+  EXPECT_NEAR(loss, *reference->final_loss, 1e-6);
+
+  // The same cluster simulated in one process (two hosts of one GPU each)
+  // reaches the very same weights: with two replicas every sum has one
+  // order.
+  simulator::GeneratorOptions generator;
+  generator.nodes = 2;
+  generator.gpus_per_node = 1;
+  generator.nics_per_node = 1;
+  auto def = simulator::GenerateTopology(generator);
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto topology = simulator::Topology::FromDef(*def, "2 hosts x 1 GPU");
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  auto sim = simulator::SimPlatform::Create(*std::move(topology));
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  auto in_process = distribute::InProcessCluster::Create(**sim);
+  ASSERT_TRUE(in_process.ok()) << in_process.status();
+  std::string checksum;
+  absl::Status ran =
+      (*in_process)
+          ->Run(
+              [&](distribute::MultiWorkerMirroredStrategy& s) -> absl::Status {
+                auto r = distsim::TrainClassifier(s, Options());
+                if (!r.ok()) return r.status();
+                if (s.IsChief()) checksum = r->weights_checksum;
+                return absl::OkStatus();
+              });
+  ASSERT_TRUE(ran.ok()) << ran;
+  EXPECT_EQ(JsonField(json[0], "weights_checksum"), checksum);
+}
+
+TEST(DistsimMultiWorkerTest, SimulatedClusterByDefault) {
+  auto child = ChildProcess::Spawn(Distsim(), TrainArgs({}), {},
+                                   TmpPath("simulated_cluster"));
+  ASSERT_TRUE(child.ok()) << child.status();
+  absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  ASSERT_TRUE(exit->exited && exit->code == 0) << (*child)->Stderr();
+  const std::string out = (*child)->Stdout();
+  EXPECT_THAT(out, HasSubstr("2 simulated workers, one per host"));
+  EXPECT_THAT(out, HasSubstr("sim:dgx_h100_cluster:2, 16 replica(s)"));
+  EXPECT_THAT(out, HasSubstr(absl::StrCat("step    ", kSteps, "/", kSteps)));
+  EXPECT_THAT(out, HasSubstr("communication"));
+  const std::string json = LastLine(out);
+  EXPECT_EQ(JsonField(json, "num_workers"), "2");
+  EXPECT_EQ(JsonField(json, "replicas"), "16");
+  EXPECT_NE(JsonField(json, "simulated_step_us"), "null");
+
+  // The same training through the library on an in-process cluster.
+  simulator::RegisterSimPlatform();
+  auto platform = devices::CreatePlatform("sim:dgx_h100_cluster:2");
+  ASSERT_TRUE(platform.ok()) << platform.status();
+  auto cluster = distribute::InProcessCluster::Create(**platform);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::string checksum;
+  absl::Status ran = (*cluster)->Run(
+      [&](distribute::MultiWorkerMirroredStrategy& s) -> absl::Status {
+        auto r = distsim::TrainClassifier(s, Options());
+        if (!r.ok()) return r.status();
+        if (s.IsChief()) checksum = r->weights_checksum;
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(ran.ok()) << ran;
+  EXPECT_EQ(JsonField(json, "weights_checksum"), checksum);
+}
+
+TEST(DistsimMultiWorkerTest, MisusesSayWhatToPass) {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> env;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {TrainArgs({"--platform=host"}), {}, "needs TF_CONFIG"},
+      {TrainArgs({"--platform=sim:dgx_h100"}), {}, "dgx_h100_cluster"},
+      {TrainArgs({"--platform=sim:dgx_h100_cluster:2"}),
+       {{"TF_CONFIG", "{\"cluster\": {\"worker\": [\"127.0.0.1:1\"]}}"}},
+       "unset TF_CONFIG"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto child = ChildProcess::Spawn(Distsim(), cases[i].args, cases[i].env,
+                                     TmpPath(absl::StrCat("misuse", i)));
+    ASSERT_TRUE(child.ok()) << child.status();
+    absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    EXPECT_TRUE(exit->exited && exit->code != 0) << "case " << i;
+    EXPECT_THAT((*child)->Stderr(), HasSubstr(cases[i].message))
+        << "case " << i;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,351 @@
+// MultiWorkerMirroredStrategy on a simulated cluster inside one process
+// (distribute/in_process_cluster.h over sim:dgx_h100_cluster:2, one worker
+// per host): worker roles and global replica ids, the input pipelines'
+// contexts, dataset auto-sharding across the workers (FILE, DATA, OFF,
+// AUTO), training that reaches MirroredStrategy's weights on the same 16
+// GPUs, a byte-identical trace twice, and a dead host or cut link failing
+// the run with an error that names the task.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "devices/tensor.h"
+#include "distribute/cross_device_ops.h"
+#include "distribute/in_process_cluster.h"
+#include "distribute/input/dataset.h"
+#include "distribute/input_lib.h"
+#include "distribute/local_strategies.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simulator/builtin_topologies.h"
+#include "simulator/faults.h"
+#include "simulator/sim_platform.h"
+#include "simulator/time.h"
+#include "tools/distsim/classifier_training.h"
+
+namespace {
+
+using ::distribute::InProcessCluster;
+using ::distribute::MultiWorkerMirroredStrategy;
+using ::distribute::data::AutoShardPolicy;
+using ::distribute::data::Dataset;
+using ::testing::HasSubstr;
+
+constexpr char kCluster[] = "dgx_h100_cluster:2";
+constexpr int kWorkers = 2;
+constexpr int kPerWorker = 8;
+
+std::unique_ptr<simulator::SimPlatform> Platform(
+    simulator::SimPlatformOptions options = {}) {
+  auto topology = simulator::BuiltinTopology(kCluster);
+  EXPECT_TRUE(topology.ok()) << topology.status();
+  auto platform =
+      simulator::SimPlatform::Create(*std::move(topology), std::move(options));
+  EXPECT_TRUE(platform.ok()) << platform.status();
+  return platform.ok() ? *std::move(platform) : nullptr;
+}
+
+std::unique_ptr<InProcessCluster> Cluster(devices::Platform& platform) {
+  auto cluster = InProcessCluster::Create(platform);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return cluster.ok() ? *std::move(cluster) : nullptr;
+}
+
+// A small classifier that 16 replicas split evenly (global batch 64).
+distsim::TrainOptions SmallClassifier(int64_t steps) {
+  distsim::TrainOptions options;
+  options.steps = steps;
+  options.global_batch = 64;
+  options.num_features = 16;
+  options.hidden = {32};
+  options.num_classes = 4;
+  options.learning_rate = 0.1;
+  return options;
+}
+
+std::vector<int64_t> Values(const devices::Tensor& t) {
+  const int64_t* p = t.data<int64_t>();
+  return std::vector<int64_t>(p, p + t.num_elements());
+}
+
+TEST(SimulatedClusterTest, OneWorkerPerHostWithGlobalReplicaIds) {
+  auto platform = Platform();
+  ASSERT_NE(platform, nullptr);
+  auto cluster = Cluster(*platform);
+  ASSERT_NE(cluster, nullptr);
+  ASSERT_EQ(cluster->num_workers(), kWorkers);
+  for (int w = 0; w < kWorkers; ++w) {
+    MultiWorkerMirroredStrategy& s = cluster->worker(w);
+    EXPECT_EQ(s.NumWorkers(), kWorkers);
+    EXPECT_EQ(s.WorkerIndex(), w);
+    EXPECT_EQ(s.IsChief(), w == 0);
+    EXPECT_EQ(s.NumReplicasInSync(), kWorkers * kPerWorker);
+    EXPECT_EQ(s.extended().ReplicaIdOffset(), w * kPerWorker);
+    EXPECT_EQ(s.task_type(), "worker");
+    EXPECT_EQ(s.task_id(), w);
+    ASSERT_NE(s.ClusterResolver(), nullptr);
+    EXPECT_EQ(s.ClusterResolver()->task_id(), w);
+    ASSERT_EQ(s.extended().WorkerDevices().size(), size_t{kPerWorker});
+    EXPECT_EQ(s.extended().WorkerDevices()[0],
+              absl::StrCat("/job:worker/replica:0/task:", w, "/device:GPU:0"));
+    EXPECT_EQ(cluster->worker_host_device(w),
+              absl::StrCat("/job:worker/replica:0/task:", w, "/device:CPU:0"));
+  }
+
+  absl::Mutex mu;
+  std::vector<int> seen(kWorkers * kPerWorker, -1);
+  std::vector<std::pair<int64_t, int64_t>> pipelines(kWorkers);
+  absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
+    auto dist = distribute::DistributeDatasetsFromFunction(
+        s, [&](const distribute::InputContext& ctx) {
+          absl::MutexLock lock(&mu);
+          pipelines[s.WorkerIndex()] = {ctx.num_input_pipelines(),
+                                        ctx.input_pipeline_id()};
+          return Dataset::Range(4).Batch(1);
+        });
+    if (!dist.ok()) return dist.status();
+    auto out = s.Run([&](distribute::ReplicaContext& ctx,
+                         const std::vector<devices::Tensor>&)
+                         -> absl::StatusOr<std::vector<devices::Tensor>> {
+      absl::MutexLock lock(&mu);
+      seen[ctx.ReplicaIdInSyncGroup()] = s.WorkerIndex();
+      return std::vector<devices::Tensor>{};
+    });
+    return out.status();
+  });
+  ASSERT_TRUE(ran.ok()) << ran;
+  for (int r = 0; r < kWorkers * kPerWorker; ++r) {
+    EXPECT_EQ(seen[r], r / kPerWorker) << "replica " << r;
+  }
+  for (int w = 0; w < kWorkers; ++w) {
+    EXPECT_EQ(pipelines[w], std::make_pair(int64_t{kWorkers}, int64_t{w}));
+  }
+}
+
+TEST(SimulatedClusterTest, OneHostTopologyIsFailedPrecondition) {
+  auto platform = simulator::SimPlatform::FromSpec("sim:dgx_h100");
+  ASSERT_TRUE(platform.ok()) << platform.status();
+  auto cluster = InProcessCluster::Create(**platform);
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(cluster.status().message(), HasSubstr("dgx_h100_cluster"));
+}
+
+// Every worker's first step: the row values of each of its replicas.
+absl::StatusOr<std::vector<std::vector<std::vector<int64_t>>>> FirstStep(
+    const Dataset& dataset, AutoShardPolicy policy) {
+  auto platform = Platform();
+  if (platform == nullptr) return absl::InternalError("no platform");
+  auto cluster = Cluster(*platform);
+  if (cluster == nullptr) return absl::InternalError("no cluster");
+  std::vector<std::vector<std::vector<int64_t>>> rows(kWorkers);
+  absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
+    auto dist =
+        distribute::ExperimentalDistributeDataset(s, dataset, {}, policy);
+    if (!dist.ok()) return dist.status();
+    auto it = dist->MakeIterator();
+    if (!it.ok()) return it.status();
+    auto step = (*it)->GetNext();
+    if (!step.ok()) return step.status();
+    for (int r = 0; r < kPerWorker; ++r) {
+      rows[s.WorkerIndex()].push_back(Values((*step)[0].value(r)));
+    }
+    return absl::OkStatus();
+  });
+  if (!ran.ok()) return ran;
+  return rows;
+}
+
+std::vector<int64_t> Flat(const std::vector<std::vector<int64_t>>& rows) {
+  std::vector<int64_t> out;
+  for (const auto& r : rows) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+// Four "files" of 16 records: file f holds 100 * f .. 100 * f + 15.
+absl::StatusOr<Dataset> FourFiles() {
+  return Dataset::FromFiles(
+      {"f0", "f1", "f2", "f3"},
+      [](const std::string& file) -> absl::StatusOr<Dataset> {
+        const int64_t base = 100 * (file[1] - '0');
+        return Dataset::Range(base, base + 16, 1);
+      });
+}
+
+TEST(SimulatedClusterTest, AutoShardByFileGivesEachWorkerItsFiles) {
+  auto files = FourFiles();
+  ASSERT_TRUE(files.ok()) << files.status();
+  auto batched = files->Batch(16);  // 16 per global batch: 1 per replica
+  ASSERT_TRUE(batched.ok()) << batched.status();
+  for (AutoShardPolicy policy :
+       {AutoShardPolicy::kFile, AutoShardPolicy::kAuto}) {
+    auto rows = FirstStep(*batched, policy);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    // Worker 0 reads files 0 and 2, worker 1 files 1 and 3; the global
+    // batch of 16 is 1 row per replica, so each worker's first step is the
+    // first 8 rows of its first file.
+    std::vector<int64_t> w0, w1;
+    for (int64_t i = 0; i < 8; ++i) w0.push_back(i);
+    for (int64_t i = 0; i < 8; ++i) w1.push_back(100 + i);
+    EXPECT_EQ(Flat((*rows)[0]), w0);
+    EXPECT_EQ(Flat((*rows)[1]), w1);
+  }
+}
+
+TEST(SimulatedClusterTest, FileShardingWithFewerFilesThanWorkersFails) {
+  auto one = Dataset::FromFiles(
+      {"only"}, [](const std::string&) { return Dataset::Range(32); });
+  ASSERT_TRUE(one.ok()) << one.status();
+  auto rows = FirstStep(*one->Batch(16), AutoShardPolicy::kFile);
+  EXPECT_EQ(rows.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(rows.status().message(), HasSubstr("worker task 0"));
+}
+
+TEST(SimulatedClusterTest, DataShardingAndOff) {
+  auto batched = Dataset::Range(64).Batch(16);
+  ASSERT_TRUE(batched.ok()) << batched.status();
+  // DATA (and AUTO without files): the global batch 0..15 is one step of
+  // all 16 replicas, one row each: cut into 16 pieces dealt round-robin to
+  // the workers (TF's LegacyRebatch + Shard), so worker 0 has the even rows
+  // and worker 1 the odd ones.
+  for (AutoShardPolicy policy :
+       {AutoShardPolicy::kData, AutoShardPolicy::kAuto}) {
+    auto rows = FirstStep(*batched, policy);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    std::vector<int64_t> even, odd;
+    for (int64_t i = 0; i < 16; i += 2) {
+      even.push_back(i);
+      odd.push_back(i + 1);
+    }
+    EXPECT_EQ(Flat((*rows)[0]), even)
+        << distribute::data::AutoShardPolicyName(policy);
+    EXPECT_EQ(Flat((*rows)[1]), odd);
+  }
+  // OFF: each worker sees every element, its replicas splitting the batch.
+  auto rows = FirstStep(*batched, AutoShardPolicy::kOff);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(Flat((*rows)[0]), Flat((*rows)[1]));
+  EXPECT_EQ(Flat((*rows)[0]).front(), 0);
+}
+
+struct ClusterRun {
+  distsim::TrainResult result;
+  std::string trace;
+};
+
+absl::StatusOr<ClusterRun> TrainOnCluster(
+    distsim::TrainOptions options, simulator::SimPlatformOptions sim = {}) {
+  auto platform = Platform(std::move(sim));
+  if (platform == nullptr) return absl::InternalError("no platform");
+  auto cluster = Cluster(*platform);
+  if (cluster == nullptr) return absl::InternalError("no cluster");
+  std::vector<distsim::TrainResult> results(kWorkers);
+  absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
+    auto r = distsim::TrainClassifier(s, options);
+    if (!r.ok()) return r.status();
+    results[s.WorkerIndex()] = *std::move(r);
+    return absl::OkStatus();
+  });
+  if (!ran.ok()) return ran;
+  // Every worker ends with the same weights.
+  if (results[0].weights_checksum != results[1].weights_checksum) {
+    return absl::InternalError(
+        absl::StrCat("workers disagree: ", results[0].weights_checksum, " vs ",
+                     results[1].weights_checksum));
+  }
+  return ClusterRun{results[0], platform->TraceJson()};
+}
+
+TEST(SimulatedClusterTest, TrainsLikeMirroredOnTheSameGpus) {
+  const distsim::TrainOptions options = SmallClassifier(3);
+  auto cluster = TrainOnCluster(options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+
+  auto platform = Platform();
+  ASSERT_NE(platform, nullptr);
+  auto mirrored = distribute::MirroredStrategy::Create(
+      *platform, distribute::DefaultDevices(*platform),
+      std::make_shared<distribute::CollectiveAllReduce>());
+  ASSERT_TRUE(mirrored.ok()) << mirrored.status();
+  ASSERT_EQ((*mirrored)->NumReplicasInSync(), kWorkers * kPerWorker);
+  auto reference = distsim::TrainClassifier(**mirrored, options);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  ASSERT_EQ(cluster->result.weights.size(), reference->weights.size());
+  // The sums run in another order (hierarchical across hosts against the
+  // single-host schedule), so float32 rounding differs: 1e-5 relative.
+  for (size_t i = 0; i < reference->weights.size(); ++i) {
+    const devices::Tensor& a = cluster->result.weights[i];
+    const devices::Tensor& b = reference->weights[i];
+    ASSERT_EQ(a.num_elements(), b.num_elements());
+    for (int64_t k = 0; k < a.num_elements(); ++k) {
+      const float x = a.data<float>()[k], y = b.data<float>()[k];
+      ASSERT_NEAR(x, y, 1e-5 * std::max(1.0f, std::fabs(y)))
+          << "weight " << i << " element " << k;
+    }
+  }
+  ASSERT_TRUE(cluster->result.final_loss.has_value());
+  EXPECT_NEAR(*cluster->result.final_loss, *reference->final_loss, 1e-5);
+}
+
+TEST(SimulatedClusterTest, SameTraceEveryTime) {
+  const distsim::TrainOptions options = SmallClassifier(2);
+  auto first = TrainOnCluster(options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_FALSE(first->trace.empty());
+  for (int run = 0; run < 3; ++run) {
+    auto again = TrainOnCluster(options);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->result.weights_checksum, first->result.weights_checksum);
+    ASSERT_TRUE(again->trace == first->trace) << "run " << run;
+  }
+}
+
+TEST(SimulatedClusterTest, DeadHostFailsNamingItsTask) {
+  auto topology = simulator::BuiltinTopology(kCluster);
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  const std::string host1 = topology->host_names()[1];
+  simulator::SimPlatformOptions sim;
+  sim.faults.KillHost(
+      host1, simulator::FaultTrigger::AtTime(simulator::Microseconds(30)));
+  auto run = TrainOnCluster(SmallClassifier(5), std::move(sim));
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kUnavailable)
+      << run.status();
+  EXPECT_THAT(run.status().message(), HasSubstr("task:1")) << run.status();
+}
+
+TEST(SimulatedClusterTest, CutLinksFailNamingTheTaskAndTheLink) {
+  // Every network uplink of host 1: the all-reduce across hosts cannot
+  // cross.
+  simulator::SimPlatformOptions sim;
+  for (int nic = 0; nic < kPerWorker; ++nic) {
+    sim.faults.CutLink(
+        absl::StrCat("node1/nic", nic, "->ib_leaf_r", nic, "_g0"),
+        simulator::FaultTrigger::AtTime(simulator::Microseconds(30)));
+  }
+  auto run = TrainOnCluster(SmallClassifier(5), std::move(sim));
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kUnavailable)
+      << run.status();
+  EXPECT_THAT(run.status().message(), HasSubstr("worker task"));
+  EXPECT_THAT(run.status().message(), HasSubstr("node1/nic")) << run.status();
+}
+
+TEST(SimulatedClusterTest, DeadGpuFailsNamingItsTask) {
+  simulator::SimPlatformOptions sim;
+  sim.faults.KillDevice(
+      "/job:worker/replica:0/task:1/device:GPU:3",
+      simulator::FaultTrigger::AtOperation(20));
+  auto run = TrainOnCluster(SmallClassifier(5), std::move(sim));
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(run.status().message(), HasSubstr("task:1/device:GPU:3"))
+      << run.status();
+  EXPECT_THAT(run.status().message(), HasSubstr("XYZ_SHOW")) << run.status();
+}
+
+}  // namespace

@@ -1,0 +1,130 @@
+#!/bin/bash
+# Cross-process all-reduce on loopback TCP, side by side in one run: ours
+# (ScheduleCommunicator over the gRPC transport, one process per rank),
+# Gloo's ring and chunked ring all-reduce over its TCP transport, OpenMPI's
+# MPI_Allreduce over its TCP BTL (--mca btl tcp,self, pinned to lo), and a
+# raw TCP stream between two threads (one direction, the loopback's ceiling).
+# Prints one table: per ranks (2, 4) and size (4 KiB .. 64 MiB, x4), the
+# mean time in microseconds and busbw in GB/s (nccl-tests' convention).
+#
+#   tools/bench/compare_grpc_collectives.sh [--ranks="2 4"] [--max_bytes=N]
+#
+# Needs libgloo-dev and libopenmpi-dev/openmpi-bin (the Gloo and MPI targets
+# are manual); a missing one leaves its columns as "-".
+set -u
+cd "$(dirname "$0")/../.."
+
+RANKS="2 4"
+MIN_BYTES=4096
+MAX_BYTES=$((64 << 20))
+for arg in "$@"; do
+  case "$arg" in
+    --ranks=*) RANKS="${arg#--ranks=}" ;;
+    --max_bytes=*) MAX_BYTES="${arg#--max_bytes=}" ;;
+    --min_bytes=*) MIN_BYTES="${arg#--min_bytes=}" ;;
+    *) echo "unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
+
+BAZEL=bazel
+command -v bazel >/dev/null || BAZEL=tools/bazel
+WORK=$(mktemp -d /tmp/compare_grpc.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+build() {
+  "$BAZEL" build -c opt "$@" >"$WORK/build.log" 2>&1
+}
+build //tools/bench:grpc_allreduce_worker //tools/bench:grpc_collectives ||
+  { cat "$WORK/build.log" >&2; exit 1; }
+BIN=$("$BAZEL" info -c opt bazel-bin 2>/dev/null)/tools/bench
+cp "$BIN/grpc_allreduce_worker" "$BIN/grpc_collectives" "$WORK/"
+HAVE_GLOO=0
+HAVE_MPI=0
+if build //tools/bench:gloo_allreduce_worker; then
+  cp "$BIN/gloo_allreduce_worker" "$WORK/" && HAVE_GLOO=1
+else
+  echo "Gloo baseline not built (libgloo-dev missing?)" >&2
+fi
+if command -v mpirun >/dev/null && build //tools/bench:mpi_allreduce_worker; then
+  cp "$BIN/mpi_allreduce_worker" "$WORK/" && HAVE_MPI=1
+else
+  echo "MPI baseline not built (libopenmpi-dev / openmpi-bin missing?)" >&2
+fi
+
+RESULTS="$WORK/results.txt"
+: >"$RESULTS"
+SWEEP="--min_bytes=$MIN_BYTES --max_bytes=$MAX_BYTES"
+
+# Runs N copies of a worker (rank flags appended), keeps rank 0's lines.
+run_ranks() {
+  local n=$1
+  shift
+  local pids=()
+  for ((r = 1; r < n; r++)); do
+    "$@" --rank=$r --size=$n $SWEEP >/dev/null 2>"$WORK/err.$r" &
+    pids+=($!)
+  done
+  "$@" --rank=0 --size=$n $SWEEP >>"$RESULTS" 2>"$WORK/err.0"
+  local status=$?
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  if [ $status -ne 0 ]; then
+    echo "failed: $* ($n ranks):" >&2
+    cat "$WORK"/err.* >&2
+  fi
+}
+
+for n in $RANKS; do
+  port=$((20000 + RANDOM % 20000))
+  run_ranks "$n" "$WORK/grpc_allreduce_worker" --port_base=$port
+  if [ $HAVE_GLOO = 1 ]; then
+    for algorithm in ring ring_chunked; do
+      store="$WORK/gloo-$n-$algorithm"
+      mkdir -p "$store"
+      run_ranks "$n" "$WORK/gloo_allreduce_worker" --store="$store" \
+        --algorithm=$algorithm
+    done
+  fi
+  if [ $HAVE_MPI = 1 ]; then
+    mpirun --allow-run-as-root --oversubscribe -np "$n" \
+      --mca btl tcp,self --mca btl_tcp_if_include lo \
+      "$WORK/mpi_allreduce_worker" $SWEEP >>"$RESULTS" 2>"$WORK/err.mpi" ||
+      { echo "mpirun failed:" >&2; cat "$WORK/err.mpi" >&2; }
+  fi
+done
+
+# The raw TCP stream: GB/s of one sender to one receiver per size.
+"$WORK/grpc_collectives" --benchmark_filter='BM_TcpLoopback' \
+  --benchmark_min_time=0.2 2>/dev/null |
+  awk '/^BM_TcpLoopback/ {
+    split($1, parts, "[:/]")
+    for (i = 2; i <= NF; ++i) if ($i ~ /^tcp_GBps=/) {
+      v = $i; sub(/^tcp_GBps=/, "", v); sub(/\/s$/, "", v)
+    }
+    printf "tcp 1 %d %s %s %s\n", parts[3], $2, v, v
+  }' >>"$RESULTS"
+
+awk -v ranks="$RANKS" '
+  { key = $2 " " $3; time[$1, key] = $4; busbw[$1, key] = $6
+    if ($1 == "tcp") tcp[$3] = $6; else sizes[$3] = 1 }
+  END {
+    n = split("grpc gloo_ring gloo_ring_chunked mpi", impls, " ")
+    printf "time in us and busbw in GB/s per implementation; raw TCP: one stream, GB/s\n"
+    printf "%5s %9s", "ranks", "bytes"
+    for (i = 1; i <= n; ++i) printf " | %-24s", impls[i]
+    printf " | %s\n", "raw TCP"
+    m = split(ranks, rs, " ")
+    for (j = 1; j <= m; ++j) {
+      for (bytes = 1; bytes <= 1073741824; bytes *= 2) {
+        if (!(bytes in sizes)) continue
+        key = rs[j] " " bytes
+        printf "%5s %9d", rs[j], bytes
+        for (i = 1; i <= n; ++i) {
+          if ((impls[i], key) in time)
+            printf " | %10.0f us %6.2f GB/s", time[impls[i], key], busbw[impls[i], key]
+          else
+            printf " | %24s", "-"
+        }
+        printf " | %s\n", (bytes in tcp) ? sprintf("%.2f", tcp[bytes]) : "-"
+      }
+    }
+  }' "$RESULTS"
