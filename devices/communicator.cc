@@ -36,6 +36,10 @@ absl::Status Communicator::AllToAll(int, const Tensor&, Tensor&,
   return Unimplemented("AllToAll");
 }
 
+absl::Status Communicator::Abort(absl::Status) {
+  return Unimplemented("Abort");
+}
+
 absl::Status Communicator::Send(int, int, const Tensor&,
                                 const CollectiveOptions&) {
   return Unimplemented("Send");

@@ -81,6 +81,15 @@ class Communicator {
   virtual absl::Status Recv(int rank, int peer, Tensor& tensor,
                             const CollectiveOptions& options);
 
+  // Aborts the group, as ncclCommAbort does: every rank's pending and later
+  // collectives fail with UNAVAILABLE carrying `reason` (the first reason
+  // wins; later calls change nothing and return OK). A strategy calls it
+  // when one replica fails, so that its peers stop waiting for it at once
+  // instead of at their timeout. The communicator cannot be used again.
+  // INVALID_ARGUMENT if `reason` is OK; UNIMPLEMENTED (the default) for a
+  // backend that cannot abort.
+  virtual absl::Status Abort(absl::Status reason);
+
  protected:
   // UNIMPLEMENTED: "<name()> does not implement <collective>".
   absl::Status Unimplemented(absl::string_view collective) const;

@@ -106,6 +106,32 @@ absl::Status CrossDeviceOps::Bind(devices::Platform& platform,
   return absl::OkStatus();
 }
 
+absl::Status CrossDeviceOps::AbortCollectives(absl::Status reason) {
+  if (reason.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name(), ": AbortCollectives needs a non-OK reason"));
+  }
+  if (communicator_ == nullptr) return absl::OkStatus();
+  aborted_.store(true);
+  absl::Status s = communicator_->Abort(std::move(reason));
+  // A backend that cannot abort leaves its waiters to their timeouts.
+  return absl::IsUnimplemented(s) ? absl::OkStatus() : s;
+}
+
+absl::Status CrossDeviceOps::RecoverFromAbort() {
+  if (!aborted_.load()) return absl::OkStatus();
+  if (rank_offset_ != 0 || group_size() != num_replicas()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name(), ": the collective group spans several workers and was "
+                "aborted; restart every worker (from a checkpoint)"));
+  }
+  auto comm = MakeCommunicator(*platform_, devices_);
+  if (!comm.ok()) return comm.status();
+  communicator_ = *std::move(comm);
+  aborted_.store(false);
+  return absl::OkStatus();
+}
+
 int CrossDeviceOps::group_size() const {
   return communicator_ != nullptr ? communicator_->size() : num_replicas();
 }

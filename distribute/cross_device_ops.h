@@ -29,6 +29,7 @@
 #define DISTRIBUTE_CROSS_DEVICE_OPS_H_
 
 #include <functional>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -100,6 +101,21 @@ class CrossDeviceOps {
                                  std::vector<devices::Tensor>& per_replica,
                                  const CommunicationOptions& options = {});
 
+  // Aborts the bound group's collectives (devices::Communicator::Abort):
+  // every replica's pending and later collectives fail with UNAVAILABLE
+  // carrying `reason`, in this process and, for a group that spans
+  // workers, in the others. Strategy::Run calls it when a replica fails, so
+  // that the replicas waiting for it fail at once instead of at their
+  // timeout. Thread-safe; the first reason wins.
+  virtual absl::Status AbortCollectives(absl::Status reason);
+  // After AbortCollectives, when this process drives the whole group (a
+  // single-worker strategy): a new communicator replaces the aborted one,
+  // so the strategy can run again. FAILED_PRECONDITION for a group that
+  // spans workers (every worker must restart, as in TF). OK, doing
+  // nothing, when not aborted. Call it only while no replica runs.
+  absl::Status RecoverFromAbort();
+  bool aborted() const { return aborted_.load(); }
+
   int num_replicas() const { return static_cast<int>(devices_.size()); }
   const std::vector<std::string>& replica_devices() const { return devices_; }
   // The bound replicas' first rank in the communicator's group (0 unless the
@@ -148,6 +164,7 @@ class CrossDeviceOps {
   devices::Platform* platform_ = nullptr;
   std::vector<std::string> devices_;
   std::unique_ptr<devices::Communicator> communicator_;
+  std::atomic<bool> aborted_{false};
   int rank_offset_ = 0;
   CommunicationOptions default_options_;
 };
@@ -169,6 +186,10 @@ class ReductionToOneDevice : public CrossDeviceOps {
   absl::Status AllReducePack(int replica, ReduceOp op,
                              const devices::Tensor& in, devices::Tensor& out,
                              absl::Duration timeout) override;
+
+ public:
+  // Also fails the device-memory reduction under way, if any.
+  absl::Status AbortCollectives(absl::Status reason) override;
 
  private:
   // One device-memory reduction: every replica's input, then the result.

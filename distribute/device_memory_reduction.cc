@@ -120,6 +120,25 @@ absl::Status ReductionToOneDevice::ReduceOnDevice(int replica, ReduceOp op,
   return (*root)->CopyToDevice(result, out);
 }
 
+absl::Status ReductionToOneDevice::AbortCollectives(absl::Status reason) {
+  absl::Status s = CrossDeviceOps::AbortCollectives(reason);
+  std::shared_ptr<Round> round;
+  {
+    absl::MutexLock lock(&round_mu_);
+    round = std::move(round_);
+    round_ = nullptr;
+  }
+  if (round != nullptr && !reason.ok()) {
+    absl::MutexLock lock(&round->mu);
+    if (!round->done) {
+      round->status = absl::UnavailableError(
+          absl::StrCat(name(), " was aborted: ", reason.message()));
+      round->done = true;
+    }
+  }
+  return s;
+}
+
 absl::Status ReductionToOneDevice::WaitForRound(Round& round, int replica,
                                                 ReduceOp op,
                                                 absl::Time deadline,
@@ -127,7 +146,8 @@ absl::Status ReductionToOneDevice::WaitForRound(Round& round, int replica,
   absl::MutexLock lock(&round.mu);
   if (replica == root_) {
     auto all_arrived = [&round]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(round.mu) {
-      return round.arrived == static_cast<int>(round.inputs.size());
+      return round.done ||
+             round.arrived == static_cast<int>(round.inputs.size());
     };
     if (!round.mu.AwaitWithDeadline(absl::Condition(&all_arrived), deadline)) {
       round.status = absl::DeadlineExceededError(absl::StrCat(
@@ -135,6 +155,8 @@ absl::Status ReductionToOneDevice::WaitForRound(Round& round, int replica,
           absl::FormatDuration(timeout),
           " for the other replicas' values; every replica must reduce the "
           "same values"));
+    } else if (round.done) {
+      return round.status;  // Aborted.
     } else {
       absl::StatusOr<devices::Tensor> result = ReduceAtRoot(op, round.inputs);
       if (result.ok()) {

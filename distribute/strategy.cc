@@ -1,6 +1,8 @@
 // Strategy: scopes, Run, Reduce, Gather, values from functions, variables.
 #include "distribute/strategy.h"
 
+#include <atomic>
+
 #include <cstring>
 #include <utility>
 
@@ -115,6 +117,9 @@ absl::StatusOr<std::vector<PerReplica>> Strategy::Run(
   RunState state(n);
   std::vector<absl::StatusOr<std::vector<devices::Tensor>>> results(
       n, absl::UnknownError("replica did not run"));
+  // The replica whose failure aborted the collectives: the cause, whose
+  // code Run returns (its peers fail as a consequence, with UNAVAILABLE).
+  std::atomic<int> abort_origin{-1};
   internal::RunBoundThreads(devices, [&](int r) {
     {
       absl::MutexLock lock(&state.mu);
@@ -125,10 +130,28 @@ absl::StatusOr<std::vector<PerReplica>> Strategy::Run(
       internal::ModeSwitch replica_mode({this, &ctx, 0, false});
       results[r] = fn(ctx, replica_args[r]);
     }
+    if (!results[r].ok()) {
+      int none = -1;
+      abort_origin.compare_exchange_strong(none, r);
+      // The other replicas may be waiting for this one in a collective it
+      // will never join: abort the group so that they fail now, naming
+      // this replica, rather than at their timeout (TF aborts the
+      // collective executor the same way).
+      const absl::Status& failed = results[r].status();
+      extended_->cross_device_ops()
+          .AbortCollectives(absl::Status(
+              failed.code(),
+              absl::StrCat("replica ", r, " (", devices[r]->name(),
+                           ") failed: ", failed.message())))
+          .IgnoreError();
+    }
     state.ReplicaFinished(r);
     absl::MutexLock lock(&state.mu);
     state.bindings[r] = nullptr;
   });
+  // A single-worker group aborted above is made anew, so the strategy can
+  // run again; a group across workers stays aborted (every worker fails).
+  absl::Status recovered = extended_->cross_device_ops().RecoverFromAbort();
   // The lowest failing replica's code, with every failing replica's error
   // in the message (deterministic): when one replica fails, the others
   // often fail only as a consequence (a peer that never arrives), and the
@@ -142,7 +165,14 @@ absl::StatusOr<std::vector<PerReplica>> Strategy::Run(
                     ": ", results[r].status().ToString());
   }
   if (first_failed >= 0) {
-    return absl::Status(results[first_failed].status().code(), failures);
+    if (!recovered.ok() && !absl::IsFailedPrecondition(recovered)) {
+      absl::StrAppend(&failures, "; and the collectives could not be made "
+                                 "anew after the failure: ",
+                      recovered.ToString());
+    }
+    const int cause = abort_origin.load() >= 0 ? abort_origin.load()
+                                                : first_failed;
+    return absl::Status(results[cause].status().code(), failures);
   }
   const size_t outputs = results[0]->size();
   for (int r = 1; r < n; ++r) {

@@ -345,6 +345,52 @@ TEST(ReplicaContextTest, MergeCallRunsOnceInCrossReplicaContext) {
   }
 }
 
+TEST(ReplicaContextTest, AFailingReplicaAbortsItsPeersCollectives) {
+  auto platform = HostWith(4);
+  for (std::shared_ptr<CrossDeviceOps> ops :
+       std::vector<std::shared_ptr<CrossDeviceOps>>{
+           std::make_shared<CollectiveAllReduce>(),
+           std::make_shared<HierarchicalCopyAllReduce>(1)}) {
+    auto s = *MirroredStrategy::Create(*platform, Cpus(4), ops);
+    CommunicationOptions patient;
+    patient.timeout_seconds = 600;  // A hang would show as a test timeout.
+    // Replica 2 fails before the all-reduce its peers wait in: they fail
+    // at once (UNAVAILABLE, naming it), and Run returns the cause's code.
+    auto out = s->Run([&](ReplicaContext& ctx, const std::vector<Tensor>&)
+                          -> absl::StatusOr<std::vector<Tensor>> {
+      if (ctx.ReplicaIdInSyncGroup() == 2) {
+        return absl::InvalidArgumentError("bad batch on replica 2");
+      }
+      auto sum = ctx.AllReduce(ReduceOp::kSum,
+                               {Floats({1}, devices::Shape({1}))}, patient);
+      if (!sum.ok()) return sum.status();
+      return std::vector<Tensor>{(*sum)[0]};
+    });
+    ASSERT_FALSE(out.ok()) << ops->name();
+    EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument)
+        << ops->name() << ": " << out.status();
+    EXPECT_NE(out.status().message().find("replica 0: UNAVAILABLE"),
+              std::string::npos)
+        << out.status();
+    EXPECT_NE(out.status().message().find("bad batch on replica 2"),
+              std::string::npos)
+        << out.status();
+    // The group was made anew: the strategy runs again.
+    auto again = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
+                            -> absl::StatusOr<std::vector<Tensor>> {
+      auto sum = ctx.AllReduce(ReduceOp::kSum,
+                               {Floats({1}, devices::Shape({1}))});
+      if (!sum.ok()) return sum.status();
+      return std::vector<Tensor>{(*sum)[0]};
+    });
+    ASSERT_TRUE(again.ok()) << ops->name() << ": " << again.status();
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ((*again)[0].value(r).ToVector<float>(),
+                (std::vector<float>{4}));
+    }
+  }
+}
+
 TEST(ReplicaContextTest, MergeCallMissingOnOneReplicaFailsInsteadOfHanging) {
   auto platform = HostWith(2);
   auto s = *MirroredStrategy::Create(*platform, Cpus(2));

@@ -75,6 +75,23 @@ class State {
     return abort_;
   }
 
+  // From any thread: aborts the communicator with `reason` (the first
+  // reason wins). Calls that have not started fail at once; a started call
+  // ends at its simulated time and then fails (see Finish).
+  void Abort(const absl::Status& reason) {
+    std::vector<ActorWakeup> to_wake;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!abort_.ok()) return;
+      abort_ = absl::UnavailableError(absl::StrCat(
+          kSimNcclName, " communicator was aborted: ", reason.message()));
+      for (auto& [seq, call] : calls_) {
+        if (!call.started && !call.done) FailLocked(call, abort_, to_wake);
+      }
+    }
+    for (const ActorWakeup& w : to_wake) w(absl::OkStatus());
+  }
+
   // On the driving thread (a park's start function): rank arrives at call
   // `seq`.
   void Arrive(std::shared_ptr<State> self, uint64_t seq, int rank,
@@ -285,6 +302,18 @@ class SimNcclCommunicator : public devices::Communicator {
 
   const std::string& name() const override { return name_; }
   int size() const override { return state_->size(); }
+
+  absl::Status Abort(absl::Status reason) override {
+    if (reason.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kSimNcclName, " Abort needs a non-OK reason"));
+    }
+    state_->Abort(reason);
+    for (const std::unique_ptr<devices::Transport>& t : p2p_) {
+      if (t != nullptr) t->Abort(reason).IgnoreError();
+    }
+    return absl::OkStatus();
+  }
   const std::string& device(int rank) const override {
     static const std::string* const kNone = new std::string();
     return rank >= 0 && rank < size() ? names_[static_cast<size_t>(rank)]

@@ -271,6 +271,17 @@ absl::Status NcclCommunicator::CheckTensor(const RankState& state,
   return absl::OkStatus();
 }
 
+absl::Status NcclCommunicator::Abort(absl::Status reason) {
+  if (reason.ok()) {
+    return absl::InvalidArgumentError(
+        "NcclCommunicator::Abort needs a non-OK reason");
+  }
+  // No ncclCommAbort here: a rank's communicator is aborted by the thread
+  // that drives it (Await and Local see the flag), never under its feet.
+  AbortGroup(reason, {});
+  return absl::OkStatus();
+}
+
 void NcclCommunicator::AbortGroup(
     const absl::Status& reason,
     const std::vector<std::shared_ptr<RankState>>& states) {

@@ -119,6 +119,10 @@ class NcclCommunicator : public Communicator {
                     const CollectiveOptions& options) override;
   absl::Status Recv(int rank, int peer, Tensor& tensor,
                     const CollectiveOptions& options) override;
+  // Marks the group aborted; each local rank's thread calls ncclCommAbort
+  // on its own communicator when it next polls (a waiting rank within
+  // microseconds) or calls, and fails with UNAVAILABLE carrying `reason`.
+  absl::Status Abort(absl::Status reason) override;
 
   // The all-reduce of every local rank from one thread, inside one NCCL
   // group call: inputs[i] and outputs[i] belong to the i-th local rank (all

@@ -408,6 +408,22 @@ absl::Status ScheduleCommunicator::AllToAll(
   return Run(rank, call, &input, &output);
 }
 
+absl::Status ScheduleCommunicator::Abort(absl::Status reason) {
+  if (reason.ok()) {
+    return absl::InvalidArgumentError(
+        "ScheduleCommunicator::Abort needs a non-OK reason");
+  }
+  // Every endpoint, not only the first: a transport's abort covers its
+  // group, but each endpoint may hold requests of its own to fail.
+  absl::Status first;
+  for (const std::unique_ptr<devices::Transport>& endpoint : endpoints_) {
+    if (endpoint == nullptr) continue;
+    absl::Status s = endpoint->Abort(reason);
+    if (first.ok()) first = s;
+  }
+  return first;
+}
+
 absl::Status ScheduleCommunicator::Barrier(int rank, absl::Duration timeout) {
   Call call{CollectiveOp::kBarrier, Algorithm::kDissemination, Chunked(0, 1),
             devices::DType::kUInt8, devices::ReduceOp::kSum,   timeout};

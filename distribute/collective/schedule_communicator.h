@@ -128,6 +128,9 @@ class ScheduleCommunicator : public devices::Communicator {
                     const devices::CollectiveOptions& options) override;
   absl::Status Recv(int rank, int peer, devices::Tensor& tensor,
                     const devices::CollectiveOptions& options) override;
+  // Aborts the transport group through this process's endpoints (the
+  // group's abort reaches every rank, in this process or not).
+  absl::Status Abort(absl::Status reason) override;
   // Blocks until every rank has arrived (dissemination barrier).
   absl::Status Barrier(int rank, absl::Duration timeout);
 
