@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Host all-reduce (float32 SUM) side by side, measured in the same run:
-#   ours  //tools/bench:host_collectives, BM_AllReduce/auto (threads of one
-#         process; SharedMemoryAllReduce under AUTO)
+#   ours  //tools/bench:host_collectives, BM_AllReduce/back_to_back
+#         (threads of one process; SharedMemoryAllReduce under AUTO;
+#         all-reduces back to back, timed like the others' loop in
+#         allreduce_sweep.h)
 #   gloo  //tools/bench:gloo_allreduce (gloo::AllreduceRing, TCP on
 #         127.0.0.1, threads of one process)
 #   mpi   //tools/bench:mpi_allreduce_worker under mpirun (OpenMPI's
@@ -34,7 +36,7 @@ ranks_re="$(IFS='|'; echo "${ranks[*]}")"
 
 # Ours: Google Benchmark CSV -> "ours N bytes us algbw busbw".
 "$BIN_DIR/host_collectives" \
-  --benchmark_filter="BM_AllReduce/auto/bytes:[0-9]+/replicas:(${ranks_re})/" \
+  --benchmark_filter="BM_AllReduce/back_to_back/bytes:[0-9]+/replicas:(${ranks_re})/" \
   --benchmark_min_time=0.2 --benchmark_format=csv 2>/dev/null |
   awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     { split($1, parts, "[/:]"); bytes = parts[4]; n = parts[6];

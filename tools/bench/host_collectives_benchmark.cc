@@ -7,7 +7,8 @@
 //   BM_AllReduce/auto/bytes:B/replicas:N  ScheduleCommunicator's AUTO,
 //     which on the host transport runs SharedMemoryAllReduce (ranks read
 //     each other's buffers; reported as "direct", chunk 0).
-//     compare_host_collectives.sh sets it beside Gloo and OpenMPI.
+//     Each iteration is one all-reduce, so the time includes releasing the
+//     ranks' threads and waiting for them (a strategy's step pays that).
 //   BM_AllReduce/ring/bytes:B/replicas:N  the ring forced (chunking still
 //     chosen by the cost model).
 //     Counters: us (mean microseconds per all-reduce, wall clock, from
@@ -18,6 +19,13 @@
 //     distribute::collective::Algorithm, 0 ring, 1 tree, 2 rhd, 3 direct,
 //     4 hierarchical) and chunk_bytes (0: none); the label names the
 //     algorithm.
+//   BM_AllReduce/back_to_back/bytes:B/replicas:N  AUTO again, timed as
+//     nccl-tests and the Gloo and OpenMPI workers (allreduce_sweep.h) time
+//     theirs: the ranks are released once per benchmark iteration and each
+//     runs TimedIterations(B) all-reduces in a row; the counters (us,
+//     algbw, busbw) are per all-reduce, the benchmark's own time column is
+//     that of the iteration's TimedIterations(B) calls.
+//     compare_host_collectives.sh sets this one beside Gloo and OpenMPI.
 //   BM_Memcpy/bytes:B  single-thread memcpy of B bytes; GBps = B / time.
 //   BM_TwoThreadReduce/bytes:B  two threads each summing half of two float32
 //     arrays of B bytes into a third; GBps = B / time (reduced bytes per
@@ -55,6 +63,7 @@
 #include "distribute/collective/cost_model.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/schedule_communicator.h"
+#include "tools/bench/allreduce_sweep.h"
 #include "tools/bench/rank_threads.h"
 
 namespace tools {
@@ -148,7 +157,8 @@ std::unique_ptr<ScheduleCommunicator> MakeCommunicator(
   return *std::move(comm);
 }
 
-void BM_AllReduce(benchmark::State& state, std::optional<Algorithm> forced) {
+void BM_AllReduce(benchmark::State& state, std::optional<Algorithm> forced,
+                  bool back_to_back) {
   const int64_t bytes = state.range(0);
   const int n = static_cast<int>(state.range(1));
   const int64_t count = bytes / static_cast<int64_t>(sizeof(float));
@@ -163,9 +173,14 @@ void BM_AllReduce(benchmark::State& state, std::optional<Algorithm> forced) {
   }
   RankThreads threads(n);
   const devices::CollectiveOptions options;  // SUM, 60 s timeout.
+  const int64_t calls = back_to_back ? tools_bench::TimedIterations(bytes) : 1;
   const std::function<absl::Status(int)> all_reduce = [&](int rank) {
-    return comm->AllReduce(rank, buffers.inputs[rank], buffers.outputs[rank],
-                           options);
+    for (int64_t i = 0; i < calls; ++i) {
+      absl::Status s = comm->AllReduce(rank, buffers.inputs[rank],
+                                       buffers.outputs[rank], options);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
   };
   // One untimed round builds and caches the schedule and faults the pages in.
   absl::Status status = threads.Run(all_reduce);
@@ -180,9 +195,12 @@ void BM_AllReduce(benchmark::State& state, std::optional<Algorithm> forced) {
   for (auto _ : state) {
     const Clock::time_point start = Clock::now();
     status = threads.Run(all_reduce);
-    const double seconds = SecondsSince(start);
+    // Google Benchmark times the iteration (all `calls`); the counters
+    // below are per all-reduce.
+    const double iteration = SecondsSince(start);
+    const double seconds = iteration / static_cast<double>(calls);
     if (!status.ok()) break;
-    state.SetIterationTime(seconds);
+    state.SetIterationTime(iteration);
     total += seconds;
     times.push_back(seconds);
   }
@@ -274,11 +292,19 @@ BENCHMARK(BM_TwoThreadReduce)
     ->ArgsProduct({kSizes})
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_AllReduce, auto, std::optional<Algorithm>())
-    -> ArgNames({"bytes", "replicas"}) -> ArgsProduct({kSizes, {2, 4, 8}})
-        -> UseManualTime() -> Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_AllReduce, auto, std::optional<Algorithm>(), false)
+    ->ArgNames({"bytes", "replicas"})
+    ->ArgsProduct({kSizes, {2, 4, 8}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_AllReduce, back_to_back, std::optional<Algorithm>(),
+                  true)
+    ->ArgNames({"bytes", "replicas"})
+    ->ArgsProduct({kSizes, {2, 4, 8}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_AllReduce, ring,
-                  std::optional<Algorithm>(Algorithm::kRing))
+                  std::optional<Algorithm>(Algorithm::kRing), false)
     ->ArgNames({"bytes", "replicas"})
     ->ArgsProduct({kSizes, {2, 4, 8}})
     ->UseManualTime()
