@@ -1,5 +1,10 @@
 #include "tools/bench/rank_threads.h"
 
+#include <sched.h>
+
+#include <cstdlib>
+#include <string>
+
 #include <algorithm>
 #include <utility>
 
@@ -30,6 +35,18 @@ bool SpinUntil(Pred pred, absl::Duration spin, bool always_yield) {
   }
 }
 
+// Pins the calling thread to CPU rank mod the CPU count when
+// DISTSIM_BENCH_PIN=1 (a benchmark's choice, never the library's).
+void MaybePin(int rank) {
+  const char* pin = std::getenv("DISTSIM_BENCH_PIN");
+  if (pin == nullptr || std::string(pin) != "1") return;
+  const int cpus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(rank % cpus, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
 }  // namespace
 
 RankThreads::RankThreads(int n, absl::Duration spin)
@@ -38,9 +55,13 @@ RankThreads::RankThreads(int n, absl::Duration spin)
       oversubscribed_(n_ >
                       static_cast<int>(std::thread::hardware_concurrency())),
       status_(static_cast<size_t>(n_)) {
+  MaybePin(0);
   threads_.reserve(static_cast<size_t>(n_ - 1));
   for (int rank = 1; rank < n_; ++rank) {
-    threads_.emplace_back([this, rank] { Loop(rank); });
+    threads_.emplace_back([this, rank] {
+      MaybePin(rank);
+      Loop(rank);
+    });
   }
 }
 

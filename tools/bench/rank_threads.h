@@ -3,7 +3,10 @@
 // in their timed loop. Rank 0 runs on the caller's thread (so a group of n
 // ranks uses n threads, not n + 1); ranks 1..n-1 wait between rounds by
 // spinning briefly (yielding the core at every turn when there are more
-// ranks than CPUs), then blocking.
+// ranks than CPUs), then blocking. With DISTSIM_BENCH_PIN=1 in the
+// environment, rank r's thread (rank 0: the caller's) is pinned to CPU
+// r mod the CPU count, as mpirun binds its ranks to cores by default; for
+// measurements set beside OpenMPI's.
 //
 // Example:
 //   RankThreads threads(4);
