@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "devices/reduce_kernels.h"
 
@@ -69,7 +70,7 @@ absl::Status SharedMemoryAllReduce::CheckAgreement(int rank, int parity) const {
 }
 
 absl::Status SharedMemoryAllReduce::ReduceRange(
-    int rank, const std::vector<const std::byte*>& src, std::byte* out,
+    int rank, absl::Span<const std::byte* const> src, std::byte* out,
     int64_t begin, int64_t end, const Published& p) {
   if (end <= begin) return absl::OkStatus();
   const int64_t elem = static_cast<int64_t>(devices::DTypeSize(p.dtype));
@@ -92,8 +93,21 @@ absl::Status SharedMemoryAllReduce::ReduceRange(
     const int64_t n = std::min(block_elems, end - b);
     const size_t bytes = static_cast<size_t>(n * elem);
     std::byte* acc = via_block ? state.block.get() : out + b * elem;
-    std::memcpy(acc, src[0] + b * elem, bytes);
-    for (size_t q = 1; q < src.size(); ++q) {
+    size_t q = 1;
+    if (p.dtype == devices::DType::kFloat32 &&
+        accumulate_op == devices::ReduceOp::kSum && src.size() >= 2) {
+      // The first two sources in one pass: acc = s0 + s1, the same bits as
+      // copying s0 and accumulating s1 (IEEE addition commutes exactly),
+      // with one pass over acc instead of two. acc overlaps no source.
+      const float* s0 = reinterpret_cast<const float*>(src[0] + b * elem);
+      const float* s1 = reinterpret_cast<const float*>(src[1] + b * elem);
+      float* a = reinterpret_cast<float*>(acc);
+      for (int64_t i = 0; i < n; ++i) a[i] = s0[i] + s1[i];
+      q = 2;
+    } else {
+      std::memcpy(acc, src[0] + b * elem, bytes);
+    }
+    for (; q < src.size(); ++q) {
       absl::StatusOr<devices::KernelCost> cost = devices::Accumulate(
           accumulate_op, src[q] + b * elem, acc, n, p.dtype);
       if (!cost.ok()) return cost.status();
@@ -128,8 +142,11 @@ absl::Status SharedMemoryAllReduce::OneShotRun(int rank, int parity,
     group_.Finish(rank);
     return s;
   }
-  std::vector<const std::byte*> src(static_cast<size_t>(size_));
+  absl::InlinedVector<const std::byte*, 8> src(static_cast<size_t>(size_));
   for (int q = 0; q < size_; ++q) src[q] = ranks_[q]->published[parity].staged;
+  // This rank's own contribution from its input: the same bytes as its
+  // staged copy, read from a cache line this core already holds.
+  src[static_cast<size_t>(rank)] = mine.input;
   s = ReduceRange(rank, src, mine.output, 0, mine.count, mine);
   if (!s.ok()) return group_.Fail(rank, s);
   // Peers read only staging buffers, which the next call with this parity
@@ -149,7 +166,7 @@ absl::Status SharedMemoryAllReduce::TwoShotRun(int rank, int parity,
     return s;
   }
   const int64_t elem = static_cast<int64_t>(devices::DTypeSize(mine.dtype));
-  std::vector<const std::byte*> src(static_cast<size_t>(size_));
+  absl::InlinedVector<const std::byte*, 8> src(static_cast<size_t>(size_));
   for (int q = 0; q < size_; ++q) src[q] = ranks_[q]->published[parity].input;
   const auto [begin, end] = SliceOf(mine.count, size_, rank, elem);
   s = ReduceRange(rank, src, mine.output, begin, end, mine);

@@ -32,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "devices/direct_access.h"
 #include "devices/dtype.h"
 #include "devices/reduce_op.h"
@@ -106,7 +107,7 @@ class SharedMemoryAllReduce {
   absl::Status CheckAgreement(int rank, int parity) const;
   // out[begin, end) = op over the given per-rank sources, in rank order,
   // block by block (plus the mean's division).
-  absl::Status ReduceRange(int rank, const std::vector<const std::byte*>& src,
+  absl::Status ReduceRange(int rank, absl::Span<const std::byte* const> src,
                            std::byte* out, int64_t begin, int64_t end,
                            const Published& p);
   absl::Status OneShotRun(int rank, int parity, absl::Time deadline);
