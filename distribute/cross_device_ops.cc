@@ -121,9 +121,10 @@ absl::Status CrossDeviceOps::AbortCollectives(absl::Status reason) {
 absl::Status CrossDeviceOps::RecoverFromAbort() {
   if (!aborted_.load()) return absl::OkStatus();
   if (rank_offset_ != 0 || group_size() != num_replicas()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        name(), ": the collective group spans several workers and was "
-                "aborted; restart every worker (from a checkpoint)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(name(),
+                     ": the collective group spans several workers and was "
+                     "aborted; restart every worker (from a checkpoint)"));
   }
   auto comm = MakeCommunicator(*platform_, devices_);
   if (!comm.ok()) return comm.status();

@@ -28,8 +28,8 @@
 #ifndef DISTRIBUTE_CROSS_DEVICE_OPS_H_
 #define DISTRIBUTE_CROSS_DEVICE_OPS_H_
 
-#include <functional>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>

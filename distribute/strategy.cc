@@ -2,7 +2,6 @@
 #include "distribute/strategy.h"
 
 #include <atomic>
-
 #include <cstring>
 #include <utility>
 
@@ -139,10 +138,10 @@ absl::StatusOr<std::vector<PerReplica>> Strategy::Run(
       // collective executor the same way).
       const absl::Status& failed = results[r].status();
       extended_->cross_device_ops()
-          .AbortCollectives(absl::Status(
-              failed.code(),
-              absl::StrCat("replica ", r, " (", devices[r]->name(),
-                           ") failed: ", failed.message())))
+          .AbortCollectives(
+              absl::Status(failed.code(),
+                           absl::StrCat("replica ", r, " (", devices[r]->name(),
+                                        ") failed: ", failed.message())))
           .IgnoreError();
     }
     state.ReplicaFinished(r);
@@ -166,12 +165,13 @@ absl::StatusOr<std::vector<PerReplica>> Strategy::Run(
   }
   if (first_failed >= 0) {
     if (!recovered.ok() && !absl::IsFailedPrecondition(recovered)) {
-      absl::StrAppend(&failures, "; and the collectives could not be made "
-                                 "anew after the failure: ",
+      absl::StrAppend(&failures,
+                      "; and the collectives could not be made "
+                      "anew after the failure: ",
                       recovered.ToString());
     }
-    const int cause = abort_origin.load() >= 0 ? abort_origin.load()
-                                                : first_failed;
+    const int cause =
+        abort_origin.load() >= 0 ? abort_origin.load() : first_failed;
     return absl::Status(results[cause].status().code(), failures);
   }
   const size_t outputs = results[0]->size();

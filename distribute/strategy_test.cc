@@ -356,16 +356,17 @@ TEST(ReplicaContextTest, AFailingReplicaAbortsItsPeersCollectives) {
     patient.timeout_seconds = 600;  // A hang would show as a test timeout.
     // Replica 2 fails before the all-reduce its peers wait in: they fail
     // at once (UNAVAILABLE, naming it), and Run returns the cause's code.
-    auto out = s->Run([&](ReplicaContext& ctx, const std::vector<Tensor>&)
-                          -> absl::StatusOr<std::vector<Tensor>> {
-      if (ctx.ReplicaIdInSyncGroup() == 2) {
-        return absl::InvalidArgumentError("bad batch on replica 2");
-      }
-      auto sum = ctx.AllReduce(ReduceOp::kSum,
-                               {Floats({1}, devices::Shape({1}))}, patient);
-      if (!sum.ok()) return sum.status();
-      return std::vector<Tensor>{(*sum)[0]};
-    });
+    auto out = s->Run(
+        [&](ReplicaContext& ctx,
+            const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+          if (ctx.ReplicaIdInSyncGroup() == 2) {
+            return absl::InvalidArgumentError("bad batch on replica 2");
+          }
+          auto sum = ctx.AllReduce(ReduceOp::kSum,
+                                   {Floats({1}, devices::Shape({1}))}, patient);
+          if (!sum.ok()) return sum.status();
+          return std::vector<Tensor>{(*sum)[0]};
+        });
     ASSERT_FALSE(out.ok()) << ops->name();
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument)
         << ops->name() << ": " << out.status();
@@ -376,13 +377,14 @@ TEST(ReplicaContextTest, AFailingReplicaAbortsItsPeersCollectives) {
               std::string::npos)
         << out.status();
     // The group was made anew: the strategy runs again.
-    auto again = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
-                            -> absl::StatusOr<std::vector<Tensor>> {
-      auto sum = ctx.AllReduce(ReduceOp::kSum,
-                               {Floats({1}, devices::Shape({1}))});
-      if (!sum.ok()) return sum.status();
-      return std::vector<Tensor>{(*sum)[0]};
-    });
+    auto again = s->Run(
+        [](ReplicaContext& ctx,
+           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+          auto sum =
+              ctx.AllReduce(ReduceOp::kSum, {Floats({1}, devices::Shape({1}))});
+          if (!sum.ok()) return sum.status();
+          return std::vector<Tensor>{(*sum)[0]};
+        });
     ASSERT_TRUE(again.ok()) << ops->name() << ": " << again.status();
     for (int r = 0; r < 4; ++r) {
       EXPECT_EQ((*again)[0].value(r).ToVector<float>(),

@@ -338,9 +338,8 @@ TEST(SimulatedClusterTest, CutLinksFailNamingTheTaskAndTheLink) {
 
 TEST(SimulatedClusterTest, DeadGpuFailsNamingItsTask) {
   simulator::SimPlatformOptions sim;
-  sim.faults.KillDevice(
-      "/job:worker/replica:0/task:1/device:GPU:3",
-      simulator::FaultTrigger::AtOperation(20));
+  sim.faults.KillDevice("/job:worker/replica:0/task:1/device:GPU:3",
+                        simulator::FaultTrigger::AtOperation(20));
   auto run = TrainOnCluster(SmallClassifier(5), std::move(sim));
   ASSERT_FALSE(run.ok());
   EXPECT_THAT(run.status().message(), HasSubstr("task:1/device:GPU:3"))

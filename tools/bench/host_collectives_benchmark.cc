@@ -293,12 +293,9 @@ BENCHMARK(BM_TwoThreadReduce)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_AllReduce, auto, std::optional<Algorithm>(), false)
-    ->ArgNames({"bytes", "replicas"})
-    ->ArgsProduct({kSizes, {2, 4, 8}})
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_AllReduce, back_to_back, std::optional<Algorithm>(),
-                  true)
+    -> ArgNames({"bytes", "replicas"}) -> ArgsProduct({kSizes, {2, 4, 8}})
+        -> UseManualTime() -> Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_AllReduce, back_to_back, std::optional<Algorithm>(), true)
     ->ArgNames({"bytes", "replicas"})
     ->ArgsProduct({kSizes, {2, 4, 8}})
     ->UseManualTime()

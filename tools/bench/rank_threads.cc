@@ -2,10 +2,9 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
-
-#include <algorithm>
 #include <utility>
 
 #include "devices/completion.h"
@@ -40,7 +39,8 @@ bool SpinUntil(Pred pred, absl::Duration spin, bool always_yield) {
 void MaybePin(int rank) {
   const char* pin = std::getenv("DISTSIM_BENCH_PIN");
   if (pin == nullptr || std::string(pin) != "1") return;
-  const int cpus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int cpus =
+      std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(rank % cpus, &set);
