@@ -23,4 +23,15 @@ absl::StatusOr<size_t> FindDeviceIndex(
       device_names.empty() ? "none" : absl::StrJoin(device_names, ", ")));
 }
 
+absl::StatusOr<Tensor> ToHostTensor(Platform& platform, const Tensor& t) {
+  if (t.host_accessible() || !t.has_data()) return t;
+  absl::StatusOr<Device*> device = platform.FindDevice(t.device());
+  if (!device.ok()) return device.status();
+  absl::StatusOr<Tensor> out = Tensor::Host(t.dtype(), t.shape());
+  if (!out.ok()) return out.status();
+  absl::Status s = (*device)->CopyToHost(t, out->raw_data());
+  if (!s.ok()) return s;
+  return out;
+}
+
 }  // namespace devices

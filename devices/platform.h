@@ -69,6 +69,12 @@ absl::StatusOr<size_t> FindDeviceIndex(
     absl::Span<const std::string> device_names,
     absl::string_view platform_name);
 
+// A tensor host code may read: `t` itself when its memory is host-visible
+// (or it has no data), else a host copy made by its device (found on
+// `platform`). NOT_FOUND for a device the platform lacks; the device's copy
+// errors.
+absl::StatusOr<Tensor> ToHostTensor(Platform& platform, const Tensor& t);
+
 }  // namespace devices
 
 #endif  // DEVICES_PLATFORM_H_

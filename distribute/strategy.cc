@@ -16,18 +16,6 @@ namespace distribute {
 namespace {
 
 // Copies a tensor to host memory if it is not there already.
-absl::StatusOr<devices::Tensor> ToHost(devices::Platform& platform,
-                                       const devices::Tensor& t) {
-  if (t.host_accessible() || !t.has_data()) return t;
-  absl::StatusOr<devices::Device*> device = platform.FindDevice(t.device());
-  if (!device.ok()) return device.status();
-  absl::StatusOr<devices::Tensor> out =
-      devices::Tensor::Host(t.dtype(), t.shape());
-  if (!out.ok()) return out.status();
-  absl::Status s = (*device)->CopyToHost(t, out->raw_data());
-  if (!s.ok()) return s;
-  return out;
-}
 
 // Sums `t` along `axis` (row-major), keeping the other dims.
 absl::StatusOr<devices::Tensor> SumAlongAxis(const devices::Tensor& t,
@@ -201,7 +189,8 @@ absl::StatusOr<devices::Tensor> Strategy::Reduce(ReduceOp op,
   if (NumWorkers() > 1) return ReduceAcrossWorkers(op, value, axis);
   std::vector<devices::Tensor> host;
   for (const devices::Tensor& t : value.values()) {
-    absl::StatusOr<devices::Tensor> h = ToHost(extended_->platform(), t);
+    absl::StatusOr<devices::Tensor> h =
+        devices::ToHostTensor(extended_->platform(), t);
     if (!h.ok()) return h.status();
     host.push_back(*std::move(h));
   }
@@ -261,14 +250,14 @@ absl::StatusOr<devices::Tensor> Strategy::ReduceAcrossWorkers(
     absl::StatusOr<Mirrored> reduced =
         extended_->ReduceTo(op, value, {devices[0]});
     if (!reduced.ok()) return reduced.status();
-    return ToHost(extended_->platform(), reduced->value(0));
+    return devices::ToHostTensor(extended_->platform(), reduced->value(0));
   }
   // Per replica: the sum along the axis and the axis's length; then the
   // sums and lengths of every worker's replicas are added up.
   std::vector<devices::Tensor> sums, lengths;
   for (int r = 0; r < value.num_replicas(); ++r) {
     absl::StatusOr<devices::Tensor> h =
-        ToHost(extended_->platform(), value.value(r));
+        devices::ToHostTensor(extended_->platform(), value.value(r));
     if (!h.ok()) return h.status();
     const int rank = h->shape().rank();
     const int a = *axis < 0 ? *axis + rank : *axis;
@@ -292,10 +281,10 @@ absl::StatusOr<devices::Tensor> Strategy::ReduceAcrossWorkers(
                        {PerReplica(std::move(lengths)), {devices[0]}}});
   if (!reduced.ok()) return reduced.status();
   absl::StatusOr<devices::Tensor> sum =
-      ToHost(extended_->platform(), (*reduced)[0].value(0));
+      devices::ToHostTensor(extended_->platform(), (*reduced)[0].value(0));
   if (!sum.ok()) return sum.status();
   absl::StatusOr<devices::Tensor> total =
-      ToHost(extended_->platform(), (*reduced)[1].value(0));
+      devices::ToHostTensor(extended_->platform(), (*reduced)[1].value(0));
   if (!total.ok()) return total.status();
   if (op == ReduceOp::kMean) {
     const int64_t total_len = total->data<int64_t>()[0];
@@ -329,7 +318,8 @@ absl::StatusOr<devices::Tensor> Strategy::Gather(const DistributedValues& value,
   }
   std::vector<devices::Tensor> host;
   for (const devices::Tensor& t : value.values()) {
-    absl::StatusOr<devices::Tensor> h = ToHost(extended_->platform(), t);
+    absl::StatusOr<devices::Tensor> h =
+        devices::ToHostTensor(extended_->platform(), t);
     if (!h.ok()) return h.status();
     host.push_back(*std::move(h));
   }

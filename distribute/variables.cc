@@ -25,18 +25,6 @@ absl::Status CheckCompatible(const Variable& var,
 }
 
 // A host copy of `t` (itself when it is host memory or has no data).
-absl::StatusOr<devices::Tensor> OnHost(devices::Platform& platform,
-                                       const devices::Tensor& t) {
-  if (t.host_accessible() || !t.has_data()) return t;
-  absl::StatusOr<devices::Device*> device = platform.FindDevice(t.device());
-  if (!device.ok()) return device.status();
-  absl::StatusOr<devices::Tensor> out =
-      devices::Tensor::Host(t.dtype(), t.shape());
-  if (!out.ok()) return out.status();
-  absl::Status s = (*device)->CopyToHost(t, out->raw_data());
-  if (!s.ok()) return s;
-  return out;
-}
 
 // dst (op)= src, where op is 0 (assign), 1 (add) or 2 (subtract). Host
 // buffers are updated in place on the host; otherwise src is copied to dst's
@@ -240,7 +228,7 @@ absl::Status Variable::UpdateInCrossReplicaContext(
     }
     // Each component gets value / num_replicas, so the SUM read gives value.
     absl::StatusOr<devices::Tensor> host_v =
-        OnHost(strategy_->extended().platform(), v);
+        devices::ToHostTensor(strategy_->extended().platform(), v);
     if (!host_v.ok()) return host_v.status();
     absl::StatusOr<devices::Tensor> scaled =
         devices::Tensor::Host(v.dtype(), v.shape());
@@ -299,7 +287,7 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
     case VariableAggregation::kOnlyFirstReplica: {
       std::vector<devices::Tensor> mine;
       absl::StatusOr<devices::Tensor> host_value =
-          OnHost(strategy_->extended().platform(), value);
+          devices::ToHostTensor(strategy_->extended().platform(), value);
       if (!host_value.ok()) return host_value.status();
       absl::StatusOr<devices::Tensor> copy =
           devices::Tensor::Host(value.dtype(), value.shape());

@@ -213,24 +213,25 @@ absl::Status Simulation::StartCollective(
     if (!alive.ok()) return alive;
   }
   const SimTime start = engine_.now();
-  absl::StatusOr<EventId> event = engine_.ScheduleAt(
-      start + duration, kCollectiveActor,
-      [this, devices, done = std::move(done)]() mutable {
-        absl::Status status;
-        for (int device : devices) {
-          EndTransfer(device);
-          if (status.ok()) status = compute_->DeviceStatus(device);
-        }
-        done(std::move(status));
-      });
+  absl::StatusOr<EventId> event =
+      engine_.ScheduleAt(start + duration, kCollectiveActor,
+                         [this, devices, done = std::move(done)]() mutable {
+                           absl::Status status;
+                           for (int device : devices) {
+                             EndTransfer(device);
+                             if (status.ok())
+                               status = compute_->DeviceStatus(device);
+                           }
+                           done(std::move(status));
+                         });
   if (!event.ok()) return event.status();
   for (int device : devices) {
     BeginTransfer(device);
     if (options_.trace) {
-      const Trace::TrackId track =
-          trace_.Track(device_names_[static_cast<size_t>(device)], "collective");
-      trace_.AddComplete(track, name, "collective", start, start + duration,
-                         args)
+      const Trace::TrackId track = trace_.Track(
+          device_names_[static_cast<size_t>(device)], "collective");
+      trace_
+          .AddComplete(track, name, "collective", start, start + duration, args)
           .IgnoreError();
     }
   }

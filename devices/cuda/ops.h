@@ -1,8 +1,8 @@
 // All Tensor-level CUDA kernels in one include: elementwise arithmetic,
 // reductions for collectives, matrix product (cuBLAS) and softmax
-// cross-entropy, seeded random numbers, and the training kernels. Each is the counterpart of the
-// host kernel of the same name (devices/kernels.h) with a CudaDevice& in
-// front, the same semantics and the same KernelCost.
+// cross-entropy, seeded random numbers, and the training kernels. Each is the
+// counterpart of the host kernel of the same name (devices/kernels.h) with a
+// CudaDevice& in front, the same semantics and the same KernelCost.
 //
 // Example:
 //   #include "devices/cuda/ops.h"
