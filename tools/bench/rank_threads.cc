@@ -35,16 +35,21 @@ bool SpinUntil(Pred pred, absl::Duration spin, bool always_yield) {
 }
 
 // Pins the calling thread to CPU rank mod the CPU count when
-// DISTSIM_BENCH_PIN=1 (a benchmark's choice, never the library's).
-void MaybePin(int rank) {
+// DISTSIM_BENCH_PIN=1 (a benchmark's choice, never the library's). Returns
+// whether it did; `previous` receives the thread's former CPU set.
+bool MaybePin(int rank, cpu_set_t* previous = nullptr) {
   const char* pin = std::getenv("DISTSIM_BENCH_PIN");
-  if (pin == nullptr || std::string(pin) != "1") return;
+  if (pin == nullptr || std::string(pin) != "1") return false;
+  if (previous != nullptr &&
+      sched_getaffinity(0, sizeof(*previous), previous) != 0) {
+    return false;
+  }
   const int cpus =
       std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(rank % cpus, &set);
-  sched_setaffinity(0, sizeof(set), &set);
+  return sched_setaffinity(0, sizeof(set), &set) == 0;
 }
 
 }  // namespace
@@ -55,7 +60,7 @@ RankThreads::RankThreads(int n, absl::Duration spin)
       oversubscribed_(n_ >
                       static_cast<int>(std::thread::hardware_concurrency())),
       status_(static_cast<size_t>(n_)) {
-  MaybePin(0);
+  main_pinned_ = MaybePin(0, &main_affinity_);
   threads_.reserve(static_cast<size_t>(n_ - 1));
   for (int rank = 1; rank < n_; ++rank) {
     threads_.emplace_back([this, rank] {
@@ -72,6 +77,12 @@ RankThreads::~RankThreads() {
     round_cv_.SignalAll();
   }
   for (std::thread& t : threads_) t.join();
+  // Unpinned again: the next benchmark's transport group counts the CPUs
+  // of the calling thread (pinned to one, it would think itself
+  // oversubscribed and yield instead of spinning).
+  if (main_pinned_) {
+    sched_setaffinity(0, sizeof(main_affinity_), &main_affinity_);
+  }
 }
 
 // Waiting and waking follow Completion's pattern (devices/completion.h): a

@@ -16,6 +16,8 @@
 #ifndef TOOLS_BENCH_RANK_THREADS_H_
 #define TOOLS_BENCH_RANK_THREADS_H_
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -54,6 +56,9 @@ class RankThreads {
   const int n_;
   const absl::Duration spin_;
   const bool oversubscribed_;  // More threads than CPUs.
+  // The calling thread's CPUs before DISTSIM_BENCH_PIN pinned it.
+  bool main_pinned_ = false;
+  cpu_set_t main_affinity_;
   // Incremented to start a round; workers run job_ once per increment.
   std::atomic<uint64_t> round_{0};
   std::atomic<bool> stop_{false};
