@@ -119,6 +119,8 @@ TEST_P(AllReduceTest, MatchesReferenceOnEveryRank) {
   }
   ASSERT_TRUE(comm->LastAllReduceSelection(0).has_value());
   EXPECT_EQ(comm->LastAllReduceSelection(0)->algorithm, c.algorithm);
+  // The forced chunking is what the selection reports.
+  EXPECT_EQ(comm->LastAllReduceSelection(0)->chunk_bytes, 64);
 }
 
 std::vector<AllReduceCase> AllReduceCases() {

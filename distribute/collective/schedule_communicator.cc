@@ -196,6 +196,9 @@ ScheduleCommunicator::GetAllReducePlan(int rank, int64_t count,
     if (options_.chunk_bytes > 0) {
       schedule_options.chunk_elements =
           std::max<int64_t>(1, options_.chunk_bytes / element_size);
+      // Report the chunking that runs, not the cost model's.
+      selection->chunk_bytes =
+          schedule_options.chunk_elements * static_cast<int64_t>(element_size);
     }
     absl::StatusOr<std::shared_ptr<const Schedule>> schedule = GetSchedule(
         CollectiveOp::kAllReduce, selection->algorithm, schedule_options);

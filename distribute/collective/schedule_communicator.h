@@ -55,7 +55,8 @@ struct ScheduleCommunicatorOptions {
   GroupTopology topology;
   // nullopt: AUTO (cost model); else this all-reduce algorithm.
   std::optional<Algorithm> all_reduce_algorithm;
-  // > 0 forces the chunk size of every collective (bytes).
+  // > 0 forces the chunk size of every collective (bytes); the all-reduce
+  // selection then reports it as its chunk_bytes.
   int64_t chunk_bytes = 0;
   // Algorithms of the other collectives.
   Algorithm broadcast_algorithm = Algorithm::kBinaryTree;
