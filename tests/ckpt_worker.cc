@@ -25,14 +25,13 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "devices/host_platform.h"
 #include "distribute/checkpoint/checkpoint.h"
@@ -40,6 +39,7 @@
 #include "distribute/input/dataset.h"
 #include "distribute/input_lib.h"
 #include "distribute/models/models.h"
+#include "distribute/models/training_variables.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "tests/multi_worker_test_util.h"
 
@@ -52,16 +52,9 @@ namespace ckpt = distribute::checkpoint;
 namespace models = distribute::models;
 
 absl::Status Main(int argc, char** argv) {
-  std::map<std::string, std::string> flags;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    const size_t eq = arg.find('=');
-    if (arg.substr(0, 2) != "--" || eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad argument '", arg, "': use --name=value"));
-    }
-    flags[std::string(arg.substr(2, eq - 2))] = std::string(arg.substr(eq + 1));
-  }
+  absl::StatusOr<distsim_test::WorkerFlags> flags =
+      distsim_test::WorkerFlags::Parse(argc, argv);
+  if (!flags.ok()) return flags.status();
   int64_t steps, save_every, max_to_keep, stop_after, die_after, die_during;
   for (auto [name, fallback, out] :
        {std::make_tuple("steps", int64_t{6}, &steps),
@@ -70,14 +63,12 @@ absl::Status Main(int argc, char** argv) {
         std::make_tuple("stop_after_step", int64_t{-1}, &stop_after),
         std::make_tuple("die_after_step", int64_t{-1}, &die_after),
         std::make_tuple("die_during_save", int64_t{-1}, &die_during)}) {
-    *out = fallback;
-    auto it = flags.find(name);
-    if (it != flags.end() && !absl::SimpleAtoi(it->second, out)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", name, "=", it->second, " is not an integer"));
-    }
+    absl::StatusOr<int64_t> value = flags->Int(name, fallback);
+    if (!value.ok()) return value.status();
+    *out = *value;
   }
-  if (flags.count("ckpt_dir") == 0 || save_every < 1) {
+  const std::optional<std::string> ckpt_dir = flags->Get("ckpt_dir");
+  if (!ckpt_dir.has_value() || save_every < 1) {
     return absl::InvalidArgumentError(
         "give --ckpt_dir=DIR and a --save_every of 1 or more");
   }
@@ -115,42 +106,18 @@ absl::Status Main(int argc, char** argv) {
         return absl::OkStatus();
       });
   if (!checkpoint.ok()) return checkpoint.status();
-  std::vector<std::shared_ptr<Variable>> vars;
-  std::vector<std::vector<std::shared_ptr<Variable>>> slots;
-  {
-    auto scope = strategy.Scope();
-    if (!scope.ok()) return scope.status();
-    const std::vector<std::string> names = mlp->ParamNames();
-    const std::vector<std::string> slot_names = adam->SlotNames();
-    for (size_t i = 0; i < init->size(); ++i) {
-      distribute::VariableOptions vo;
-      vo.name = names[i];
-      vo.aggregation = distribute::VariableAggregation::kMean;
-      auto v = strategy.CreateVariable((*init)[i], vo);
-      if (!v.ok()) return v.status();
-      absl::Status s = checkpoint->TrackVariable(names[i], *v);
-      if (!s.ok()) return s;
-      auto values = adam->CreateSlotsForVariable(exec, (*init)[i]);
-      if (!values.ok()) return values.status();
-      std::vector<std::shared_ptr<Variable>> var_slots;
-      for (size_t k = 0; k < values->size(); ++k) {
-        distribute::VariableOptions so;
-        so.name = absl::StrCat(names[i], "/", slot_names[k]);
-        so.trainable = false;
-        so.aggregation = distribute::VariableAggregation::kMean;
-        auto slot = strategy.CreateVariable((*values)[k], so);
-        if (!slot.ok()) return slot.status();
-        s = checkpoint->TrackVariable(so.name, *slot);
-        if (!s.ok()) return s;
-        var_slots.push_back(*std::move(slot));
-      }
-      vars.push_back(*std::move(v));
-      slots.push_back(std::move(var_slots));
-    }
-  }
+  // Parameters and Adam's slots, each tracked by the checkpoint by name.
+  auto state = models::CreateTrainingVariables(
+      strategy, mlp->ParamNames(), *init, *adam, exec,
+      [&](const std::string& name, const std::shared_ptr<Variable>& v) {
+        return checkpoint->TrackVariable(name, v);
+      });
+  if (!state.ok()) return state.status();
+  std::vector<std::shared_ptr<Variable>>& vars = state->params;
+  std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state->slots;
   absl::Status s = checkpoint->TrackInt64("step", &step);
   if (!s.ok()) return s;
-  auto manager = ckpt::CheckpointManager::Create(*checkpoint, flags["ckpt_dir"],
+  auto manager = ckpt::CheckpointManager::Create(*checkpoint, *ckpt_dir,
                                                  max_to_keep);
   if (!manager.ok()) return manager.status();
   auto restored = (*manager)->RestoreLatest();
@@ -239,9 +206,8 @@ absl::Status Main(int argc, char** argv) {
   }
   std::vector<Tensor> weights;
   for (const auto& v : vars) weights.push_back(v->values()[0]);
-  auto it = flags.find("weights_out");
-  if (it != flags.end()) {
-    s = distsim_test::WriteWeights(it->second, weights);
+  if (std::optional<std::string> path = flags->Get("weights_out")) {
+    s = distsim_test::WriteWeights(*path, weights);
     if (!s.ok()) return s;
   }
   std::printf("worker %d done checksum %s\n", worker,

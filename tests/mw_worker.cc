@@ -20,14 +20,12 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
@@ -38,27 +36,9 @@
 namespace {
 
 absl::Status Main(int argc, char** argv) {
-  std::map<std::string, std::string> flags;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    const size_t eq = arg.find('=');
-    if (arg.substr(0, 2) != "--" || eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad argument '", arg, "': use --name=value"));
-    }
-    flags[std::string(arg.substr(2, eq - 2))] = std::string(arg.substr(eq + 1));
-  }
-  auto int_flag = [&](const std::string& name, int64_t fallback,
-                      int64_t* out) -> absl::Status {
-    *out = fallback;
-    auto it = flags.find(name);
-    if (it == flags.end()) return absl::OkStatus();
-    if (!absl::SimpleAtoi(it->second, out)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", name, "=", it->second, " is not an integer"));
-    }
-    return absl::OkStatus();
-  };
+  absl::StatusOr<distsim_test::WorkerFlags> flags =
+      distsim_test::WorkerFlags::Parse(argc, argv);
+  if (!flags.ok()) return flags.status();
   int64_t steps, timeout, die_after, stall_after, stall_seconds;
   for (auto [name, fallback, out] :
        {std::make_tuple("steps", int64_t{4}, &steps),
@@ -66,8 +46,9 @@ absl::Status Main(int argc, char** argv) {
         std::make_tuple("die_after_step", int64_t{-1}, &die_after),
         std::make_tuple("stall_after_step", int64_t{-1}, &stall_after),
         std::make_tuple("stall_seconds", int64_t{10}, &stall_seconds)}) {
-    absl::Status s = int_flag(name, fallback, out);
-    if (!s.ok()) return s;
+    absl::StatusOr<int64_t> value = flags->Int(name, fallback);
+    if (!value.ok()) return value.status();
+    *out = *value;
   }
 
   devices::HostPlatformOptions host;
@@ -94,9 +75,8 @@ absl::Status Main(int argc, char** argv) {
         return absl::OkStatus();
       });
   if (!result.ok()) return result.status();
-  auto it = flags.find("weights_out");
-  if (it != flags.end()) {
-    absl::Status s = distsim_test::WriteWeights(it->second, result->weights);
+  if (std::optional<std::string> path = flags->Get("weights_out")) {
+    absl::Status s = distsim_test::WriteWeights(*path, result->weights);
     if (!s.ok()) return s;
   }
   std::printf("worker %d done checksum %s\n", worker,

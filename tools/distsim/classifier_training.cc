@@ -15,6 +15,7 @@
 #include "distribute/models/mlp.h"
 #include "distribute/models/sgd.h"
 #include "distribute/models/synthetic_data.h"
+#include "distribute/models/training_variables.h"
 
 namespace distsim {
 namespace {
@@ -131,35 +132,11 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
   if (!init.ok()) return init.status();
 
   // Variables (and optimizer slots) placed by the strategy.
-  std::vector<std::shared_ptr<Variable>> vars;
-  std::vector<std::vector<std::shared_ptr<Variable>>> slots;
-  {
-    auto scope = strategy.Scope();
-    if (!scope.ok()) return scope.status();
-    const std::vector<std::string> names = mlp->ParamNames();
-    for (size_t i = 0; i < init->size(); ++i) {
-      distribute::VariableOptions vo;
-      vo.name = names[i];
-      vo.aggregation = distribute::VariableAggregation::kMean;
-      auto v = strategy.CreateVariable((*init)[i], vo);
-      if (!v.ok()) return v.status();
-      auto colocate = strategy.extended().ColocateVarsWith(**v);
-      auto slot_values = (*optimizer)->CreateSlotsForVariable(host, (*init)[i]);
-      if (!slot_values.ok()) return slot_values.status();
-      std::vector<std::shared_ptr<Variable>> var_slots;
-      for (size_t k = 0; k < slot_values->size(); ++k) {
-        distribute::VariableOptions so;
-        so.name = absl::StrCat(names[i], "/slot", k);
-        so.trainable = false;
-        so.aggregation = distribute::VariableAggregation::kMean;
-        auto slot = strategy.CreateVariable((*slot_values)[k], so);
-        if (!slot.ok()) return slot.status();
-        var_slots.push_back(*std::move(slot));
-      }
-      vars.push_back(*std::move(v));
-      slots.push_back(std::move(var_slots));
-    }
-  }
+  auto state = distribute::models::CreateTrainingVariables(
+      strategy, mlp->ParamNames(), *init, **optimizer, host);
+  if (!state.ok()) return state.status();
+  std::vector<std::shared_ptr<Variable>>& vars = state->params;
+  std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state->slots;
 
   // The data: global batches of the synthetic set, split across replicas.
   const int64_t examples = options.num_examples > 0
