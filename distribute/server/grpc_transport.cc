@@ -20,6 +20,11 @@ namespace {
 constexpr int64_t kChunkOverhead = int64_t{64} << 10;
 // How long the best-effort abort notices to peers may take.
 constexpr absl::Duration kNotifyTimeout = absl::Seconds(1);
+// Waits block at once. A message over gRPC takes hundreds of microseconds,
+// so Completion's default spin never sees it finish and only takes the CPU
+// from gRPC's own threads (without it, 2 processes all-reduce 4 KiB in
+// 300 us instead of 380, 1 MiB in 1.05 ms instead of 1.24).
+constexpr absl::Duration kWaitSpin = absl::ZeroDuration();
 
 using server_internal::GroupMailbox;
 using server_internal::PeerSender;
@@ -40,7 +45,9 @@ class SendRequest : public devices::Request {
   }
 
   absl::Status Wait(absl::Duration timeout) override {
-    if (op_->completion.WaitFor(timeout)) return op_->completion.status();
+    if (op_->completion.WaitFor(timeout, kWaitSpin)) {
+      return op_->completion.status();
+    }
     return absl::DeadlineExceededError(absl::StrFormat(
         "%s was not delivered within %gs; the receiving task may be slow, "
         "stuck or unreachable",
@@ -68,7 +75,9 @@ class RecvRequest : public devices::Request {
   }
 
   absl::Status Wait(absl::Duration timeout) override {
-    if (op_->completion.WaitFor(timeout)) return op_->completion.status();
+    if (op_->completion.WaitFor(timeout, kWaitSpin)) {
+      return op_->completion.status();
+    }
     return absl::DeadlineExceededError(absl::StrFormat(
         "%s did not arrive within %gs; the sender may be slow, stuck, or "
         "sending a different tag",
