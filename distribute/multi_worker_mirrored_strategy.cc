@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "devices/device_name.h"
 #include "distribute/cluster/simple_cluster_resolver.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
+#include "distribute/collective/cost_model.h"
 #include "distribute/collective/schedule_communicator.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/local_strategies.h"
@@ -73,10 +75,15 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
   using EndpointFactory = std::function<
       absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>()>;
 
+  // `topology` describes the endpoints' links for AUTO selection; nullopt:
+  // the cost model's defaults with ranks_per_worker ranks per node.
   MultiWorkerAllReduce(EndpointFactory endpoints, int first_rank,
                        int ranks_per_worker, bool hierarchical,
-                       CommunicationOptions options)
+                       CommunicationOptions options,
+                       std::optional<collective::GroupTopology> topology =
+                           std::nullopt)
       : endpoints_(std::move(endpoints)),
+        topology_(std::move(topology)),
         ranks_per_worker_(ranks_per_worker),
         hierarchical_(hierarchical),
         options_(options) {
@@ -103,8 +110,12 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
     }
     collective::ScheduleCommunicatorOptions options;
     options.name = "MultiWorkerAllReduce";
-    // Each worker holds ranks_per_worker consecutive ranks.
-    options.topology.ranks_per_node = ranks_per_worker_;
+    if (topology_.has_value()) {
+      options.topology = *topology_;
+    } else {
+      // Each worker holds ranks_per_worker consecutive ranks.
+      options.topology.ranks_per_node = ranks_per_worker_;
+    }
     if (options_.implementation == CommunicationImplementation::kRing) {
       options.all_reduce_algorithm = collective::Algorithm::kRing;
     } else if (hierarchical_) {
@@ -118,6 +129,7 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
 
  private:
   const EndpointFactory endpoints_;
+  const std::optional<collective::GroupTopology> topology_;
   const int ranks_per_worker_;
   const bool hierarchical_;
   const CommunicationOptions options_;
@@ -305,7 +317,7 @@ MultiWorkerMirroredStrategy::Create(
         GrpcEndpoints(*server, std::move(rank_targets),
                       workers.index * per_worker, per_worker),
         workers.index * per_worker, per_worker, /*hierarchical=*/false,
-        options);
+        options, GrpcGroupTopology());
   }
   absl::Status bound = ops->Bind(platform, *local);
   if (!bound.ok()) return bound;

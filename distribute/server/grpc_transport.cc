@@ -98,6 +98,19 @@ std::string DeviceName(const server::PingResponse& who) {
 
 }  // namespace
 
+collective::GroupTopology GrpcGroupTopology() {
+  collective::GroupTopology topology;
+  topology.ranks_per_node = 0;  // One node: every message costs the same.
+  topology.intra_bw_Bps = 1e9;
+  topology.inter_bw_Bps = 1e9;
+  topology.intra_latency_us = 150;
+  topology.inter_latency_us = 150;
+  topology.step_overhead_us = 200;
+  topology.reduce_bw_Bps = 2e9;
+  topology.bisection_fraction = 0.7;
+  return topology;
+}
+
 absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
     Server& local, GrpcTransportOptions options) {
   const int size = static_cast<int>(options.rank_targets.size());

@@ -45,6 +45,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "devices/transport.h"
+#include "distribute/collective/cost_model.h"
 #include "distribute/server/channel.h"
 #include "distribute/server/server.h"
 
@@ -75,6 +76,19 @@ struct GrpcTransportOptions {
   // How long Create waits for every rank's server to answer.
   absl::Duration connect_timeout = absl::Seconds(30);
 };
+
+// What AUTO algorithm selection (collective/cost_model.h) should assume of
+// a group whose messages all travel over GrpcTransport (the communicator
+// fills in the group size). A message between two ranks of one worker
+// costs what one between workers does, so the group is one "node" whose
+// non-neighbour traffic keeps bisection_fraction of a stream's rate.
+// Fitted to tools/bench/grpc_allreduce_worker between processes on one
+// host: it picks direct up to 256 KiB (2 processes), rhd at 256 KiB-1 MiB
+// (4), and ring with 1-4 MiB chunks above. A message costs about 150 us of
+// latency plus 200 us of calls and thread hand-offs, a stream moves about
+// 1 GB/s, all-to-all traffic keeps 70% of that, and reduction runs at
+// about 2 GB/s.
+collective::GroupTopology GrpcGroupTopology();
 
 class GrpcTransport : public devices::Transport {
  public:

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "devices/transport.h"
 #include "distribute/cluster/cluster_spec.h"
+#include "distribute/collective/cost_model.h"
 #include "distribute/server/internal/test_cluster.h"
 #include "distribute/server/server.h"
 #include "gtest/gtest.h"
@@ -336,6 +337,38 @@ TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
   options.rank_targets = cluster->addresses;
   auto member = GrpcTransport::Create(*cluster->servers[0], options);
   EXPECT_TRUE(member.ok()) << member.status();
+}
+
+// AUTO over gRPC: what grpc_allreduce_worker measured fastest between
+// processes (a message costs hundreds of microseconds, so small and
+// mid-sized all-reduces take the fewest messages; large ones pipeline).
+TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
+  collective::GroupTopology topology = GrpcGroupTopology();
+  ASSERT_TRUE(collective::ValidateTopology(topology).ok());
+  struct Case {
+    int32_t n;
+    int64_t bytes;
+    collective::Algorithm algorithm;
+  };
+  for (const Case& c : {Case{2, 64 << 10, collective::Algorithm::kDirect},
+                        Case{2, 256 << 10, collective::Algorithm::kDirect},
+                        Case{2, 16 << 20, collective::Algorithm::kRing},
+                        Case{4, 64 << 10, collective::Algorithm::kDirect},
+                        Case{4, 1 << 20,
+                             collective::Algorithm::kRecursiveHalvingDoubling},
+                        Case{4, 16 << 20, collective::Algorithm::kRing}}) {
+    topology.n = c.n;
+    absl::StatusOr<collective::AllReduceSelection> selection =
+        collective::SelectAllReduce(c.bytes, topology);
+    ASSERT_TRUE(selection.ok()) << selection.status();
+    EXPECT_EQ(selection->algorithm, c.algorithm)
+        << c.n << " ranks, " << c.bytes << " bytes: "
+        << selection->DebugString();
+    if (c.bytes >= (16 << 20)) {
+      // Large messages go in pipelined chunks of MiBs.
+      EXPECT_GE(selection->chunk_bytes, 1 << 20) << selection->DebugString();
+    }
+  }
 }
 
 }  // namespace

@@ -94,17 +94,7 @@ int main(int argc, char** argv) {
   endpoints.push_back(*std::move(transport));
   distribute::collective::ScheduleCommunicatorOptions comm_options;
   comm_options.chunk_bytes = chunk_bytes;
-  // What AUTO selection should assume of processes on one host exchanging
-  // over gRPC on loopback (what this benchmark measures of our transport):
-  // about 1 GB/s per stream, and a message costs a call (about 100 us).
-  comm_options.topology.n = sweep.size;
-  comm_options.topology.intra_bw_Bps = 1e9;
-  comm_options.topology.inter_bw_Bps = 1e9;
-  comm_options.topology.intra_latency_us = 100;
-  comm_options.topology.inter_latency_us = 100;
-  comm_options.topology.step_overhead_us = 100;
-  comm_options.topology.reduce_bw_Bps = 4e9;
-  comm_options.topology.bisection_fraction = 0.5;
+  comm_options.topology = distribute::GrpcGroupTopology();
   if (algorithm != "auto") {
     absl::StatusOr<distribute::collective::Algorithm> forced =
         distribute::collective::AlgorithmFromName(algorithm);
