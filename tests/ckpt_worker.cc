@@ -25,8 +25,8 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
