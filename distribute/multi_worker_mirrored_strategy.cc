@@ -77,11 +77,10 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
 
   // `topology` describes the endpoints' links for AUTO selection; nullopt:
   // the cost model's defaults with ranks_per_worker ranks per node.
-  MultiWorkerAllReduce(EndpointFactory endpoints, int first_rank,
-                       int ranks_per_worker, bool hierarchical,
-                       CommunicationOptions options,
-                       std::optional<collective::GroupTopology> topology =
-                           std::nullopt)
+  MultiWorkerAllReduce(
+      EndpointFactory endpoints, int first_rank, int ranks_per_worker,
+      bool hierarchical, CommunicationOptions options,
+      std::optional<collective::GroupTopology> topology = std::nullopt)
       : endpoints_(std::move(endpoints)),
         topology_(std::move(topology)),
         ranks_per_worker_(ranks_per_worker),
@@ -316,8 +315,8 @@ MultiWorkerMirroredStrategy::Create(
     ops = std::make_shared<MultiWorkerAllReduce>(
         GrpcEndpoints(*server, std::move(rank_targets),
                       workers.index * per_worker, per_worker),
-        workers.index * per_worker, per_worker, /*hierarchical=*/false,
-        options, GrpcGroupTopology());
+        workers.index * per_worker, per_worker, /*hierarchical=*/false, options,
+        GrpcGroupTopology());
   }
   absl::Status bound = ops->Bind(platform, *local);
   if (!bound.ok()) return bound;

@@ -117,8 +117,8 @@ absl::Status Main(int argc, char** argv) {
   std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state->slots;
   absl::Status s = checkpoint->TrackInt64("step", &step);
   if (!s.ok()) return s;
-  auto manager = ckpt::CheckpointManager::Create(*checkpoint, *ckpt_dir,
-                                                 max_to_keep);
+  auto manager =
+      ckpt::CheckpointManager::Create(*checkpoint, *ckpt_dir, max_to_keep);
   if (!manager.ok()) return manager.status();
   auto restored = (*manager)->RestoreLatest();
   if (!restored.ok()) return restored.status();

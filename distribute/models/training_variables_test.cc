@@ -50,9 +50,9 @@ TEST_F(TrainingVariablesTest, MirroredParamsAndAdamSlotsBesideThem) {
   ASSERT_TRUE(state.ok()) << state.status();
   ASSERT_EQ(state->params.size(), 2u);
   ASSERT_EQ(state->slots.size(), 2u);
-  EXPECT_EQ(seen, (std::vector<std::string>{
-                      "dense/kernel", "dense/kernel/m", "dense/kernel/v",
-                      "dense/bias", "dense/bias/m", "dense/bias/v"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"dense/kernel", "dense/kernel/m",
+                                            "dense/kernel/v", "dense/bias",
+                                            "dense/bias/m", "dense/bias/v"}));
   for (size_t i = 0; i < 2; ++i) {
     const Variable& param = *state->params[i];
     EXPECT_EQ(param.kind(), Variable::Kind::kMirrored);
@@ -100,8 +100,8 @@ TEST_F(TrainingVariablesTest, PlainSgdHasNoSlots) {
 TEST_F(TrainingVariablesTest, MismatchedNamesAreRefused) {
   auto strategy = *OneDeviceStrategy::Create(*platform_, "/cpu:0");
   auto sgd = *SGD::Create(0.1);
-  auto state = CreateTrainingVariables(*strategy, {names_[0]}, init_, sgd,
-                                       exec_);
+  auto state =
+      CreateTrainingVariables(*strategy, {names_[0]}, init_, sgd, exec_);
   ASSERT_FALSE(state.ok());
   EXPECT_EQ(state.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(state.status().message().find("1 names for 2 initial values"),

@@ -350,20 +350,20 @@ TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
     int64_t bytes;
     collective::Algorithm algorithm;
   };
-  for (const Case& c : {Case{2, 64 << 10, collective::Algorithm::kDirect},
-                        Case{2, 256 << 10, collective::Algorithm::kDirect},
-                        Case{2, 16 << 20, collective::Algorithm::kRing},
-                        Case{4, 64 << 10, collective::Algorithm::kDirect},
-                        Case{4, 1 << 20,
-                             collective::Algorithm::kRecursiveHalvingDoubling},
-                        Case{4, 16 << 20, collective::Algorithm::kRing}}) {
+  for (const Case& c :
+       {Case{2, 64 << 10, collective::Algorithm::kDirect},
+        Case{2, 256 << 10, collective::Algorithm::kDirect},
+        Case{2, 16 << 20, collective::Algorithm::kRing},
+        Case{4, 64 << 10, collective::Algorithm::kDirect},
+        Case{4, 1 << 20, collective::Algorithm::kRecursiveHalvingDoubling},
+        Case{4, 16 << 20, collective::Algorithm::kRing}}) {
     topology.n = c.n;
     absl::StatusOr<collective::AllReduceSelection> selection =
         collective::SelectAllReduce(c.bytes, topology);
     ASSERT_TRUE(selection.ok()) << selection.status();
     EXPECT_EQ(selection->algorithm, c.algorithm)
-        << c.n << " ranks, " << c.bytes << " bytes: "
-        << selection->DebugString();
+        << c.n << " ranks, " << c.bytes
+        << " bytes: " << selection->DebugString();
     if (c.bytes >= (16 << 20)) {
       // Large messages go in pipelined chunks of MiBs.
       EXPECT_GE(selection->chunk_bytes, 1 << 20) << selection->DebugString();
