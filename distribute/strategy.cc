@@ -15,8 +15,6 @@
 namespace distribute {
 namespace {
 
-// Copies a tensor to host memory if it is not there already.
-
 // Sums `t` along `axis` (row-major), keeping the other dims.
 absl::StatusOr<devices::Tensor> SumAlongAxis(const devices::Tensor& t,
                                              int axis) {

@@ -24,8 +24,6 @@ absl::Status CheckCompatible(const Variable& var,
   return absl::OkStatus();
 }
 
-// A host copy of `t` (itself when it is host memory or has no data).
-
 // dst (op)= src, where op is 0 (assign), 1 (add) or 2 (subtract). Host
 // buffers are updated in place on the host; otherwise src is copied to dst's
 // device and dst's kernels do the update there.

@@ -219,8 +219,9 @@ absl::Status Simulation::StartCollective(
                            absl::Status status;
                            for (int device : devices) {
                              EndTransfer(device);
-                             if (status.ok())
+                             if (status.ok()) {
                                status = compute_->DeviceStatus(device);
+                             }
                            }
                            done(std::move(status));
                          });
