@@ -17,7 +17,8 @@
 #   tools/bench/compare_host_collectives.sh [RANKS...]     # default 2 4 8
 # ROUNDS=N sets the rounds; DISTSIM_BENCH_PIN=1 pins our rank threads to
 # CPUs as mpirun pins its ranks.
-# RESULTS=file keeps the raw lines there. BIN_DIR=dir skips the build and takes the three binaries from dir.
+# RESULTS=file keeps the raw lines there. BIN_DIR=dir skips the build and
+# takes the three binaries from dir.
 set -euo pipefail
 
 ranks=("$@")
@@ -58,6 +59,7 @@ done
 
 echo "host all-reduce, float32 sum; $(nproc) CPUs; ranks > CPUs oversubscribe;"
 echo "median time of ${rounds} interleaved rounds, busbw from it"
+# Median time per (impl, ranks, bytes), then one row per (ranks, bytes).
 sort -k1,1 -k2,2n -k3,3n -k4,4g "$results" | awk '
   { key = $1 " " $2 " " $3; v[key, ++c[key]] = $4 }
   END {
@@ -65,21 +67,15 @@ sort -k1,1 -k2,2n -k3,3n -k4,4g "$results" | awk '
       m = c[key]
       if (m % 2) med = v[key, (m + 1) / 2]
       else med = (v[key, m / 2] + v[key, m / 2 + 1]) / 2
-      split(key, k, " "); print k[1], k[2], k[3], med
+      print key, med
     }
-  }' | awk '
+  }' | sort -k2,2n -k3,3n | awk '
   { key = $2 " " $3; t[$1, key] = $4;
     bw[$1, key] = $4 > 0 ? $3 / ($4 * 1e3) * 2 * ($2 - 1) / $2 : 0;
     if (!(key in seen)) { seen[key] = 1; keys[++n] = key } }
   END {
     printf "%5s %10s | %10s %7s | %10s %7s | %10s %7s\n", "ranks", "bytes",
            "ours us", "GB/s", "gloo us", "GB/s", "mpi us", "GB/s";
-    # Order by ranks, then bytes.
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) {
-      split(keys[i], a, " "); split(keys[j], b, " ");
-      if (a[1] + 0 > b[1] + 0 || (a[1] == b[1] && a[2] + 0 > b[2] + 0)) {
-        tmp = keys[i]; keys[i] = keys[j]; keys[j] = tmp }
-    }
     for (i = 1; i <= n; i++) {
       split(keys[i], k, " ");
       printf "%5s %10s | %10.1f %7.2f | %10.1f %7.2f | %10.1f %7.2f\n",

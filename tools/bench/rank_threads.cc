@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -80,8 +81,9 @@ RankThreads::~RankThreads() {
   // Unpinned again: the next benchmark's transport group counts the CPUs
   // of the calling thread (pinned to one, it would think itself
   // oversubscribed and yield instead of spinning).
-  if (main_pinned_) {
-    sched_setaffinity(0, sizeof(main_affinity_), &main_affinity_);
+  if (main_pinned_ &&
+      sched_setaffinity(0, sizeof(main_affinity_), &main_affinity_) != 0) {
+    std::perror("RankThreads: restoring the caller's CPU set");
   }
 }
 
