@@ -9,6 +9,7 @@
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/peer_sender.h"
 #include "distribute/server/internal/pinger.h"
+#include "distribute/server/internal/tcp_data_plane.h"
 #include "distribute/server/worker_service.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/completion_queue.h"
@@ -27,13 +28,14 @@ constexpr absl::Duration kNotifyTimeout = absl::Seconds(1);
 constexpr absl::Duration kWaitSpin = absl::ZeroDuration();
 
 using server_internal::GroupMailbox;
+using server_internal::MessageSender;
 using server_internal::PeerSender;
 using server_internal::RecvOp;
 using server_internal::SendOp;
 
 class SendRequest : public devices::Request {
  public:
-  SendRequest(std::shared_ptr<PeerSender> sender, std::shared_ptr<SendOp> op,
+  SendRequest(std::shared_ptr<MessageSender> sender, std::shared_ptr<SendOp> op,
               std::string description)
       : sender_(std::move(sender)),
         op_(std::move(op)),
@@ -56,7 +58,7 @@ class SendRequest : public devices::Request {
   bool IsComplete() const override { return op_->completion.done(); }
 
  private:
-  const std::shared_ptr<PeerSender> sender_;  // Null for a send to self.
+  const std::shared_ptr<MessageSender> sender_;  // Null for a send to self.
   const std::shared_ptr<SendOp> op_;
   const std::string description_;
 };
@@ -205,8 +207,12 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
         local.address(), "); list this task's own address for its rank"));
   }
   std::vector<std::string> devices;
-  for (const auto& answer : answers)
+  std::vector<int> data_ports;
+  const bool local_data_plane = local.data_port() > 0;
+  for (const auto& answer : answers) {
     devices.push_back(DeviceName(answer.response));
+    data_ports.push_back(local_data_plane ? answer.response.data_port() : 0);
+  }
 
   absl::StatusOr<std::shared_ptr<GroupMailbox>> mailbox =
       local.mailboxes()->Register(options.group_key, options.rank,
@@ -214,8 +220,8 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
   if (!mailbox.ok()) return mailbox.status();
   std::unique_ptr<GrpcTransport> transport(new GrpcTransport(
       std::move(options), local.task_name(), std::move(devices),
-      local.channel_options(), std::move(channels), local.mailboxes(),
-      *std::move(mailbox)));
+      local.channel_options(), std::move(channels), std::move(data_ports),
+      local.mailboxes(), *std::move(mailbox)));
   GrpcTransport* raw = transport.get();
   transport->mailbox_->SetAbortListener(
       [raw](const absl::Status& status) { raw->OnAbort(status); });
@@ -230,6 +236,7 @@ GrpcTransport::GrpcTransport(
     GrpcTransportOptions options, std::string task,
     std::vector<std::string> devices, ChannelOptions channel_options,
     std::vector<std::shared_ptr<grpc::Channel>> channels,
+    std::vector<int> data_ports,
     std::shared_ptr<server_internal::MailboxRegistry> registry,
     std::shared_ptr<GroupMailbox> mailbox)
     : options_(std::move(options)),
@@ -238,6 +245,7 @@ GrpcTransport::GrpcTransport(
       devices_(std::move(devices)),
       channel_options_(std::move(channel_options)),
       channels_(std::move(channels)),
+      data_ports_(std::move(data_ports)),
       registry_(std::move(registry)),
       mailbox_(std::move(mailbox)),
       senders_(devices_.size()) {}
@@ -245,7 +253,7 @@ GrpcTransport::GrpcTransport(
 GrpcTransport::~GrpcTransport() {
   registry_->Unregister(*mailbox_);  // Fails pending receives and sends.
   mailbox_->SetAbortListener(nullptr);
-  std::vector<std::shared_ptr<PeerSender>> senders;
+  std::vector<std::shared_ptr<MessageSender>> senders;
   {
     absl::MutexLock lock(&mu_);
     senders.swap(senders_);
@@ -278,18 +286,25 @@ absl::Status GrpcTransport::CheckPeer(int peer, const char* what) const {
   return absl::OkStatus();
 }
 
-std::shared_ptr<PeerSender> GrpcTransport::Sender(int peer) {
+std::shared_ptr<MessageSender> GrpcTransport::Sender(int peer) {
   absl::MutexLock lock(&mu_);
-  std::shared_ptr<PeerSender>& sender = senders_[peer];
+  std::shared_ptr<MessageSender>& sender = senders_[peer];
   if (sender == nullptr) {
     server::MessageHeader header;
     header.set_group_key(options_.group_key);
     header.set_src_rank(rank_);
     header.set_dst_rank(peer);
     header.set_src_task(task_);
-    sender = std::make_shared<PeerSender>(
-        channels_[peer], channel_options_, std::move(header),
-        options_.bytes_per_pack, Describe(peer));
+    if (data_ports_[peer] > 0) {
+      sender = std::make_shared<server_internal::TcpPeerSender>(
+          server_internal::HostOf(options_.rank_targets[peer]),
+          data_ports_[peer], std::move(header), channel_options_.cluster_token,
+          Describe(peer), options_.connect_timeout);
+    } else {
+      sender = std::make_shared<PeerSender>(
+          channels_[peer], channel_options_, std::move(header),
+          options_.bytes_per_pack, Describe(peer));
+    }
     if (!failed_.ok()) sender->Fail(failed_);
   }
   return sender;
@@ -332,7 +347,7 @@ absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Send(
     return std::unique_ptr<devices::Request>(
         new SendRequest(nullptr, std::move(op), std::move(description)));
   }
-  std::shared_ptr<PeerSender> sender = Sender(peer);
+  std::shared_ptr<MessageSender> sender = Sender(peer);
   absl::Status posted = sender->Post(op);
   if (!posted.ok()) return posted;
   return std::unique_ptr<devices::Request>(new SendRequest(
@@ -368,7 +383,7 @@ absl::Status GrpcTransport::Abort(absl::Status reason) {
 }
 
 void GrpcTransport::OnAbort(const absl::Status& status) {
-  std::vector<std::shared_ptr<PeerSender>> senders;
+  std::vector<std::shared_ptr<MessageSender>> senders;
   {
     absl::MutexLock lock(&mu_);
     if (failed_.ok()) failed_ = status;

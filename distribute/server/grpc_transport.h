@@ -11,6 +11,12 @@
 // posted are copied straight into the receive buffer; a message that comes
 // first waits in the mailbox and is copied once when the receive is posted.
 //
+// Between two servers created with protocol "grpc+tcp", the messages'
+// bytes take the TCP data plane instead (internal/tcp_data_plane.h): one
+// connection per endpoint and peer, the message written straight from the
+// send buffer and read straight into the posted receive buffer, with the
+// same matching, completion and error semantics.
+//
 // Example (rank 0 of two tasks; rank 1 runs the same with rank = 1):
 //   distribute::GrpcTransportOptions options;
 //   options.group_key = "allreduce-step-7";
@@ -58,7 +64,7 @@ namespace distribute {
 namespace server_internal {
 class GroupMailbox;
 class MailboxRegistry;
-class PeerSender;
+class MessageSender;
 }  // namespace server_internal
 
 struct GrpcTransportOptions {
@@ -123,12 +129,14 @@ class GrpcTransport : public devices::Transport {
                 std::vector<std::string> devices,
                 ChannelOptions channel_options,
                 std::vector<std::shared_ptr<grpc::Channel>> channels,
+                std::vector<int> data_ports,
                 std::shared_ptr<server_internal::MailboxRegistry> registry,
                 std::shared_ptr<server_internal::GroupMailbox> mailbox);
 
   absl::Status CheckPeer(int peer, const char* what) const;
-  // The peer's sender, started on first use.
-  std::shared_ptr<server_internal::PeerSender> Sender(int peer);
+  // The peer's sender, started on first use: over the grpc+tcp data plane
+  // when both servers have one, else over gRPC calls.
+  std::shared_ptr<server_internal::MessageSender> Sender(int peer);
   // Fails pending sends; the mailbox's abort listener.
   void OnAbort(const absl::Status& status);
   // Tells every peer's server, from a thread of its own, that this group is
@@ -144,11 +152,14 @@ class GrpcTransport : public devices::Transport {
   const std::vector<std::string> devices_;
   const ChannelOptions channel_options_;
   const std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  // Each peer's grpc+tcp data port, 0 where messages go over gRPC (all of
+  // them unless the local server has a data plane too).
+  const std::vector<int> data_ports_;
   const std::shared_ptr<server_internal::MailboxRegistry> registry_;
   const std::shared_ptr<server_internal::GroupMailbox> mailbox_;
 
   absl::Mutex mu_;
-  std::vector<std::shared_ptr<server_internal::PeerSender>> senders_
+  std::vector<std::shared_ptr<server_internal::MessageSender>> senders_
       ABSL_GUARDED_BY(mu_);
   // The abort status once the mailbox was aborted; new senders fail with it.
   absl::Status failed_ ABSL_GUARDED_BY(mu_);

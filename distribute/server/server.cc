@@ -9,6 +9,7 @@
 #include "distribute/server/internal/blob_store.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/server_security.h"
+#include "distribute/server/internal/tcp_data_plane.h"
 #include "distribute/server/internal/worker_service_impl.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
@@ -36,10 +37,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     const cluster::ClusterSpec& cluster, std::string job_name, int task_index,
     ServerOptions options) {
   InitGrpcForProcess();
-  if (options.protocol != "grpc") {
+  if (options.protocol != "grpc" && options.protocol != "grpc+tcp") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown server protocol \"", options.protocol,
+        "\"; the supported protocols are \"grpc\" and \"grpc+tcp\""));
+  }
+  if (options.protocol == "grpc+tcp" &&
+      options.tls.enabled()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown server protocol \"", options.protocol,
-                     "\"; the only supported protocol is \"grpc\""));
+        "protocol \"grpc+tcp\" moves tensors over unencrypted TCP and "
+        "cannot honour the TLS options; use protocol \"grpc\" with TLS");
   }
   absl::StatusOr<std::string> address =
       cluster.task_address(job_name, task_index);
@@ -152,6 +159,23 @@ absl::Status Server::Start() {
         "machine"));
   }
   address_ = WithPort(address_, port);
+  if (options_.protocol == "grpc+tcp") {
+    server_internal::TcpDataPlaneConfig config;
+    config.task = task_name();
+    config.cluster_token = options_.cluster_token;
+    config.peer_filter = peer_filter_.get();
+    config.mailboxes = mailboxes_;
+    absl::StatusOr<std::unique_ptr<server_internal::TcpDataPlane>> plane =
+        server_internal::TcpDataPlane::Start(server_internal::HostOf(address_),
+                                             std::move(config));
+    if (!plane.ok()) {
+      server->Shutdown();
+      server->Wait();
+      return plane.status();
+    }
+    data_plane_ = *std::move(plane);
+    service_->set_data_port(data_plane_->port());
+  }
   service_->set_address(address_);
   grpc_server_ = std::move(server);
   return absl::OkStatus();
@@ -159,18 +183,21 @@ absl::Status Server::Start() {
 
 void Server::Stop() {
   std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<server_internal::TcpDataPlane> data_plane;
   std::string address;
   {
     absl::MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
     server = std::move(grpc_server_);
+    data_plane = std::move(data_plane_);
     address = address_;
   }
   const absl::Status stopped = absl::UnavailableError(absl::StrCat(
       "the server of task ", task_name(), " (", address, ") has stopped"));
   mailboxes_->Shutdown(stopped);
   blobs_->Shutdown(stopped);
+  if (data_plane != nullptr) data_plane->Stop();
   if (server != nullptr) {
     // Calls still running after the deadline are cancelled.
     server->Shutdown(absl::ToChronoTime(absl::Now() + absl::Milliseconds(50)));
@@ -183,6 +210,11 @@ void Server::Join() { stopped_notification_.WaitForNotification(); }
 
 bool Server::JoinFor(absl::Duration timeout) {
   return stopped_notification_.WaitForNotificationWithTimeout(timeout);
+}
+
+int Server::data_port() const {
+  absl::MutexLock lock(&mu_);
+  return data_plane_ == nullptr ? 0 : data_plane_->port();
 }
 
 bool Server::running() const {

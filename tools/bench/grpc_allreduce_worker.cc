@@ -6,8 +6,10 @@
 //   grpc_allreduce_worker --rank=0 --size=2 --port_base=23400
 //       [--min_bytes=4096 --max_bytes=67108864]
 //       [--algorithm=auto|ring|tree|rhd|direct --chunk_bytes=N]
+//       [--protocol=grpc|grpc+tcp]
 //
-// Rank 0 prints the lines of allreduce_sweep.h with impl "grpc".
+// Rank 0 prints the lines of allreduce_sweep.h with impl "grpc" (or
+// "grpc+tcp": the servers' protocol, see distribute/server/server.h).
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -44,12 +46,16 @@ int Fail(const absl::Status& status) {
 int main(int argc, char** argv) {
   int64_t rank = -1, size = 0, port_base = 0, chunk_bytes = 0;
   std::string algorithm = "auto";
+  distribute::ServerOptions server_options;
   tools_bench::SweepOptions sweep;
-  sweep.impl = "grpc";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--algorithm=", 0) == 0) {
       algorithm = arg.substr(12);
+      continue;
+    }
+    if (arg.rfind("--protocol=", 0) == 0) {
+      server_options.protocol = arg.substr(11);
       continue;
     }
     if (!tools_bench::ParseIntFlag(argv[i], "rank", rank) &&
@@ -69,6 +75,7 @@ int main(int argc, char** argv) {
                  "--port_base=P (0 <= R < N, ports P..P+N-1 free)\n");
     return 2;
   }
+  sweep.impl = server_options.protocol;
   sweep.rank = static_cast<int>(rank);
   sweep.size = static_cast<int>(size);
 
@@ -80,7 +87,7 @@ int main(int argc, char** argv) {
       distribute::cluster::ClusterSpec::Create({{"worker", addresses}});
   if (!spec.ok()) return Fail(spec.status());
   absl::StatusOr<std::unique_ptr<distribute::Server>> server =
-      distribute::Server::Create(*spec, "worker", sweep.rank);
+      distribute::Server::Create(*spec, "worker", sweep.rank, server_options);
   if (!server.ok()) return Fail(server.status());
   distribute::GrpcTransportOptions options;
   options.group_key = "compare-allreduce";

@@ -238,6 +238,56 @@ absl::Status GroupMailbox::AddChunk(
   return absl::OkStatus();
 }
 
+absl::StatusOr<size_t> GroupMailbox::ReadChunk(
+    Inbound& message, size_t max,
+    absl::FunctionRef<int64_t(std::byte* dst, size_t n)> read) {
+  if (aborted()) return status();
+  // Where the bytes of a message nobody will receive go.
+  thread_local std::vector<std::byte> scratch(size_t{1} << 20);
+  std::shared_ptr<RecvOp> done;
+  int64_t got = 0;
+  {
+    absl::MutexLock lock(&message.mu);
+    if (!message.failure.ok()) return message.failure;
+    size_t n = std::min(max, static_cast<size_t>(message.total -
+                                                 message.received));
+    if (n == 0) return 0;
+    std::byte* dst = nullptr;
+    size_t staged = 0;
+    const bool staging = !message.discard && message.recv == nullptr;
+    if (message.discard) {
+      n = std::min(n, scratch.size());
+      dst = scratch.data();
+    } else if (message.recv != nullptr) {
+      dst = message.recv->data + message.received;
+    } else {
+      staged = message.staging.size();
+      message.staging.resize(staged + n);
+      dst = message.staging.data() + staged;
+    }
+    got = read(dst, n);
+    if (staging) {
+      message.staging.resize(staged + static_cast<size_t>(std::max<int64_t>(got, 0)));
+    }
+    if (got < 0) {
+      return absl::UnavailableError(absl::StrCat(
+          "the connection carrying ", Describe(message), " failed after ",
+          message.received, " bytes"));
+    }
+    message.received += got;
+    if (message.received == message.total && !message.complete) {
+      message.complete = true;
+      done = std::move(message.recv);
+      message.recv.reset();
+    }
+  }
+  if (done != nullptr) {
+    done->completion.Complete(absl::OkStatus());
+    Forget(done);
+  }
+  return static_cast<size_t>(got);
+}
+
 absl::Status GroupMailbox::EndMessage(const std::shared_ptr<Inbound>& message,
                                       const absl::Status& why) {
   std::shared_ptr<RecvOp> failed;

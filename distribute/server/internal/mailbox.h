@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -102,6 +103,17 @@ class GroupMailbox {
   // The same for a chunk whose bytes lie in several pieces, in order.
   absl::Status AddChunk(Inbound& message, int64_t offset,
                         absl::Span<const absl::string_view> pieces);
+  // The next bytes of the message, at most `max`, written by `read(dst, n)`
+  // straight into where they belong (the posted receive's buffer, the
+  // staging buffer, or scratch space when the receive is gone), so a
+  // socket can be read without an intermediate copy. `read` must not block
+  // (it runs under the message's lock): it returns how many bytes it wrote
+  // (0: none available now) or a negative number when its source failed,
+  // which returns UNAVAILABLE. Returns how many bytes it added; the
+  // message's failure once it has one (the caller discards the rest).
+  absl::StatusOr<size_t> ReadChunk(
+      Inbound& message, size_t max,
+      absl::FunctionRef<int64_t(std::byte* dst, size_t n)> read);
   // The sender's stream ended. OK if the message is complete; otherwise the
   // message fails its receive with UNAVAILABLE (including `why`) or, if not
   // yet received, is withdrawn, and that failure is returned.

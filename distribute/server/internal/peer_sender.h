@@ -42,7 +42,22 @@ struct SendOp {
   devices::Completion completion;
 };
 
-class PeerSender {
+// What a transport endpoint hands its sends to one peer: PeerSender
+// (over gRPC calls) or TcpPeerSender (tcp_data_plane.h).
+class MessageSender {
+ public:
+  virtual ~MessageSender() = default;
+  // Queues `op`. The error of Fail() once it was called.
+  virtual absl::Status Post(std::shared_ptr<SendOp> op) = 0;
+  // Withdraws a queued op (CANCELLED), or ends the transfer in progress;
+  // afterwards op's buffer is not touched again.
+  virtual void Cancel(const std::shared_ptr<SendOp>& op) = 0;
+  // Fails every queued and in-flight op, and later Posts, with `status`.
+  // The first status wins.
+  virtual void Fail(const absl::Status& status) = 0;
+};
+
+class PeerSender : public MessageSender {
  public:
   // `header` carries the group key, ranks and sending task; each message
   // fills in its tag and size.
@@ -52,16 +67,12 @@ class PeerSender {
   PeerSender(const PeerSender&) = delete;
   PeerSender& operator=(const PeerSender&) = delete;
   // Fails what is left (UNAVAILABLE) and joins the thread.
-  ~PeerSender();
+  ~PeerSender() override;
 
-  // Queues `op`. The error of Fail() once it was called.
-  absl::Status Post(std::shared_ptr<SendOp> op);
-  // Withdraws a queued op (CANCELLED), or cancels the call delivering it and
-  // waits for it to end; afterwards op's buffer is not touched again.
-  void Cancel(const std::shared_ptr<SendOp>& op);
-  // Fails every queued and in-flight op, and later Posts, with `status`.
-  // The first status wins.
-  void Fail(const absl::Status& status);
+  absl::Status Post(std::shared_ptr<SendOp> op) override;
+  // Cancels the call delivering an in-flight op and waits for it to end.
+  void Cancel(const std::shared_ptr<SendOp>& op) override;
+  void Fail(const absl::Status& status) override;
 
  private:
   void Run();

@@ -21,6 +21,11 @@ void WorkerServiceImpl::set_address(std::string address) {
   address_ = std::move(address);
 }
 
+void WorkerServiceImpl::set_data_port(int port) {
+  absl::MutexLock lock(&mu_);
+  data_port_ = port;
+}
+
 std::string WorkerServiceImpl::task_name() const {
   return absl::StrCat("/job:", config_.job, "/task:", config_.task_index);
 }
@@ -48,6 +53,7 @@ grpc::Status WorkerServiceImpl::Ping(grpc::ServerContext* context,
   response->set_incarnation(config_.incarnation);
   absl::MutexLock lock(&mu_);
   response->set_address(address_);
+  response->set_data_port(data_port_);
   return grpc::Status::OK;
 }
 

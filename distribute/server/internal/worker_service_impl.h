@@ -52,6 +52,8 @@ class WorkerServiceImpl final : public server::WorkerService::Service {
 
   // The "host:port" Ping reports.
   void set_address(std::string address);
+  // The grpc+tcp data plane's port that Ping advertises (0: none).
+  void set_data_port(int port);
 
   grpc::Status Ping(grpc::ServerContext* context,
                     const server::PingRequest* request,
@@ -88,6 +90,7 @@ class WorkerServiceImpl final : public server::WorkerService::Service {
   const WorkerServiceConfig config_;
   mutable absl::Mutex mu_;
   std::string address_ ABSL_GUARDED_BY(mu_);
+  int data_port_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // The service that carries kDeliverRawMethod (registered by hand: its

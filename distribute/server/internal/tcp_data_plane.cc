@@ -1,0 +1,673 @@
+#include "distribute/server/internal/tcp_data_plane.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace distribute {
+namespace server_internal {
+namespace {
+
+// Bounds on the small frames (hello, status messages).
+constexpr uint32_t kMaxHelloBytes = 64 << 10;
+constexpr uint32_t kMaxStatusMessageBytes = 64 << 10;
+// How often blocked readers look at the stop flag.
+constexpr int kPollMillis = 100;
+
+struct MessageFrame {
+  uint64_t tag;
+  uint64_t size;
+};
+
+std::string Errno(const char* what) {
+  return absl::StrCat(what, ": ", std::strerror(errno));
+}
+
+void SetNoDelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+void SetTimeout(int fd, int option, absl::Duration timeout) {
+  timeval tv = absl::ToTimeval(timeout);
+  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
+}
+
+// Writes every byte of `iov` (blocking); false when the connection fails.
+bool WriteAll(int fd, iovec* iov, int count) {
+  while (count > 0) {
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = static_cast<size_t>(count);
+    const ssize_t written = sendmsg(fd, &message, MSG_NOSIGNAL);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    size_t left = static_cast<size_t>(written);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return true;
+}
+
+bool WriteStatus(int fd, const absl::Status& status) {
+  const std::string text(status.message().substr(0, kMaxStatusMessageBytes));
+  const uint32_t head[2] = {static_cast<uint32_t>(status.code()),
+                            static_cast<uint32_t>(text.size())};
+  iovec iov[2] = {{const_cast<uint32_t*>(head), sizeof(head)},
+                  {const_cast<char*>(text.data()), text.size()}};
+  return WriteAll(fd, iov, text.empty() ? 1 : 2);
+}
+
+// Reads exactly n bytes (blocking: the socket's own timeout applies).
+bool ReadAllBlocking(int fd, void* data, size_t n) {
+  char* at = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t got = recv(fd, at, n, MSG_WAITALL);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    at += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+// Reads exactly n bytes, polling so that `stopping` and `deadline` are
+// seen. OK, UNAVAILABLE (closed, failed or stopping) or DEADLINE_EXCEEDED.
+absl::Status ReadAll(int fd, void* data, size_t n, absl::Time deadline,
+                     const std::atomic<bool>& stopping) {
+  char* at = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t got = recv(fd, at, n, MSG_DONTWAIT);
+    if (got > 0) {
+      at += got;
+      n -= static_cast<size_t>(got);
+      continue;
+    }
+    if (got == 0) return absl::UnavailableError("the peer closed it");
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return absl::UnavailableError(Errno("recv"));
+    }
+    if (stopping.load(std::memory_order_acquire)) {
+      return absl::UnavailableError("the server is stopping");
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError("the peer sent nothing in time");
+    }
+    pollfd wait{fd, POLLIN, 0};
+    poll(&wait, 1, kPollMillis);
+  }
+  return absl::OkStatus();
+}
+
+// "ipv4:1.2.3.4:5" / "ipv6:[::1]:5", the form PeerFilter reads.
+std::string GrpcPeerString(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = {0};
+  if (address.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
+    inet_ntop(AF_INET, &v4.sin_addr, text, sizeof(text));
+    return absl::StrCat("ipv4:", text, ":", ntohs(v4.sin_port));
+  }
+  const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
+  inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof(text));
+  return absl::StrCat("ipv6:[", text, "]:", ntohs(v6.sin6_port));
+}
+
+struct AddrInfoDeleter {
+  void operator()(addrinfo* info) const { freeaddrinfo(info); }
+};
+
+absl::StatusOr<std::unique_ptr<addrinfo, AddrInfoDeleter>> Resolve(
+    const std::string& host, int port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (passive) hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  const int error = getaddrinfo(host.empty() ? nullptr : host.c_str(),
+                                service.c_str(), &hints, &found);
+  if (error != 0 || found == nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot resolve \"", host, "\": ", gai_strerror(error)));
+  }
+  return std::unique_ptr<addrinfo, AddrInfoDeleter>(found);
+}
+
+}  // namespace
+
+std::string HostOf(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  absl::string_view host =
+      colon == absl::string_view::npos ? address : address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::string(host);
+}
+
+// ---------------------------------------------------------------------------
+// TcpDataPlane
+
+absl::StatusOr<std::unique_ptr<TcpDataPlane>> TcpDataPlane::Start(
+    const std::string& host, TcpDataPlaneConfig config) {
+  absl::StatusOr<std::unique_ptr<addrinfo, AddrInfoDeleter>> found =
+      Resolve(host, 0, /*passive=*/true);
+  if (!found.ok()) return found.status();
+  std::string last_error = "no address";
+  for (addrinfo* info = found->get(); info != nullptr; info = info->ai_next) {
+    const int fd =
+        socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      last_error = Errno("socket");
+      continue;
+    }
+    if (bind(fd, info->ai_addr, info->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+      last_error = Errno("bind/listen");
+      close(fd);
+      continue;
+    }
+    sockaddr_storage bound{};
+    socklen_t length = sizeof(bound);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+    const int port =
+        bound.ss_family == AF_INET
+            ? ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port)
+            : ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port);
+    std::unique_ptr<TcpDataPlane> plane(
+        new TcpDataPlane(fd, port, std::move(config)));
+    plane->acceptor_ = std::thread([raw = plane.get()] { raw->AcceptLoop(); });
+    return plane;
+  }
+  return absl::UnavailableError(
+      absl::StrCat("task ", config.task, " cannot listen for grpc+tcp data on ",
+                   host, ": ", last_error));
+}
+
+TcpDataPlane::TcpDataPlane(int listen_fd, int port, TcpDataPlaneConfig config)
+    : listen_fd_(listen_fd), port_(port), config_(std::move(config)) {}
+
+TcpDataPlane::~TcpDataPlane() {
+  Stop();
+  close(listen_fd_);
+}
+
+void TcpDataPlane::Stop() {
+  std::vector<std::unique_ptr<Connection>> connections;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    stopping_.store(true, std::memory_order_release);
+    // Wakes accept() (Linux returns EINVAL on a shut-down listener).
+    shutdown(listen_fd_, SHUT_RDWR);
+  }
+  if (acceptor_.joinable()) acceptor_.join();
+  {
+    absl::MutexLock lock(&mu_);
+    connections.swap(connections_);
+    for (auto& connection : connections) shutdown(connection->fd, SHUT_RDWR);
+  }
+  for (auto& connection : connections) {
+    if (connection->thread.joinable()) connection->thread.join();
+    close(connection->fd);
+  }
+}
+
+void TcpDataPlane::Reap() {
+  auto ended = std::partition(
+      connections_.begin(), connections_.end(),
+      [](const std::unique_ptr<Connection>& c) { return !c->done.load(); });
+  for (auto it = ended; it != connections_.end(); ++it) {
+    (*it)->thread.join();
+    close((*it)->fd);
+  }
+  connections_.erase(ended, connections_.end());
+}
+
+void TcpDataPlane::AcceptLoop() {
+  while (!stopping_.load(std::memory_order_acquire)) {
+    sockaddr_storage from{};
+    socklen_t length = sizeof(from);
+    const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from),
+                           &length, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (stopping_.load(std::memory_order_acquire)) return;
+      // EMFILE and the like: back off rather than spin.
+      absl::SleepFor(absl::Milliseconds(10));
+      continue;
+    }
+    const std::string peer = GrpcPeerString(from);
+    if (config_.peer_filter != nullptr && !config_.peer_filter->Allowed(peer)) {
+      // Same rule as the gRPC services: outsiders get nothing.
+      close(fd);
+      continue;
+    }
+    SetNoDelay(fd);
+    absl::MutexLock lock(&mu_);
+    if (stopped_) {
+      close(fd);
+      return;
+    }
+    Reap();
+    auto connection = std::make_unique<Connection>();
+    connection->fd = fd;
+    Connection* raw = connection.get();
+    connection->thread = std::thread([this, raw, peer] { Serve(*raw, peer); });
+    connections_.push_back(std::move(connection));
+  }
+}
+
+void TcpDataPlane::Serve(Connection& connection, std::string peer) {
+  const int fd = connection.fd;
+  struct Done {
+    Connection& c;
+    ~Done() { c.done.store(true); }
+  } done{connection};
+
+  // The hello: who sends, to which group and rank.
+  const absl::Time hello_deadline = absl::Now() + config_.hello_timeout;
+  uint32_t length = 0;
+  if (!ReadAll(fd, &length, sizeof(length), hello_deadline, stopping_).ok()) {
+    return;
+  }
+  if (length == 0 || length > kMaxHelloBytes) {
+    WriteStatus(fd, absl::InvalidArgumentError(absl::StrCat(
+                        "a grpc+tcp hello of ", length,
+                        " bytes; it must be in [1, ", kMaxHelloBytes, "]")));
+    return;
+  }
+  std::string bytes(length, '\0');
+  if (!ReadAll(fd, bytes.data(), length, hello_deadline, stopping_).ok()) {
+    return;
+  }
+  server::DataPlaneHello hello;
+  if (!hello.ParseFromString(bytes)) {
+    WriteStatus(fd, absl::InvalidArgumentError(
+                        "the grpc+tcp hello does not parse"));
+    return;
+  }
+  if (config_.cluster_token.has_value() &&
+      hello.cluster_token() != *config_.cluster_token) {
+    WriteStatus(fd, absl::UnauthenticatedError(absl::StrCat(
+                        "task ", config_.task,
+                        hello.cluster_token().empty()
+                            ? " requires a cluster token and the grpc+tcp "
+                              "hello carries none"
+                            : " refused the grpc+tcp hello: wrong cluster "
+                              "token")));
+    return;
+  }
+  const server::MessageHeader& who = hello.header();
+  absl::StatusOr<std::shared_ptr<GroupMailbox>> mailbox =
+      config_.mailboxes->ForIncoming(who.group_key(), who.dst_rank());
+  if (!mailbox.ok()) {
+    WriteStatus(fd, mailbox.status());
+    return;
+  }
+  if (!WriteStatus(fd, absl::OkStatus())) return;
+
+  const std::string lost_prefix =
+      absl::StrCat("the grpc+tcp connection from ", who.src_task(), " (",
+                   peer, ") to ", config_.task, " broke: ");
+  while (true) {
+    MessageFrame frame{};
+    absl::Status read = ReadAll(fd, &frame, sizeof(frame),
+                                absl::InfiniteFuture(), stopping_);
+    if (!read.ok()) return;  // Between messages: a clean end.
+    server::MessageHeader header = who;
+    header.set_tag(frame.tag);
+    header.set_total_bytes(static_cast<int64_t>(frame.size));
+    if (frame.size > static_cast<uint64_t>(INT64_MAX)) {
+      WriteStatus(fd, absl::InvalidArgumentError("message size overflows"));
+      return;
+    }
+    absl::StatusOr<std::shared_ptr<Inbound>> message =
+        (*mailbox)->BeginMessage(header);
+    absl::Status outcome = message.status();
+    if (message.ok() && frame.size == 0) {
+      outcome = (*mailbox)->AddChunk(**message, 0, absl::string_view());
+    }
+    uint64_t left = frame.size;
+    bool broken = false;
+    while (left > 0) {
+      absl::StatusOr<size_t> got = 0;
+      if (outcome.ok()) {
+        bool closed = false;
+        got = (*mailbox)->ReadChunk(
+            **message, left, [&](std::byte* dst, size_t n) -> int64_t {
+              const ssize_t k = recv(fd, dst, n, MSG_DONTWAIT);
+              if (k > 0) return k;
+              if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+                             errno != EINTR)) {
+                closed = true;
+                return -1;
+              }
+              return 0;
+            });
+        if (!got.ok()) {
+          if (closed) {
+            broken = true;
+            break;
+          }
+          outcome = got.status();  // Discard the rest, then answer it.
+          continue;
+        }
+      } else {
+        // Keep the stream in step: read the bytes and drop them.
+        thread_local std::vector<std::byte> sink(size_t{1} << 20);
+        const ssize_t k = recv(fd, sink.data(),
+                               std::min<uint64_t>(left, sink.size()),
+                               MSG_DONTWAIT);
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                       errno != EINTR)) {
+          broken = true;
+          break;
+        }
+        got = k > 0 ? static_cast<size_t>(k) : 0;
+      }
+      left -= *got;
+      if (*got == 0) {
+        if (stopping_.load(std::memory_order_acquire)) {
+          broken = true;
+          break;
+        }
+        pollfd wait{fd, POLLIN, 0};
+        poll(&wait, 1, kPollMillis);
+      }
+    }
+    if (broken) {
+      if (message.ok()) {
+        (*mailbox)->EndMessage(
+            *message,
+            absl::UnavailableError(absl::StrCat(
+                lost_prefix, stopping_.load() ? "the server stopped"
+                                              : "the sender went away")))
+            .IgnoreError();
+      }
+      return;
+    }
+    if (message.ok()) {
+      absl::Status ended = (*mailbox)->EndMessage(*message, outcome);
+      if (outcome.ok()) outcome = ended;
+    }
+    if (!WriteStatus(fd, outcome)) return;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// TcpPeerSender
+
+TcpPeerSender::TcpPeerSender(std::string host, int port,
+                             server::MessageHeader header,
+                             std::optional<std::string> cluster_token,
+                             std::string peer, absl::Duration connect_timeout)
+    : host_(std::move(host)),
+      port_(port),
+      header_(std::move(header)),
+      cluster_token_(std::move(cluster_token)),
+      peer_(std::move(peer)),
+      connect_timeout_(connect_timeout) {}
+
+TcpPeerSender::~TcpPeerSender() {
+  Fail(absl::UnavailableError(
+      absl::StrCat("the transport endpoint was destroyed before its send to ",
+                   peer_, " was delivered")));
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (writer_.joinable()) writer_.join();
+  if (answers_.joinable()) answers_.join();
+  absl::MutexLock lock(&mu_);
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::Status TcpPeerSender::Post(std::shared_ptr<SendOp> op) {
+  absl::MutexLock lock(&mu_);
+  if (!failed_.ok()) return failed_;
+  queue_.push_back(std::move(op));
+  if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
+  return absl::OkStatus();
+}
+
+void TcpPeerSender::Cancel(const std::shared_ptr<SendOp>& op) {
+  const absl::Status cancelled =
+      absl::CancelledError("request destroyed before it completed");
+  bool mid_write = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (op->completion.done()) return;
+    auto queued = std::find(queue_.begin(), queue_.end(), op);
+    if (queued != queue_.end()) {
+      queue_.erase(queued);
+    } else if (writing_ == op) {
+      mid_write = true;
+    }
+    // Otherwise it is written and awaits its answer (which will find it
+    // complete): its buffer is no longer used.
+  }
+  if (mid_write) {
+    Fail(absl::UnavailableError(absl::StrCat(
+        "a send to ", peer_, " tag ", op->tag,
+        " was cancelled while being written; the connection to ", peer_,
+        " is closed")));
+    // The writer completes it once its write has returned.
+    op->completion.WaitFor(absl::InfiniteDuration());
+    return;
+  }
+  op->completion.Complete(cancelled);
+}
+
+void TcpPeerSender::Fail(const absl::Status& status) {
+  std::deque<std::shared_ptr<SendOp>> failed;
+  absl::Status reason;
+  {
+    absl::MutexLock lock(&mu_);
+    if (failed_.ok()) failed_ = status;
+    reason = failed_;
+    failed.swap(queue_);
+    for (auto& op : unanswered_) {
+      if (op != writing_) failed.push_back(op);
+    }
+    unanswered_.clear();
+    if (writing_ != nullptr) unanswered_.push_back(writing_);
+    if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
+  }
+  for (auto& op : failed) op->completion.Complete(reason);
+}
+
+absl::Status TcpPeerSender::Connect() {
+  const std::string where =
+      absl::StrCat(peer_, "'s grpc+tcp data port ", host_, ":", port_);
+  absl::StatusOr<std::unique_ptr<addrinfo, AddrInfoDeleter>> found =
+      Resolve(host_, port_, /*passive=*/false);
+  if (!found.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach ", where, ": ", found.status().message()));
+  }
+  int fd = -1;
+  std::string last_error;
+  for (addrinfo* info = found->get(); info != nullptr; info = info->ai_next) {
+    fd = socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      last_error = Errno("socket");
+      continue;
+    }
+    // Bounds connect() and the hello's exchange (and so how long a
+    // destructor may wait for a connect in progress).
+    const absl::Duration timeout =
+        std::min(connect_timeout_, absl::Seconds(10));
+    SetTimeout(fd, SO_SNDTIMEO, timeout);
+    SetTimeout(fd, SO_RCVTIMEO, timeout);
+    if (connect(fd, info->ai_addr, info->ai_addrlen) == 0) break;
+    last_error = Errno("connect");
+    close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot connect to ", where, ": ", last_error));
+  }
+  SetNoDelay(fd);
+  {
+    absl::MutexLock lock(&mu_);
+    fd_ = fd;
+    // Fail() ran while connecting: it could not shut the socket down.
+    if (!failed_.ok()) return failed_;
+  }
+  server::DataPlaneHello hello;
+  if (cluster_token_.has_value()) hello.set_cluster_token(*cluster_token_);
+  *hello.mutable_header() = header_;
+  const std::string bytes = hello.SerializeAsString();
+  const uint32_t length = static_cast<uint32_t>(bytes.size());
+  iovec iov[2] = {{const_cast<uint32_t*>(&length), sizeof(length)},
+                  {const_cast<char*>(bytes.data()), bytes.size()}};
+  uint32_t head[2] = {0, 0};
+  if (!WriteAll(fd, iov, 2) || !ReadAllBlocking(fd, head, sizeof(head))) {
+    return absl::UnavailableError(
+        absl::StrCat(where, " did not answer the hello: ", Errno("socket")));
+  }
+  if (head[0] != 0) {
+    std::string text(std::min(head[1], kMaxStatusMessageBytes), '\0');
+    ReadAllBlocking(fd, text.data(), text.size());
+    return absl::Status(static_cast<absl::StatusCode>(head[0]),
+                        absl::StrCat(where, " refused the connection: ", text));
+  }
+  // From here on writes and the answers' reads may block for as long as
+  // the peer takes; Fail() unblocks them.
+  SetTimeout(fd, SO_SNDTIMEO, absl::ZeroDuration());
+  SetTimeout(fd, SO_RCVTIMEO, absl::ZeroDuration());
+  return absl::OkStatus();
+}
+
+void TcpPeerSender::WriteLoop() {
+  absl::Status connected = Connect();
+  if (!connected.ok()) {
+    Fail(connected);
+    return;
+  }
+  answers_ = std::thread([this] { AnswerLoop(); });
+  int fd = -1;
+  {
+    absl::MutexLock lock(&mu_);
+    fd = fd_;
+  }
+  while (true) {
+    std::shared_ptr<SendOp> op;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](TcpPeerSender* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+            return self->stopping_ || !self->failed_.ok() ||
+                   !self->queue_.empty();
+          },
+          this));
+      if (!failed_.ok() || queue_.empty()) return;
+      op = std::move(queue_.front());
+      queue_.pop_front();
+      writing_ = op;
+      unanswered_.push_back(op);
+    }
+    MessageFrame frame{op->tag, op->size};
+    iovec iov[2] = {{&frame, sizeof(frame)},
+                    {const_cast<std::byte*>(op->data), op->size}};
+    const bool written = WriteAll(fd, iov, op->size > 0 ? 2 : 1);
+    absl::Status failure;
+    {
+      absl::MutexLock lock(&mu_);
+      writing_.reset();
+      if (!failed_.ok()) {
+        // Fail() left this op to us: no answer will come for it.
+        failure = failed_;
+        unanswered_.erase(
+            std::remove(unanswered_.begin(), unanswered_.end(), op),
+            unanswered_.end());
+      }
+    }
+    if (!failure.ok()) {
+      op->completion.Complete(failure);
+      return;
+    }
+    if (!written) {
+      Fail(absl::UnavailableError(
+          absl::StrCat("the grpc+tcp connection to ", peer_,
+                       " broke while sending tag ", op->tag, " (", op->size,
+                       " bytes): ", Errno("send"))));
+      op->completion.Complete(absl::UnavailableError(
+          absl::StrCat("Send to ", peer_, " tag ", op->tag,
+                       " failed: the grpc+tcp connection broke")));
+      return;
+    }
+  }
+}
+
+void TcpPeerSender::AnswerLoop() {
+  int fd = -1;
+  {
+    absl::MutexLock lock(&mu_);
+    fd = fd_;
+  }
+  while (true) {
+    uint32_t head[2] = {0, 0};
+    std::string text;
+    bool ok = ReadAllBlocking(fd, head, sizeof(head));
+    if (ok && head[1] > 0) {
+      text.resize(std::min(head[1], kMaxStatusMessageBytes));
+      ok = ReadAllBlocking(fd, text.data(), text.size());
+    }
+    if (!ok) {
+      Fail(absl::UnavailableError(absl::StrCat(
+          "the grpc+tcp connection to ", peer_,
+          " was closed; the peer's server may have stopped or its task "
+          "died")));
+      return;
+    }
+    std::shared_ptr<SendOp> op;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!unanswered_.empty()) {
+        op = std::move(unanswered_.front());
+        unanswered_.pop_front();
+      }
+    }
+    if (op == nullptr) {
+      Fail(absl::InternalError(absl::StrCat(
+          "the grpc+tcp peer ", peer_,
+          " answered a message that was not sent; closing the connection")));
+      return;
+    }
+    if (head[0] == 0) {
+      op->completion.Complete(absl::OkStatus());
+    } else {
+      op->completion.Complete(absl::Status(
+          static_cast<absl::StatusCode>(head[0]),
+          absl::StrCat("Send to ", peer_, " tag ", op->tag, " (", op->size,
+                       " bytes) failed: ", text)));
+    }
+  }
+}
+
+}  // namespace server_internal
+}  // namespace distribute

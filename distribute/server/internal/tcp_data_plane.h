@@ -1,0 +1,164 @@
+// The "grpc+tcp" data plane: the payloads of GrpcTransport messages travel
+// over plain TCP connections that are set up beside gRPC, as TensorFlow's
+// "grpc+verbs" moves tensors over RDMA beside gRPC. gRPC still does the
+// rendezvous (the Ping that finds every rank, and advertises each server's
+// data port), health checks, aborts and remote functions; only the bytes of
+// collective messages take the side channel, which costs the kernel's
+// socket copies and nothing else: no HTTP/2 framing, no per-message call,
+// and the receiver reads straight into the posted receive buffer.
+//
+// Wire format (integers little-endian):
+//   hello  (sender -> receiver, once): u32 length, DataPlaneHello proto
+//   status (receiver -> sender): u32 code, u32 length, message
+//          (the answer to the hello, then one per message, in order)
+//   message (sender -> receiver): u64 tag, u64 size, then size bytes
+// A message completes on the sender when its status comes back, so a send
+// finishes once the receiving server holds the whole message, as over gRPC,
+// and errors (a size mismatch, an aborted group) reach the sender.
+//
+// Security is the gRPC server's: connections from hosts outside the cluster
+// are closed, the hello must carry the cluster token when one is set (the
+// answer is UNAUTHENTICATED otherwise, never echoing the token), and a
+// server with TLS refuses this protocol (the side channel is not
+// encrypted). Each hello names one transport group and rank; its
+// connection serves that pair only.
+//
+// Example (server side; Server does this for protocol "grpc+tcp"):
+//   absl::StatusOr<std::unique_ptr<server_internal::TcpDataPlane>> plane =
+//       server_internal::TcpDataPlane::Start("127.0.0.1", config);
+//   (*plane)->port();  // Advertised in PingResponse.data_port.
+// Example (client side; GrpcTransport does this per peer):
+//   server_internal::TcpPeerSender sender("127.0.0.1", port, header, token,
+//                                         "rank 1 (127.0.0.1:2223)");
+//   sender.Post(op);
+#ifndef DISTRIBUTE_SERVER_INTERNAL_TCP_DATA_PLANE_H_
+#define DISTRIBUTE_SERVER_INTERNAL_TCP_DATA_PLANE_H_
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "distribute/server/internal/mailbox.h"
+#include "distribute/server/internal/peer_sender.h"
+#include "distribute/server/internal/server_security.h"
+#include "distribute/server/worker_service.pb.h"
+
+namespace distribute {
+namespace server_internal {
+
+// The host part of "host:port" or "[v6]:port", without brackets.
+std::string HostOf(absl::string_view address);
+
+struct TcpDataPlaneConfig {
+  // "/job:worker/task:0", for error messages.
+  std::string task;
+  std::optional<std::string> cluster_token;
+  // Not owned; must outlive the data plane.
+  PeerFilter* peer_filter = nullptr;
+  std::shared_ptr<MailboxRegistry> mailboxes;
+  // How long a new connection may take to say hello.
+  absl::Duration hello_timeout = absl::Seconds(10);
+};
+
+// The receiving side, inside a Server: accepts connections and feeds their
+// messages into the server's mailboxes.
+class TcpDataPlane {
+ public:
+  // Listens on `host` (an address of this machine) on a port the system
+  // chooses. UNAVAILABLE if it cannot.
+  static absl::StatusOr<std::unique_ptr<TcpDataPlane>> Start(
+      const std::string& host, TcpDataPlaneConfig config);
+  TcpDataPlane(const TcpDataPlane&) = delete;
+  TcpDataPlane& operator=(const TcpDataPlane&) = delete;
+  ~TcpDataPlane();
+
+  int port() const { return port_; }
+  // Closes the listener and every connection (a message in progress fails
+  // its receive with UNAVAILABLE) and joins their threads. Idempotent.
+  void Stop();
+
+ private:
+  struct Connection {
+    int fd = -1;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
+  TcpDataPlane(int listen_fd, int port, TcpDataPlaneConfig config);
+  void AcceptLoop();
+  void Serve(Connection& connection, std::string peer);
+  // Joins the threads of connections that have ended.
+  void Reap() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const int listen_fd_;
+  const int port_;
+  const TcpDataPlaneConfig config_;
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
+
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::unique_ptr<Connection>> connections_ ABSL_GUARDED_BY(mu_);
+};
+
+// The sending side: delivers one endpoint's messages to one peer over a
+// connection of its own (opened by its thread on the first Post), writing
+// each message straight from the caller's buffer. Messages are written
+// back to back without waiting for their answers, and complete in order as
+// the answers arrive.
+class TcpPeerSender : public MessageSender {
+ public:
+  // `header` names the group, both ranks and the sending task.
+  TcpPeerSender(std::string host, int port, server::MessageHeader header,
+                std::optional<std::string> cluster_token, std::string peer,
+                absl::Duration connect_timeout);
+  TcpPeerSender(const TcpPeerSender&) = delete;
+  TcpPeerSender& operator=(const TcpPeerSender&) = delete;
+  // Fails what is left (UNAVAILABLE), closes the connection and joins.
+  ~TcpPeerSender() override;
+
+  absl::Status Post(std::shared_ptr<SendOp> op) override;
+  // A written op awaiting its answer completes CANCELLED at once; an op
+  // being written closes the connection (every later send to this peer
+  // fails with UNAVAILABLE), since a message cannot be cut short.
+  void Cancel(const std::shared_ptr<SendOp>& op) override;
+  void Fail(const absl::Status& status) override;
+
+ private:
+  absl::Status Connect();
+  void WriteLoop();
+  void AnswerLoop();
+
+  const std::string host_;
+  const int port_;
+  const server::MessageHeader header_;
+  const std::optional<std::string> cluster_token_;
+  const std::string peer_;
+  const absl::Duration connect_timeout_;
+
+  absl::Mutex mu_;
+  int fd_ ABSL_GUARDED_BY(mu_) = -1;
+  std::deque<std::shared_ptr<SendOp>> queue_ ABSL_GUARDED_BY(mu_);
+  // Written, or being written, and not yet answered; in order.
+  std::deque<std::shared_ptr<SendOp>> unanswered_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<SendOp> writing_ ABSL_GUARDED_BY(mu_);
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread writer_;    // Started by the first Post.
+  std::thread answers_;   // Started by writer_ once connected.
+};
+
+}  // namespace server_internal
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_SERVER_INTERNAL_TCP_DATA_PLANE_H_
