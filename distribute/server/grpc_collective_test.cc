@@ -44,10 +44,13 @@ std::vector<absl::Status> RunRanks(int n,
   return status;
 }
 
-class GrpcCollectiveTest : public ::testing::Test {
+// With both server protocols ("grpc", "grpc+tcp").
+class GrpcCollectiveTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto cluster = TestCluster::Start(kRanks);
+    ServerOptions options;
+    options.protocol = GetParam();
+    auto cluster = TestCluster::Start(kRanks, options);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = *std::move(cluster);
   }
@@ -75,7 +78,7 @@ class GrpcCollectiveTest : public ::testing::Test {
   TestCluster cluster_;
 };
 
-TEST_F(GrpcCollectiveTest, AllReduceSumsOnEveryRank) {
+TEST_P(GrpcCollectiveTest, AllReduceSumsOnEveryRank) {
   for (Algorithm algorithm : {Algorithm::kRing, Algorithm::kDoubleBinaryTree}) {
     for (int64_t count :
          {int64_t{0}, int64_t{1}, int64_t{1001}, int64_t{300'000}}) {
@@ -109,7 +112,7 @@ TEST_F(GrpcCollectiveTest, AllReduceSumsOnEveryRank) {
   }
 }
 
-TEST_F(GrpcCollectiveTest, ManyCollectivesInARowAndABarrier) {
+TEST_P(GrpcCollectiveTest, ManyCollectivesInARowAndABarrier) {
   auto comm = Communicator("sequence");
   ASSERT_NE(comm, nullptr);
   auto status = RunRanks(kRanks, [&](int r) -> absl::Status {
@@ -139,7 +142,7 @@ TEST_F(GrpcCollectiveTest, ManyCollectivesInARowAndABarrier) {
   for (int r = 0; r < kRanks; ++r) EXPECT_TRUE(status[r].ok()) << status[r];
 }
 
-TEST_F(GrpcCollectiveTest, AMissingRankTimesOutAndAbortsThePeers) {
+TEST_P(GrpcCollectiveTest, AMissingRankTimesOutAndAbortsThePeers) {
   auto comm = Communicator("missing");
   ASSERT_NE(comm, nullptr);
   // Only rank 0 joins: it times out and aborts the group.
@@ -157,6 +160,13 @@ TEST_F(GrpcCollectiveTest, AMissingRankTimesOutAndAbortsThePeers) {
       << late;
   EXPECT_LT(absl::Now() - start, absl::Seconds(25));
 }
+
+INSTANTIATE_TEST_SUITE_P(Protocols, GrpcCollectiveTest,
+                         ::testing::Values("grpc", "grpc+tcp"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "grpc" ? std::string("grpc")
+                                                       : std::string("tcp");
+                         });
 
 }  // namespace
 }  // namespace distribute

@@ -31,10 +31,14 @@ std::vector<std::byte> Pattern(size_t n, int seed) {
   return bytes;
 }
 
-class GrpcTransportTest : public ::testing::Test {
+// Every case runs with both server protocols: "grpc" (messages over gRPC
+// calls) and "grpc+tcp" (their bytes over the TCP data plane).
+class GrpcTransportTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto cluster = TestCluster::Start(2);
+    ServerOptions options;
+    options.protocol = GetParam();
+    auto cluster = TestCluster::Start(2, options);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = *std::move(cluster);
   }
@@ -66,7 +70,7 @@ class GrpcTransportTest : public ::testing::Test {
   TestCluster cluster_;
 };
 
-TEST_F(GrpcTransportTest, DescribesTheGroup) {
+TEST_P(GrpcTransportTest, DescribesTheGroup) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   EXPECT_EQ(endpoints[0]->rank(), 0);
@@ -77,7 +81,7 @@ TEST_F(GrpcTransportTest, DescribesTheGroup) {
   EXPECT_EQ(endpoints[0]->device(2), "");
 }
 
-TEST_F(GrpcTransportTest, SendsAndReceivesEverySize) {
+TEST_P(GrpcTransportTest, SendsAndReceivesEverySize) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   uint64_t tag = 0;
@@ -104,7 +108,7 @@ TEST_F(GrpcTransportTest, SendsAndReceivesEverySize) {
   }
 }
 
-TEST_F(GrpcTransportTest, TagsAreIndependentAndSameTagIsFifo) {
+TEST_P(GrpcTransportTest, TagsAreIndependentAndSameTagIsFifo) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   std::vector<std::vector<std::byte>> data;
@@ -130,7 +134,7 @@ TEST_F(GrpcTransportTest, TagsAreIndependentAndSameTagIsFifo) {
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(out[i] == data[i]) << i;
 }
 
-TEST_F(GrpcTransportTest, SendToSelf) {
+TEST_P(GrpcTransportTest, SendToSelf) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   std::vector<std::byte> data = Pattern(300, 3), out(300);
@@ -141,7 +145,7 @@ TEST_F(GrpcTransportTest, SendToSelf) {
   EXPECT_TRUE(out == data);
 }
 
-TEST_F(GrpcTransportTest, SizeMismatchIsInvalidArgumentOnTheReceiver) {
+TEST_P(GrpcTransportTest, SizeMismatchIsInvalidArgumentOnTheReceiver) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   std::vector<std::byte> data = Pattern(100, 1), small(50);
@@ -159,7 +163,7 @@ TEST_F(GrpcTransportTest, SizeMismatchIsInvalidArgumentOnTheReceiver) {
   EXPECT_EQ(recv2->Wait(kWait).code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(GrpcTransportTest, WaitTimesOutNamingPeerAndTag) {
+TEST_P(GrpcTransportTest, WaitTimesOutNamingPeerAndTag) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   std::vector<std::byte> out(8);
@@ -178,7 +182,7 @@ TEST_F(GrpcTransportTest, WaitTimesOutNamingPeerAndTag) {
   ASSERT_TRUE(send->Wait(kWait).ok());
 }
 
-TEST_F(GrpcTransportTest, DestroyedReceiveIsWithdrawn) {
+TEST_P(GrpcTransportTest, DestroyedReceiveIsWithdrawn) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   std::vector<std::byte> first(16, std::byte{0}), second(16);
@@ -191,7 +195,7 @@ TEST_F(GrpcTransportTest, DestroyedReceiveIsWithdrawn) {
   EXPECT_TRUE(first == std::vector<std::byte>(16, std::byte{0}));
 }
 
-TEST_F(GrpcTransportTest, AbortFailsPendingRequestsAndReachesThePeer) {
+TEST_P(GrpcTransportTest, AbortFailsPendingRequestsAndReachesThePeer) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   std::vector<std::byte> out0(4), out1(4);
@@ -219,7 +223,7 @@ TEST_F(GrpcTransportTest, AbortFailsPendingRequestsAndReachesThePeer) {
   EXPECT_EQ(mine->Wait(kWait).message(), local.message());
 }
 
-TEST_F(GrpcTransportTest, StoppingTheLocalServerFailsPendingReceives) {
+TEST_P(GrpcTransportTest, StoppingTheLocalServerFailsPendingReceives) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   std::vector<std::byte> out(4);
@@ -233,7 +237,7 @@ TEST_F(GrpcTransportTest, StoppingTheLocalServerFailsPendingReceives) {
   EXPECT_EQ(send->Wait(kWait).code(), absl::StatusCode::kUnavailable);
 }
 
-TEST_F(GrpcTransportTest, BadPeerIsInvalidArgument) {
+TEST_P(GrpcTransportTest, BadPeerIsInvalidArgument) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);
   std::vector<std::byte> data(4);
@@ -243,7 +247,7 @@ TEST_F(GrpcTransportTest, BadPeerIsInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(GrpcTransportTest, CreateValidatesOptions) {
+TEST_P(GrpcTransportTest, CreateValidatesOptions) {
   Server& local = *cluster_.servers[0];
   auto with = [&](auto change) {
     GrpcTransportOptions options = Options(0, "bad");
@@ -267,7 +271,7 @@ TEST_F(GrpcTransportTest, CreateValidatesOptions) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(GrpcTransportTest, SecondEndpointForTheSameRankIsAlreadyExists) {
+TEST_P(GrpcTransportTest, SecondEndpointForTheSameRankIsAlreadyExists) {
   auto first = GrpcTransport::Create(*cluster_.servers[0], Options(0, "dup"));
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(GrpcTransport::Create(*cluster_.servers[0], Options(0, "dup"))
@@ -279,7 +283,7 @@ TEST_F(GrpcTransportTest, SecondEndpointForTheSameRankIsAlreadyExists) {
       GrpcTransport::Create(*cluster_.servers[0], Options(0, "dup")).ok());
 }
 
-TEST_F(GrpcTransportTest, RendezvousTimesOutNamingMissingTasks) {
+TEST_P(GrpcTransportTest, RendezvousTimesOutNamingMissingTasks) {
   auto ports = server_internal::PickFreePorts(1);
   ASSERT_TRUE(ports.ok());
   GrpcTransportOptions options = Options(0);
@@ -294,7 +298,7 @@ TEST_F(GrpcTransportTest, RendezvousTimesOutNamingMissingTasks) {
   EXPECT_EQ(endpoint.status().message().find("rank 1"), std::string::npos);
 }
 
-TEST_F(GrpcTransportTest, RendezvousWaitsForLateServers) {
+TEST_P(GrpcTransportTest, RendezvousWaitsForLateServers) {
   // Rank 2's server starts a little after rank 0 begins its rendezvous.
   auto ports = server_internal::PickFreePorts(1);
   ASSERT_TRUE(ports.ok());
@@ -304,7 +308,9 @@ TEST_F(GrpcTransportTest, RendezvousWaitsForLateServers) {
   std::unique_ptr<Server> late_server;
   std::thread starter([&] {
     absl::SleepFor(absl::Milliseconds(200));
-    auto server = Server::Create(*spec, "late", 0, {});
+    ServerOptions late_options;
+    late_options.protocol = GetParam();
+    auto server = Server::Create(*spec, "late", 0, late_options);
     ASSERT_TRUE(server.ok()) << server.status();
     late_server = *std::move(server);
   });
@@ -314,6 +320,13 @@ TEST_F(GrpcTransportTest, RendezvousWaitsForLateServers) {
   starter.join();
   EXPECT_TRUE(endpoint.ok()) << endpoint.status();
 }
+
+INSTANTIATE_TEST_SUITE_P(Protocols, GrpcTransportTest,
+                         ::testing::Values("grpc", "grpc+tcp"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "grpc" ? std::string("grpc")
+                                                       : std::string("tcp");
+                         });
 
 TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
   ServerOptions with_token;

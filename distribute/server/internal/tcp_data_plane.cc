@@ -281,9 +281,14 @@ void TcpDataPlane::AcceptLoop() {
 
 void TcpDataPlane::Serve(Connection& connection, std::string peer) {
   const int fd = connection.fd;
+  // However it ends, the peer sees the connection close at once (the fd
+  // itself is closed when the thread is reaped).
   struct Done {
     Connection& c;
-    ~Done() { c.done.store(true); }
+    ~Done() {
+      shutdown(c.fd, SHUT_RDWR);
+      c.done.store(true);
+    }
   } done{connection};
 
   // The hello: who sends, to which group and rank.

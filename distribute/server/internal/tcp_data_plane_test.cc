@@ -1,0 +1,277 @@
+#include "distribute/server/internal/tcp_data_plane.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "distribute/server/internal/mailbox.h"
+#include "distribute/server/internal/server_security.h"
+#include "distribute/server/server.h"
+#include "distribute/server/worker_service.pb.h"
+#include "gtest/gtest.h"
+
+namespace distribute {
+namespace server_internal {
+namespace {
+
+constexpr absl::Duration kWait = absl::Seconds(10);
+
+// A raw client of a data plane, to send what a TcpPeerSender never would.
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address),
+                         sizeof(address)) == 0;
+    timeval tv = absl::ToTimeval(kWait);
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  ~RawClient() { close(fd_); }
+
+  bool connected() const { return connected_; }
+  bool Write(const void* data, size_t n) {
+    return send(fd_, data, n, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
+  }
+  bool Hello(const std::string& token, const std::string& group, int src,
+             int dst) {
+    server::DataPlaneHello hello;
+    if (!token.empty()) hello.set_cluster_token(token);
+    hello.mutable_header()->set_group_key(group);
+    hello.mutable_header()->set_src_rank(src);
+    hello.mutable_header()->set_dst_rank(dst);
+    hello.mutable_header()->set_src_task("/job:test/task:0");
+    const std::string bytes = hello.SerializeAsString();
+    const uint32_t length = static_cast<uint32_t>(bytes.size());
+    return Write(&length, sizeof(length)) && Write(bytes.data(), bytes.size());
+  }
+  // Whether the server closed the connection (rather than the read timing
+  // out with the connection still open).
+  bool ClosedByServer() {
+    char byte;
+    const ssize_t got = recv(fd_, &byte, 1, 0);
+    // A close with our bytes unread arrives as a reset.
+    return got == 0 || (got < 0 && errno == ECONNRESET);
+  }
+  // The next status frame; nullopt when the server closed the connection.
+  std::optional<absl::Status> ReadStatus() {
+    uint32_t head[2];
+    if (recv(fd_, head, sizeof(head), MSG_WAITALL) != sizeof(head)) {
+      return std::nullopt;
+    }
+    std::string text(head[1], '\0');
+    if (head[1] > 0 && recv(fd_, text.data(), text.size(), MSG_WAITALL) !=
+                           static_cast<ssize_t>(text.size())) {
+      return std::nullopt;
+    }
+    return absl::Status(static_cast<absl::StatusCode>(head[0]), text);
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+std::unique_ptr<Server> GrpcTcpServer(std::optional<std::string> token = {}) {
+  ServerOptions options;
+  options.protocol = "grpc+tcp";
+  options.cluster_token = std::move(token);
+  auto server = Server::CreateLocalServer(options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+TEST(TcpDataPlaneTest, OnlyGrpcTcpServersHaveADataPort) {
+  auto plain = Server::CreateLocalServer({});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)->data_port(), 0);
+  std::unique_ptr<Server> server = GrpcTcpServer();
+  ASSERT_NE(server, nullptr);
+  EXPECT_GT(server->data_port(), 0);
+  EXPECT_EQ(server->protocol(), "grpc+tcp");
+}
+
+TEST(TcpDataPlaneTest, TlsCannotBeCombinedWithTheDataPlane) {
+  ServerOptions options;
+  options.protocol = "grpc+tcp";
+  options.tls.cert_file = "/nonexistent/cert.pem";
+  options.tls.key_file = "/nonexistent/key.pem";
+  auto server = Server::CreateLocalServer(options);
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(server.status().message().find("TLS"), std::string::npos)
+      << server.status();
+  options.protocol = "grpc+verbs";
+  EXPECT_EQ(Server::CreateLocalServer(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TcpDataPlaneTest, HelloWithoutTheRightTokenIsUnauthenticated) {
+  std::unique_ptr<Server> server = GrpcTcpServer("s3cret");
+  ASSERT_NE(server, nullptr);
+  {
+    RawClient client(server->data_port());
+    ASSERT_TRUE(client.connected());
+    ASSERT_TRUE(client.Hello("", "g", 1, 0));
+    std::optional<absl::Status> answer = client.ReadStatus();
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_EQ(answer->code(), absl::StatusCode::kUnauthenticated) << *answer;
+    EXPECT_NE(answer->message().find("carries none"), std::string::npos);
+    EXPECT_TRUE(client.ClosedByServer());
+  }
+  RawClient client(server->data_port());
+  ASSERT_TRUE(client.Hello("guess", "g", 1, 0));
+  std::optional<absl::Status> answer = client.ReadStatus();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->code(), absl::StatusCode::kUnauthenticated);
+  // Neither token is echoed.
+  EXPECT_EQ(answer->message().find("guess"), std::string::npos) << *answer;
+  EXPECT_EQ(answer->message().find("s3cret"), std::string::npos) << *answer;
+  RawClient member(server->data_port());
+  ASSERT_TRUE(member.Hello("s3cret", "g", 1, 0));
+  answer = member.ReadStatus();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_TRUE(answer->ok()) << *answer;
+}
+
+TEST(TcpDataPlaneTest, OversizedHelloIsInvalidArgument) {
+  std::unique_ptr<Server> server = GrpcTcpServer();
+  ASSERT_NE(server, nullptr);
+  RawClient client(server->data_port());
+  const uint32_t length = 1u << 30;
+  ASSERT_TRUE(client.Write(&length, sizeof(length)));
+  std::optional<absl::Status> answer = client.ReadStatus();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->code(), absl::StatusCode::kInvalidArgument) << *answer;
+}
+
+TEST(TcpDataPlaneTest, HostsOutsideTheClusterAreCutOff) {
+  // A filter that admits one remote address only: loopback is an outsider.
+  std::unique_ptr<PeerFilter> filter = PeerFilter::ForIps({"10.9.8.7"});
+  TcpDataPlaneConfig config;
+  config.task = "/job:worker/task:0";
+  config.peer_filter = filter.get();
+  config.mailboxes = std::make_shared<MailboxRegistry>();
+  auto plane = TcpDataPlane::Start("127.0.0.1", config);
+  ASSERT_TRUE(plane.ok()) << plane.status();
+  RawClient client((*plane)->port());
+  ASSERT_TRUE(client.connected());
+  client.Hello("", "g", 1, 0);
+  // No answer: the connection is closed unread.
+  EXPECT_TRUE(client.ClosedByServer());
+}
+
+TEST(TcpDataPlaneTest, AMessageCutShortFailsItsReceiveAndLosesNothingElse) {
+  std::unique_ptr<Server> server = GrpcTcpServer();
+  ASSERT_NE(server, nullptr);
+  auto mailbox = server->mailboxes()->Register("g", 0, {server->address()});
+  ASSERT_TRUE(mailbox.ok()) << mailbox.status();
+  std::vector<std::byte> out(1 << 20);
+  auto recv = (*mailbox)->PostRecv(1, 5, absl::MakeSpan(out));
+  ASSERT_TRUE(recv.ok());
+  {
+    RawClient client(server->data_port());
+    ASSERT_TRUE(client.Hello("", "g", 1, 0));
+    ASSERT_TRUE(client.ReadStatus().value_or(absl::UnknownError("")).ok());
+    const uint64_t frame[2] = {5, 1 << 20};
+    ASSERT_TRUE(client.Write(frame, sizeof(frame)));
+    std::vector<char> some(1000, 'x');
+    ASSERT_TRUE(client.Write(some.data(), some.size()));
+  }  // Closed mid-message.
+  ASSERT_TRUE((*recv)->completion.WaitFor(kWait));
+  const absl::Status& status = (*recv)->completion.status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_NE(status.message().find("broke"), std::string::npos) << status;
+  // The mailbox itself still works: a whole message from a new connection.
+  std::vector<std::byte> small(3);
+  auto next = (*mailbox)->PostRecv(1, 6, absl::MakeSpan(small));
+  ASSERT_TRUE(next.ok());
+  RawClient client(server->data_port());
+  ASSERT_TRUE(client.Hello("", "g", 1, 0));
+  ASSERT_TRUE(client.ReadStatus().value_or(absl::UnknownError("")).ok());
+  const uint64_t frame[2] = {6, 3};
+  ASSERT_TRUE(client.Write(frame, sizeof(frame)));
+  ASSERT_TRUE(client.Write("abc", 3));
+  std::optional<absl::Status> answer = client.ReadStatus();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_TRUE(answer->ok()) << *answer;
+  ASSERT_TRUE((*next)->completion.WaitFor(kWait));
+  EXPECT_TRUE((*next)->completion.status().ok());
+  EXPECT_EQ(static_cast<char>(small[2]), 'c');
+}
+
+TEST(TcpDataPlaneTest, ASizeMismatchIsAnsweredAndTheStreamStaysInStep) {
+  std::unique_ptr<Server> server = GrpcTcpServer();
+  ASSERT_NE(server, nullptr);
+  auto mailbox = server->mailboxes()->Register("g", 0, {server->address()});
+  ASSERT_TRUE(mailbox.ok());
+  std::vector<std::byte> wrong(8), right(4);
+  auto mismatched = (*mailbox)->PostRecv(1, 1, absl::MakeSpan(wrong));
+  auto matched = (*mailbox)->PostRecv(1, 2, absl::MakeSpan(right));
+  RawClient client(server->data_port());
+  ASSERT_TRUE(client.Hello("", "g", 1, 0));
+  ASSERT_TRUE(client.ReadStatus().value_or(absl::UnknownError("")).ok());
+  const uint64_t first[2] = {1, 4};
+  const uint64_t second[2] = {2, 4};
+  ASSERT_TRUE(client.Write(first, sizeof(first)) && client.Write("wxyz", 4));
+  ASSERT_TRUE(client.Write(second, sizeof(second)) && client.Write("abcd", 4));
+  std::optional<absl::Status> answer = client.ReadStatus();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->code(), absl::StatusCode::kInvalidArgument) << *answer;
+  answer = client.ReadStatus();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_TRUE(answer->ok()) << *answer;
+  ASSERT_TRUE((*mismatched)->completion.WaitFor(kWait));
+  EXPECT_EQ((*mismatched)->completion.status().code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*matched)->completion.WaitFor(kWait));
+  EXPECT_EQ(static_cast<char>(right[0]), 'a');
+}
+
+TEST(TcpPeerSenderTest, NobodyListeningFailsTheSendNamingThePeer) {
+  std::unique_ptr<Server> server = GrpcTcpServer();
+  ASSERT_NE(server, nullptr);
+  const int port = server->data_port();
+  server->Stop();  // Its data port is closed now.
+  server::MessageHeader header;
+  header.set_group_key("g");
+  header.set_src_rank(0);
+  header.set_dst_rank(1);
+  TcpPeerSender sender("127.0.0.1", port, header, std::nullopt,
+                       "rank 1 (test peer)", absl::Seconds(5));
+  auto op = std::make_shared<SendOp>();
+  op->tag = 1;
+  std::vector<std::byte> data(16);
+  op->data = data.data();
+  op->size = data.size();
+  ASSERT_TRUE(sender.Post(op).ok());
+  ASSERT_TRUE(op->completion.WaitFor(kWait));
+  EXPECT_EQ(op->completion.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(op->completion.status().message().find("rank 1 (test peer)"),
+            std::string::npos)
+      << op->completion.status();
+  // Later sends fail at once with the same error.
+  EXPECT_EQ(sender.Post(std::make_shared<SendOp>()).code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST(HostOfTest, StripsPortAndBrackets) {
+  EXPECT_EQ(HostOf("127.0.0.1:2222"), "127.0.0.1");
+  EXPECT_EQ(HostOf("[::1]:2222"), "::1");
+  EXPECT_EQ(HostOf("worker-0.example:80"), "worker-0.example");
+}
+
+}  // namespace
+}  // namespace server_internal
+}  // namespace distribute
