@@ -299,8 +299,15 @@ MultiWorkerMirroredStrategy::Create(
   if (num_workers == 1) {
     ops = std::make_shared<CollectiveAllReduce>(options);
   } else {
-    absl::StatusOr<std::unique_ptr<Server>> started =
-        Server::Create(*spec, task_type, static_cast<int>(task_id));
+    // As TF: the server speaks the resolver's rpc_layer, "grpc" by default
+    // ("grpc+tcp" moves the collectives' bytes over the TCP data plane).
+    ServerOptions server_options;
+    std::optional<std::string> rpc_layer = resolver->rpc_layer();
+    if (rpc_layer.has_value() && !rpc_layer->empty()) {
+      server_options.protocol = *rpc_layer;
+    }
+    absl::StatusOr<std::unique_ptr<Server>> started = Server::Create(
+        *spec, task_type, static_cast<int>(task_id), server_options);
     if (!started.ok()) return started.status();
     server = *std::move(started);
     std::vector<std::string> rank_targets;
@@ -316,7 +323,7 @@ MultiWorkerMirroredStrategy::Create(
         GrpcEndpoints(*server, std::move(rank_targets),
                       workers.index * per_worker, per_worker),
         workers.index * per_worker, per_worker, /*hierarchical=*/false, options,
-        GrpcGroupTopology());
+        GrpcGroupTopology(server->protocol()));
   }
   absl::Status bound = ops->Bind(platform, *local);
   if (!bound.ok()) return bound;

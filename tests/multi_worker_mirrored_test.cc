@@ -48,9 +48,10 @@ std::string Address(int port) {
 }
 
 // TF_CONFIG for `task` of a cluster of an optional chief (ports[0]) and
-// workers (the other ports).
+// workers (the other ports), with `rpc_layer` when it is not empty.
 std::string TfConfig(const std::vector<int>& ports, bool with_chief,
-                     const std::string& type, int index) {
+                     const std::string& type, int index,
+                     const std::string& rpc_layer = "") {
   std::vector<std::string> workers;
   for (size_t i = with_chief ? 1 : 0; i < ports.size(); ++i) {
     workers.push_back(Address(ports[i]));
@@ -60,8 +61,12 @@ std::string TfConfig(const std::vector<int>& ports, bool with_chief,
   if (with_chief) {
     cluster = absl::StrCat("\"chief\": [", Address(ports[0]), "], ", cluster);
   }
+  const std::string layer =
+      rpc_layer.empty()
+          ? ""
+          : absl::StrCat(", \"rpc_layer\": \"", rpc_layer, "\"");
   return absl::StrCat("{\"cluster\": {", cluster, "}, \"task\": {\"type\": \"",
-                      type, "\", \"index\": ", index, "}}");
+                      type, "\", \"index\": ", index, "}", layer, "}");
 }
 
 // (type, index) of worker w.
@@ -74,7 +79,8 @@ std::pair<std::string, int> Task(int w, bool with_chief) {
 
 std::vector<std::unique_ptr<ChildProcess>> StartWorkers(
     const std::string& test, int n, bool with_chief,
-    const std::vector<std::vector<std::string>>& args) {
+    const std::vector<std::vector<std::string>>& args,
+    const std::string& rpc_layer = "") {
   absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(n);
   EXPECT_TRUE(ports.ok()) << ports.status();
   std::vector<std::unique_ptr<ChildProcess>> children;
@@ -83,7 +89,7 @@ std::vector<std::unique_ptr<ChildProcess>> StartWorkers(
     auto [type, index] = Task(w, with_chief);
     auto child = ChildProcess::Spawn(
         WorkerBinary(), args[w],
-        {{"TF_CONFIG", TfConfig(*ports, with_chief, type, index)}},
+        {{"TF_CONFIG", TfConfig(*ports, with_chief, type, index, rpc_layer)}},
         TmpPath(absl::StrCat(test, "_worker", w)));
     EXPECT_TRUE(child.ok()) << child.status();
     if (child.ok()) children.push_back(*std::move(child));
@@ -114,7 +120,8 @@ std::vector<float> MirroredWeights(int n, int64_t steps) {
 }
 
 void ExpectTrainedLikeMirrored(const std::string& test, int n,
-                               bool with_chief) {
+                               bool with_chief,
+                               const std::string& rpc_layer = "") {
   constexpr int64_t kSteps = 4;
   std::vector<std::vector<std::string>> args;
   for (int w = 0; w < n; ++w) {
@@ -123,7 +130,7 @@ void ExpectTrainedLikeMirrored(const std::string& test, int n,
          absl::StrCat("--weights_out=",
                       TmpPath(absl::StrCat(test, "_w", w, ".bin")))});
   }
-  auto children = StartWorkers(test, n, with_chief, args);
+  auto children = StartWorkers(test, n, with_chief, args, rpc_layer);
   ASSERT_EQ(children.size(), static_cast<size_t>(n));
   for (int w = 0; w < n; ++w) {
     absl::StatusOr<ExitInfo> exit = children[w]->Wait(kWait);
@@ -164,10 +171,18 @@ TEST(MultiWorkerMirroredTest, ChiefAndTwoWorkersReachMirroredWeights) {
   ExpectTrainedLikeMirrored("three", 3, /*with_chief=*/true);
 }
 
-TEST(MultiWorkerMirroredTest, DeadWorkerFailsSurvivorWithUnavailable) {
-  auto children =
-      StartWorkers("death", 2, false,
-                   {{"--steps=200"}, {"--steps=200", "--die_after_step=2"}});
+// TF_CONFIG's rpc_layer "grpc+tcp": the all-reduces' bytes take the TCP
+// data plane; the result is the same.
+TEST(MultiWorkerMirroredTest, GrpcTcpWorkersReachMirroredWeights) {
+  ExpectTrainedLikeMirrored("tcp", 2, /*with_chief=*/false, "grpc+tcp");
+}
+
+class DeadWorkerTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeadWorkerTest, DeadWorkerFailsSurvivorWithUnavailable) {
+  auto children = StartWorkers(
+      absl::StrCat("death", GetParam().empty() ? "" : "_tcp"), 2, false,
+      {{"--steps=200"}, {"--steps=200", "--die_after_step=2"}}, GetParam());
   ASSERT_EQ(children.size(), 2u);
   absl::StatusOr<ExitInfo> dead = children[1]->Wait(kWait);
   ASSERT_TRUE(dead.ok()) << dead.status();
@@ -187,6 +202,13 @@ TEST(MultiWorkerMirroredTest, DeadWorkerFailsSurvivorWithUnavailable) {
               ::testing::AnyOf(HasSubstr("/job:worker/task:1"),
                                HasSubstr("/job:worker/replica:0/task:1/")));
 }
+
+INSTANTIATE_TEST_SUITE_P(RpcLayers, DeadWorkerTest,
+                         ::testing::Values("", "grpc+tcp"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param.empty() ? std::string("grpc")
+                                                     : std::string("tcp");
+                         });
 
 TEST(MultiWorkerMirroredTest, CollectivePastTimeoutIsDeadlineExceeded) {
   auto children = StartWorkers("timeout", 2, false,

@@ -384,5 +384,38 @@ TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
   }
 }
 
+// Over the grpc+tcp data plane messages are cheap enough that ring takes
+// over from 1 MiB, in chunks of 0.5-4 MiB.
+TEST(GrpcGroupTopologyTest, GrpcTcpSelectionFollowsItsMeasuredCosts) {
+  collective::GroupTopology topology = GrpcGroupTopology("grpc+tcp");
+  ASSERT_TRUE(collective::ValidateTopology(topology).ok());
+  EXPECT_LT(topology.intra_latency_us, GrpcGroupTopology().intra_latency_us);
+  struct Case {
+    int32_t n;
+    int64_t bytes;
+    collective::Algorithm algorithm;
+  };
+  for (const Case& c :
+       {Case{2, 4 << 10, collective::Algorithm::kDirect},
+        Case{2, 64 << 10, collective::Algorithm::kDirect},
+        Case{2, 1 << 20, collective::Algorithm::kRing},
+        Case{2, 64 << 20, collective::Algorithm::kRing},
+        Case{4, 64 << 10, collective::Algorithm::kDirect},
+        Case{4, 256 << 10, collective::Algorithm::kRecursiveHalvingDoubling},
+        Case{4, 4 << 20, collective::Algorithm::kRing},
+        Case{4, 64 << 20, collective::Algorithm::kRing}}) {
+    topology.n = c.n;
+    absl::StatusOr<collective::AllReduceSelection> selection =
+        collective::SelectAllReduce(c.bytes, topology);
+    ASSERT_TRUE(selection.ok()) << selection.status();
+    EXPECT_EQ(selection->algorithm, c.algorithm)
+        << c.n << " ranks, " << c.bytes
+        << " bytes: " << selection->DebugString();
+    if (c.bytes >= (4 << 20)) {
+      EXPECT_GE(selection->chunk_bytes, 512 << 10) << selection->DebugString();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace distribute

@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
   endpoints.push_back(*std::move(transport));
   distribute::collective::ScheduleCommunicatorOptions comm_options;
   comm_options.chunk_bytes = chunk_bytes;
-  comm_options.topology = distribute::GrpcGroupTopology();
+  comm_options.topology =
+      distribute::GrpcGroupTopology(server_options.protocol);
   if (algorithm != "auto") {
     absl::StatusOr<distribute::collective::Algorithm> forced =
         distribute::collective::AlgorithmFromName(algorithm);

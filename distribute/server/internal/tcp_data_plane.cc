@@ -23,6 +23,8 @@ namespace {
 // Bounds on the small frames (hello, status messages).
 constexpr uint32_t kMaxHelloBytes = 64 << 10;
 constexpr uint32_t kMaxStatusMessageBytes = 64 << 10;
+// How long Stop lets messages in progress finish.
+constexpr absl::Duration kStopGrace = absl::Milliseconds(50);
 // How often blocked readers look at the stop flag.
 constexpr int kPollMillis = 100;
 
@@ -226,6 +228,19 @@ void TcpDataPlane::Stop() {
   {
     absl::MutexLock lock(&mu_);
     connections.swap(connections_);
+  }
+  // A message whose receive has completed is still to be answered: a task
+  // that stops right after its last collective must not fail its peers'
+  // sends of that collective.
+  const absl::Time grace = absl::Now() + kStopGrace;
+  while (absl::Now() < grace &&
+         std::any_of(connections.begin(), connections.end(),
+                     [](const std::unique_ptr<Connection>& c) {
+                       return c->busy.load(std::memory_order_acquire);
+                     })) {
+    absl::SleepFor(absl::Microseconds(200));
+  }
+  {
     for (auto& connection : connections) shutdown(connection->fd, SHUT_RDWR);
   }
   for (auto& connection : connections) {
@@ -341,6 +356,7 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     absl::Status read = ReadAll(fd, &frame, sizeof(frame),
                                 absl::InfiniteFuture(), stopping_);
     if (!read.ok()) return;  // Between messages: a clean end.
+    connection.busy.store(true, std::memory_order_release);
     server::MessageHeader header = who;
     header.set_tag(frame.tag);
     header.set_total_bytes(static_cast<int64_t>(frame.size));
@@ -394,10 +410,8 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
       }
       left -= *got;
       if (*got == 0) {
-        if (stopping_.load(std::memory_order_acquire)) {
-          broken = true;
-          break;
-        }
+        // Stop() lets this message finish, then shuts the socket down,
+        // which ends the wait.
         pollfd wait{fd, POLLIN, 0};
         poll(&wait, 1, kPollMillis);
       }
@@ -418,6 +432,7 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
       if (outcome.ok()) outcome = ended;
     }
     if (!WriteStatus(fd, outcome)) return;
+    connection.busy.store(false, std::memory_order_release);
   }
 }
 

@@ -83,8 +83,10 @@ class TcpDataPlane {
   ~TcpDataPlane();
 
   int port() const { return port_; }
-  // Closes the listener and every connection (a message in progress fails
-  // its receive with UNAVAILABLE) and joins their threads. Idempotent.
+  // Closes the listener, lets messages in progress finish and be answered
+  // for up to 50 ms (as gRPC's handlers are), then closes every connection
+  // (a message still in progress fails its receive with UNAVAILABLE) and
+  // joins their threads. Idempotent.
   void Stop();
 
  private:
@@ -92,6 +94,8 @@ class TcpDataPlane {
     int fd = -1;
     std::thread thread;
     std::atomic<bool> done{false};
+    // Between a message's frame and its answer.
+    std::atomic<bool> busy{false};
   };
 
   TcpDataPlane(int listen_fd, int port, TcpDataPlaneConfig config);
