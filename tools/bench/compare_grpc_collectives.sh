@@ -1,6 +1,8 @@
 #!/bin/bash
 # Cross-process all-reduce on loopback TCP, side by side in one run: ours
 # (ScheduleCommunicator over the gRPC transport, one process per rank),
+# twice: servers of protocol "grpc" (every byte over gRPC) and "grpc+tcp"
+# (gRPC for the rendezvous, the bytes over the TCP data plane),
 # Gloo's ring and chunked ring all-reduce over its TCP transport, OpenMPI's
 # MPI_Allreduce over its TCP BTL (--mca btl tcp,self, pinned to lo), and a
 # raw TCP stream between two threads (one direction, the loopback's ceiling).
@@ -76,6 +78,8 @@ run_ranks() {
 for n in $RANKS; do
   port=$((20000 + RANDOM % 20000))
   run_ranks "$n" "$WORK/grpc_allreduce_worker" --port_base=$port
+  run_ranks "$n" "$WORK/grpc_allreduce_worker" --port_base=$((port + 16)) \
+    --protocol=grpc+tcp
   if [ $HAVE_GLOO = 1 ]; then
     for algorithm in ring ring_chunked; do
       store="$WORK/gloo-$n-$algorithm"
@@ -107,7 +111,7 @@ awk -v ranks="$RANKS" '
   { key = $2 " " $3; time[$1, key] = $4; busbw[$1, key] = $6
     if ($1 == "tcp") tcp[$3] = $6; else sizes[$3] = 1 }
   END {
-    n = split("grpc gloo_ring gloo_ring_chunked mpi", impls, " ")
+    n = split("grpc grpc+tcp gloo_ring gloo_ring_chunked mpi", impls, " ")
     printf "time in us and busbw in GB/s per implementation; raw TCP: one stream, GB/s\n"
     printf "%5s %9s", "ranks", "bytes"
     for (i = 1; i <= n; ++i) printf " | %-24s", impls[i]

@@ -25,6 +25,13 @@ constexpr uint32_t kMaxHelloBytes = 64 << 10;
 constexpr uint32_t kMaxStatusMessageBytes = 64 << 10;
 // How long Stop lets messages in progress finish.
 constexpr absl::Duration kStopGrace = absl::Milliseconds(50);
+// Post writes messages up to this size itself. Measured with
+// grpc_allreduce_worker (medians of 3-4 interleaved rounds), 2 processes:
+// 4 KiB 66 -> 47 us, 256 KiB 112 -> 97 us; 4 processes: within noise.
+// Larger messages stay with the writer thread: copying MiBs into the
+// socket from the posting thread delayed its sends to the other peers
+// (4 processes, 4 MiB: 6.05 -> 6.65 ms without this bound).
+constexpr size_t kMaxInlineWriteBytes = size_t{256} << 10;
 // How often blocked readers look at the stop flag.
 constexpr int kPollMillis = 100;
 
@@ -465,10 +472,26 @@ TcpPeerSender::~TcpPeerSender() {
 }
 
 absl::Status TcpPeerSender::Post(std::shared_ptr<SendOp> op) {
-  absl::MutexLock lock(&mu_);
-  if (!failed_.ok()) return failed_;
-  queue_.push_back(std::move(op));
-  if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
+  int fd = -1;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!failed_.ok()) return failed_;
+    if (!connected_ || !queue_.empty() || writing_ != nullptr ||
+        op->size > kMaxInlineWriteBytes) {
+      queue_.push_back(std::move(op));
+      if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
+      return absl::OkStatus();
+    }
+    // A small message with nothing ahead of it: write what the socket takes
+    // now from this thread (never blocking), which saves waking the writer
+    // thread; the writer finishes a message the socket could not take
+    // whole.
+    writing_ = op;
+    unanswered_.push_back(op);
+    fd = fd_;
+  }
+  const int64_t written = WriteSome(fd, *op, 0, /*blocking=*/false);
+  FinishWrite(op, written);
   return absl::OkStatus();
 }
 
@@ -582,6 +605,89 @@ absl::Status TcpPeerSender::Connect() {
   return absl::OkStatus();
 }
 
+int64_t TcpPeerSender::WriteSome(int fd, const SendOp& op, size_t offset,
+                                 bool blocking) {
+  MessageFrame frame{op.tag, op.size};
+  iovec iov[2] = {{&frame, sizeof(frame)},
+                  {const_cast<std::byte*>(op.data), op.size}};
+  int count = op.size > 0 ? 2 : 1;
+  iovec* at = iov;
+  size_t skip = offset;
+  while (count > 0 && skip >= at->iov_len) {
+    skip -= at->iov_len;
+    ++at;
+    --count;
+  }
+  if (count > 0) {
+    at->iov_base = static_cast<char*>(at->iov_base) + skip;
+    at->iov_len -= skip;
+  }
+  size_t done = offset;
+  while (count > 0) {
+    msghdr message{};
+    message.msg_iov = at;
+    message.msg_iovlen = static_cast<size_t>(count);
+    const ssize_t sent =
+        sendmsg(fd, &message, MSG_NOSIGNAL | (blocking ? 0 : MSG_DONTWAIT));
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (!blocking && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      return -1;
+    }
+    done += static_cast<size_t>(sent);
+    size_t left = static_cast<size_t>(sent);
+    while (count > 0 && left >= at->iov_len) {
+      left -= at->iov_len;
+      ++at;
+      --count;
+    }
+    if (count > 0) {
+      at->iov_base = static_cast<char*>(at->iov_base) + left;
+      at->iov_len -= left;
+    }
+  }
+  return static_cast<int64_t>(done);
+}
+
+bool TcpPeerSender::FinishWrite(const std::shared_ptr<SendOp>& op,
+                                int64_t written) {
+  const size_t total = sizeof(MessageFrame) + op->size;
+  absl::Status failure;
+  {
+    absl::MutexLock lock(&mu_);
+    if (failed_.ok() && written >= 0 && static_cast<size_t>(written) < total) {
+      // The socket is full: the writer thread blocks for the rest.
+      resume_ = op;
+      resume_offset_ = static_cast<size_t>(written);
+      if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
+      return true;
+    }
+    writing_.reset();
+    if (!failed_.ok()) {
+      // Fail() left this op to us: no answer will come for it.
+      failure = failed_;
+      unanswered_.erase(
+          std::remove(unanswered_.begin(), unanswered_.end(), op),
+          unanswered_.end());
+    }
+  }
+  if (!failure.ok()) {
+    op->completion.Complete(failure);
+    return false;
+  }
+  if (written < 0) {
+    Fail(absl::UnavailableError(
+        absl::StrCat("the grpc+tcp connection to ", peer_,
+                     " broke while sending tag ", op->tag, " (", op->size,
+                     " bytes): ", Errno("send"))));
+    op->completion.Complete(absl::UnavailableError(
+        absl::StrCat("Send to ", peer_, " tag ", op->tag,
+                     " failed: the grpc+tcp connection broke")));
+    return false;
+  }
+  return true;
+}
+
 void TcpPeerSender::WriteLoop() {
   absl::Status connected = Connect();
   if (!connected.ok()) {
@@ -593,53 +699,34 @@ void TcpPeerSender::WriteLoop() {
   {
     absl::MutexLock lock(&mu_);
     fd = fd_;
+    connected_ = true;
   }
   while (true) {
     std::shared_ptr<SendOp> op;
+    size_t offset = 0;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
           +[](TcpPeerSender* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
             return self->stopping_ || !self->failed_.ok() ||
-                   !self->queue_.empty();
+                   self->resume_ != nullptr ||
+                   (self->writing_ == nullptr && !self->queue_.empty());
           },
           this));
-      if (!failed_.ok() || queue_.empty()) return;
-      op = std::move(queue_.front());
-      queue_.pop_front();
-      writing_ = op;
-      unanswered_.push_back(op);
-    }
-    MessageFrame frame{op->tag, op->size};
-    iovec iov[2] = {{&frame, sizeof(frame)},
-                    {const_cast<std::byte*>(op->data), op->size}};
-    const bool written = WriteAll(fd, iov, op->size > 0 ? 2 : 1);
-    absl::Status failure;
-    {
-      absl::MutexLock lock(&mu_);
-      writing_.reset();
-      if (!failed_.ok()) {
-        // Fail() left this op to us: no answer will come for it.
-        failure = failed_;
-        unanswered_.erase(
-            std::remove(unanswered_.begin(), unanswered_.end(), op),
-            unanswered_.end());
+      if (resume_ != nullptr) {
+        // A message Post began: finish it, failed or not (its op is ours).
+        op = std::move(resume_);
+        offset = resume_offset_;
+      } else {
+        if (!failed_.ok() || queue_.empty()) return;
+        op = std::move(queue_.front());
+        queue_.pop_front();
+        writing_ = op;
+        unanswered_.push_back(op);
       }
     }
-    if (!failure.ok()) {
-      op->completion.Complete(failure);
-      return;
-    }
-    if (!written) {
-      Fail(absl::UnavailableError(
-          absl::StrCat("the grpc+tcp connection to ", peer_,
-                       " broke while sending tag ", op->tag, " (", op->size,
-                       " bytes): ", Errno("send"))));
-      op->completion.Complete(absl::UnavailableError(
-          absl::StrCat("Send to ", peer_, " tag ", op->tag,
-                       " failed: the grpc+tcp connection broke")));
-      return;
-    }
+    const int64_t written = WriteSome(fd, *op, offset, /*blocking=*/true);
+    if (!FinishWrite(op, written)) return;
   }
 }
 

@@ -117,9 +117,11 @@ class TcpDataPlane {
 
 // The sending side: delivers one endpoint's messages to one peer over a
 // connection of its own (opened by its thread on the first Post), writing
-// each message straight from the caller's buffer. Messages are written
-// back to back without waiting for their answers, and complete in order as
-// the answers arrive.
+// each message straight from the caller's buffer: Post itself writes what
+// the socket takes at once (without blocking) of a message of up to
+// 256 KiB with nothing ahead of it, and the sender's thread the rest. Messages are written back to
+// back without waiting for their answers, and complete in order as the
+// answers arrive.
 class TcpPeerSender : public MessageSender {
  public:
   // `header` names the group, both ranks and the sending task.
@@ -142,6 +144,16 @@ class TcpPeerSender : public MessageSender {
   absl::Status Connect();
   void WriteLoop();
   void AnswerLoop();
+  // Writes op's frame and payload from byte `offset` of the two; without
+  // `blocking` only what the socket takes now. The offset reached, or -1
+  // when the connection failed.
+  static int64_t WriteSome(int fd, const SendOp& op, size_t offset,
+                           bool blocking);
+  // After a write of `op` (the one in writing_) reached `written`: hands a
+  // partial write to the writer thread, or ends the write (failing the op
+  // when the sender has failed or the write did). False when the sender
+  // is failed.
+  bool FinishWrite(const std::shared_ptr<SendOp>& op, int64_t written);
 
   const std::string host_;
   const int port_;
@@ -156,6 +168,12 @@ class TcpPeerSender : public MessageSender {
   // Written, or being written, and not yet answered; in order.
   std::deque<std::shared_ptr<SendOp>> unanswered_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<SendOp> writing_ ABSL_GUARDED_BY(mu_);
+  // A message Post began writing that the writer thread must finish, and
+  // how far Post got.
+  std::shared_ptr<SendOp> resume_ ABSL_GUARDED_BY(mu_);
+  size_t resume_offset_ ABSL_GUARDED_BY(mu_) = 0;
+  // Set by the writer thread once the hello was answered.
+  bool connected_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread writer_;    // Started by the first Post.
