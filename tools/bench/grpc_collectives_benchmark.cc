@@ -1,12 +1,14 @@
 // All-reduce over the gRPC transport on loopback, beside the raw TCP stream
 // it runs on. Each rank is a thread with a Server of its own (task i of a
 // "worker" job listening on 127.0.0.<i+1> with a port chosen by the system),
-// and the ranks' ScheduleCommunicator endpoints are GrpcTransports.
+// and the ranks' ScheduleCommunicator endpoints are GrpcTransports; with
+// grpc_tcp:1 the servers' protocol is "grpc+tcp" (the messages' bytes over
+// the TCP data plane), else "grpc".
 //
 //   bazel run -c opt //tools/bench:grpc_collectives -- --benchmark_min_time=0.2
 //
 // Counters: algbw = bytes / time and busbw = algbw * 2(n-1)/n (GB/s) for
-// BM_GrpcAllReduce/<ranks>/<bytes>; tcp_GBps for BM_TcpLoopback/<bytes>, one
+// BM_GrpcAllReduce/<ranks>/<bytes>/<grpc_tcp>; tcp_GBps for BM_TcpLoopback/<bytes>, one
 // sender streaming the same byte counts to one receiver over a plain socket.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -48,7 +50,9 @@ using distribute::collective::ScheduleCommunicator;
 // n ranks, each a thread that waits for a round and runs one all-reduce.
 class GrpcGroup {
  public:
-  static absl::StatusOr<std::unique_ptr<GrpcGroup>> Create(int n) {
+  // `protocol`: the servers' ServerOptions::protocol.
+  static absl::StatusOr<std::unique_ptr<GrpcGroup>> Create(
+      int n, const std::string& protocol) {
     std::vector<std::string> addresses;
     for (int i = 0; i < n; ++i) {
       addresses.push_back(absl::StrCat("127.0.0.", i + 1, ":0"));
@@ -59,8 +63,10 @@ class GrpcGroup {
     std::unique_ptr<GrpcGroup> group(new GrpcGroup(n));
     std::vector<std::string> targets;
     for (int i = 0; i < n; ++i) {
+      distribute::ServerOptions server_options;
+      server_options.protocol = protocol;
       absl::StatusOr<std::unique_ptr<Server>> server =
-          Server::Create(*spec, "worker", i, {});
+          Server::Create(*spec, "worker", i, server_options);
       if (!server.ok()) return server.status();
       targets.push_back((*server)->address());
       group->servers_.push_back(*std::move(server));
@@ -76,8 +82,11 @@ class GrpcGroup {
       if (!endpoint.ok()) return endpoint.status();
       endpoints.push_back(*std::move(endpoint));
     }
+    distribute::collective::ScheduleCommunicatorOptions comm_options;
+    comm_options.topology = distribute::GrpcGroupTopology(protocol);
     absl::StatusOr<std::unique_ptr<ScheduleCommunicator>> comm =
-        ScheduleCommunicator::Create(std::move(endpoints), {});
+        ScheduleCommunicator::Create(std::move(endpoints),
+                                     std::move(comm_options));
     if (!comm.ok()) return comm.status();
     group->comm_ = *std::move(comm);
     group->Start();
@@ -169,7 +178,9 @@ class GrpcGroup {
 void BM_GrpcAllReduce(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const int64_t bytes = state.range(1);
-  absl::StatusOr<std::unique_ptr<GrpcGroup>> group = GrpcGroup::Create(n);
+  const std::string protocol = state.range(2) != 0 ? "grpc+tcp" : "grpc";
+  absl::StatusOr<std::unique_ptr<GrpcGroup>> group =
+      GrpcGroup::Create(n, protocol);
   if (!group.ok()) {
     state.SkipWithError(group.status().ToString().c_str());
     return;
@@ -298,8 +309,10 @@ constexpr int64_t kMinBytes = int64_t{4} << 10;   // 4 KiB
 constexpr int64_t kMaxBytes = int64_t{64} << 20;  // 64 MiB
 
 BENCHMARK(BM_GrpcAllReduce)
-    ->ArgNames({"ranks", "bytes"})
-    ->ArgsProduct({{2, 4}, benchmark::CreateRange(kMinBytes, kMaxBytes, 4)})
+    ->ArgNames({"ranks", "bytes", "grpc_tcp"})
+    ->ArgsProduct({{2, 4},
+                   benchmark::CreateRange(kMinBytes, kMaxBytes, 4),
+                   {0, 1}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
