@@ -10,6 +10,8 @@ namespace server_internal {
 namespace {
 
 constexpr int64_t kMaxStagingReserve = int64_t{64} << 20;
+// ReadChunk grows a staging buffer by at most this much per read.
+constexpr size_t kMaxStagingStep = size_t{4} << 20;
 
 std::string Describe(const Inbound& m) {
   return absl::StrCat(
@@ -261,6 +263,8 @@ absl::StatusOr<size_t> GroupMailbox::ReadChunk(
     } else if (message.recv != nullptr) {
       dst = message.recv->data + message.received;
     } else {
+      // The size is only the sender's claim: grow by what may arrive now.
+      n = std::min(n, kMaxStagingStep);
       staged = message.staging.size();
       message.staging.resize(staged + n);
       dst = message.staging.data() + staged;

@@ -239,6 +239,35 @@ TEST(TcpDataPlaneTest, ASizeMismatchIsAnsweredAndTheStreamStaysInStep) {
   EXPECT_EQ(static_cast<char>(right[0]), 'a');
 }
 
+// The size in a frame is the sender's claim: a message claiming a terabyte
+// that nobody has posted a receive for costs only the bytes that arrive.
+TEST(TcpDataPlaneTest, AnAbsurdClaimedSizeCostsOnlyTheBytesSent) {
+  std::unique_ptr<Server> server = GrpcTcpServer();
+  ASSERT_NE(server, nullptr);
+  auto mailbox = server->mailboxes()->Register("g", 0, {server->address()});
+  ASSERT_TRUE(mailbox.ok());
+  {
+    RawClient client(server->data_port());
+    ASSERT_TRUE(client.Hello("", "g", 1, 0));
+    ASSERT_TRUE(client.ReadStatus().value_or(absl::UnknownError("")).ok());
+    const uint64_t frame[2] = {9, uint64_t{1} << 40};
+    ASSERT_TRUE(client.Write(frame, sizeof(frame)));
+    ASSERT_TRUE(client.Write("0123456789", 10));
+  }
+  // The message broke off; a receive posted for it now fails, naming it.
+  std::vector<std::byte> out(16);
+  auto recv = (*mailbox)->PostRecv(1, 9, absl::MakeSpan(out));
+  ASSERT_TRUE(recv.ok());
+  ASSERT_TRUE((*recv)->completion.WaitFor(kWait));
+  EXPECT_FALSE((*recv)->completion.status().ok());
+  // And the server goes on serving.
+  RawClient client(server->data_port());
+  ASSERT_TRUE(client.Hello("", "g", 1, 0));
+  std::optional<absl::Status> answer = client.ReadStatus();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_TRUE(answer->ok()) << *answer;
+}
+
 TEST(TcpPeerSenderTest, NobodyListeningFailsTheSendNamingThePeer) {
   std::unique_ptr<Server> server = GrpcTcpServer();
   ASSERT_NE(server, nullptr);
