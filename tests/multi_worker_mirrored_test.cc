@@ -62,9 +62,8 @@ std::string TfConfig(const std::vector<int>& ports, bool with_chief,
     cluster = absl::StrCat("\"chief\": [", Address(ports[0]), "], ", cluster);
   }
   const std::string layer =
-      rpc_layer.empty()
-          ? ""
-          : absl::StrCat(", \"rpc_layer\": \"", rpc_layer, "\"");
+      rpc_layer.empty() ? ""
+                        : absl::StrCat(", \"rpc_layer\": \"", rpc_layer, "\"");
   return absl::StrCat("{\"cluster\": {", cluster, "}, \"task\": {\"type\": \"",
                       type, "\", \"index\": ", index, "}", layer, "}");
 }
@@ -119,8 +118,7 @@ std::vector<float> MirroredWeights(int n, int64_t steps) {
   return flat;
 }
 
-void ExpectTrainedLikeMirrored(const std::string& test, int n,
-                               bool with_chief,
+void ExpectTrainedLikeMirrored(const std::string& test, int n, bool with_chief,
                                const std::string& rpc_layer = "") {
   constexpr int64_t kSteps = 4;
   std::vector<std::vector<std::string>> args;

@@ -42,8 +42,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
         "unknown server protocol \"", options.protocol,
         "\"; the supported protocols are \"grpc\" and \"grpc+tcp\""));
   }
-  if (options.protocol == "grpc+tcp" &&
-      options.tls.enabled()) {
+  if (options.protocol == "grpc+tcp" && options.tls.enabled()) {
     return absl::InvalidArgumentError(
         "protocol \"grpc+tcp\" moves tensors over unencrypted TCP and "
         "cannot honour the TLS options; use protocol \"grpc\" with TLS");

@@ -8,8 +8,9 @@
 //   bazel run -c opt //tools/bench:grpc_collectives -- --benchmark_min_time=0.2
 //
 // Counters: algbw = bytes / time and busbw = algbw * 2(n-1)/n (GB/s) for
-// BM_GrpcAllReduce/<ranks>/<bytes>/<grpc_tcp>; tcp_GBps for BM_TcpLoopback/<bytes>, one
-// sender streaming the same byte counts to one receiver over a plain socket.
+// BM_GrpcAllReduce/<ranks>/<bytes>/<grpc_tcp>; tcp_GBps for
+// BM_TcpLoopback/<bytes>, one sender streaming the same byte counts to one
+// receiver over a plain socket.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

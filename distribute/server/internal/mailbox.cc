@@ -251,8 +251,8 @@ absl::StatusOr<size_t> GroupMailbox::ReadChunk(
   {
     absl::MutexLock lock(&message.mu);
     if (!message.failure.ok()) return message.failure;
-    size_t n = std::min(max, static_cast<size_t>(message.total -
-                                                 message.received));
+    size_t n =
+        std::min(max, static_cast<size_t>(message.total - message.received));
     if (n == 0) return 0;
     std::byte* dst = nullptr;
     size_t staged = 0;
@@ -271,12 +271,13 @@ absl::StatusOr<size_t> GroupMailbox::ReadChunk(
     }
     got = read(dst, n);
     if (staging) {
-      message.staging.resize(staged + static_cast<size_t>(std::max<int64_t>(got, 0)));
+      message.staging.resize(staged +
+                             static_cast<size_t>(std::max<int64_t>(got, 0)));
     }
     if (got < 0) {
-      return absl::UnavailableError(absl::StrCat(
-          "the connection carrying ", Describe(message), " failed after ",
-          message.received, " bytes"));
+      return absl::UnavailableError(
+          absl::StrCat("the connection carrying ", Describe(message),
+                       " failed after ", message.received, " bytes"));
     }
     message.received += got;
     if (message.received == message.total && !message.complete) {

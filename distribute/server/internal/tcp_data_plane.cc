@@ -157,8 +157,8 @@ absl::StatusOr<std::unique_ptr<addrinfo, AddrInfoDeleter>> Resolve(
   const int error = getaddrinfo(host.empty() ? nullptr : host.c_str(),
                                 service.c_str(), &hints, &found);
   if (error != 0 || found == nullptr) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot resolve \"", host, "\": ", gai_strerror(error)));
+    return absl::UnavailableError(
+        absl::StrCat("cannot resolve \"", host, "\": ", gai_strerror(error)));
   }
   return std::unique_ptr<addrinfo, AddrInfoDeleter>(found);
 }
@@ -185,8 +185,7 @@ absl::StatusOr<std::unique_ptr<TcpDataPlane>> TcpDataPlane::Start(
   if (!found.ok()) return found.status();
   std::string last_error = "no address";
   for (addrinfo* info = found->get(); info != nullptr; info = info->ai_next) {
-    const int fd =
-        socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC, 0);
+    const int fd = socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC, 0);
     if (fd < 0) {
       last_error = Errno("socket");
       continue;
@@ -331,8 +330,8 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
   }
   server::DataPlaneHello hello;
   if (!hello.ParseFromString(bytes)) {
-    WriteStatus(fd, absl::InvalidArgumentError(
-                        "the grpc+tcp hello does not parse"));
+    WriteStatus(
+        fd, absl::InvalidArgumentError("the grpc+tcp hello does not parse"));
     return;
   }
   if (config_.cluster_token.has_value() &&
@@ -356,12 +355,12 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
   if (!WriteStatus(fd, absl::OkStatus())) return;
 
   const std::string lost_prefix =
-      absl::StrCat("the grpc+tcp connection from ", who.src_task(), " (",
-                   peer, ") to ", config_.task, " broke: ");
+      absl::StrCat("the grpc+tcp connection from ", who.src_task(), " (", peer,
+                   ") to ", config_.task, " broke: ");
   while (true) {
     MessageFrame frame{};
-    absl::Status read = ReadAll(fd, &frame, sizeof(frame),
-                                absl::InfiniteFuture(), stopping_);
+    absl::Status read =
+        ReadAll(fd, &frame, sizeof(frame), absl::InfiniteFuture(), stopping_);
     if (!read.ok()) return;  // Between messages: a clean end.
     connection.busy.store(true, std::memory_order_release);
     server::MessageHeader header = who;
@@ -387,8 +386,8 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
             **message, left, [&](std::byte* dst, size_t n) -> int64_t {
               const ssize_t k = recv(fd, dst, n, MSG_DONTWAIT);
               if (k > 0) return k;
-              if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
-                             errno != EINTR)) {
+              if (k == 0 ||
+                  (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
                 closed = true;
                 return -1;
               }
@@ -405,9 +404,9 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
       } else {
         // Keep the stream in step: read the bytes and drop them.
         thread_local std::vector<std::byte> sink(size_t{1} << 20);
-        const ssize_t k = recv(fd, sink.data(),
-                               std::min<uint64_t>(left, sink.size()),
-                               MSG_DONTWAIT);
+        const ssize_t k =
+            recv(fd, sink.data(), std::min<uint64_t>(left, sink.size()),
+                 MSG_DONTWAIT);
         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
                        errno != EINTR)) {
           broken = true;
@@ -425,11 +424,12 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     }
     if (broken) {
       if (message.ok()) {
-        (*mailbox)->EndMessage(
-            *message,
-            absl::UnavailableError(absl::StrCat(
-                lost_prefix, stopping_.load() ? "the server stopped"
-                                              : "the sender went away")))
+        (*mailbox)
+            ->EndMessage(
+                *message,
+                absl::UnavailableError(absl::StrCat(
+                    lost_prefix, stopping_.load() ? "the server stopped"
+                                                  : "the sender went away")))
             .IgnoreError();
       }
       return;
@@ -512,10 +512,10 @@ void TcpPeerSender::Cancel(const std::shared_ptr<SendOp>& op) {
     // complete): its buffer is no longer used.
   }
   if (mid_write) {
-    Fail(absl::UnavailableError(absl::StrCat(
-        "a send to ", peer_, " tag ", op->tag,
-        " was cancelled while being written; the connection to ", peer_,
-        " is closed")));
+    Fail(absl::UnavailableError(
+        absl::StrCat("a send to ", peer_, " tag ", op->tag,
+                     " was cancelled while being written; the connection to ",
+                     peer_, " is closed")));
     // The writer completes it once its write has returned.
     op->completion.WaitFor(absl::InfiniteDuration());
     return;
@@ -666,9 +666,8 @@ bool TcpPeerSender::FinishWrite(const std::shared_ptr<SendOp>& op,
     if (!failed_.ok()) {
       // Fail() left this op to us: no answer will come for it.
       failure = failed_;
-      unanswered_.erase(
-          std::remove(unanswered_.begin(), unanswered_.end(), op),
-          unanswered_.end());
+      unanswered_.erase(std::remove(unanswered_.begin(), unanswered_.end(), op),
+                        unanswered_.end());
     }
   }
   if (!failure.ok()) {
@@ -676,10 +675,9 @@ bool TcpPeerSender::FinishWrite(const std::shared_ptr<SendOp>& op,
     return false;
   }
   if (written < 0) {
-    Fail(absl::UnavailableError(
-        absl::StrCat("the grpc+tcp connection to ", peer_,
-                     " broke while sending tag ", op->tag, " (", op->size,
-                     " bytes): ", Errno("send"))));
+    Fail(absl::UnavailableError(absl::StrCat(
+        "the grpc+tcp connection to ", peer_, " broke while sending tag ",
+        op->tag, " (", op->size, " bytes): ", Errno("send"))));
     op->completion.Complete(absl::UnavailableError(
         absl::StrCat("Send to ", peer_, " tag ", op->tag,
                      " failed: the grpc+tcp connection broke")));
@@ -739,7 +737,8 @@ void TcpPeerSender::AnswerLoop() {
   while (true) {
     uint32_t head[2] = {0, 0};
     std::string text;
-    bool ok = ReadAllBlocking(fd, head, sizeof(head));
+    bool ok = ReadAllBlocking(fd, head, sizeof(head)) &&
+              head[1] <= kMaxStatusMessageBytes;
     if (ok && head[1] > 0) {
       text.resize(std::min(head[1], kMaxStatusMessageBytes));
       ok = ReadAllBlocking(fd, text.data(), text.size());
@@ -768,10 +767,10 @@ void TcpPeerSender::AnswerLoop() {
     if (head[0] == 0) {
       op->completion.Complete(absl::OkStatus());
     } else {
-      op->completion.Complete(absl::Status(
-          static_cast<absl::StatusCode>(head[0]),
-          absl::StrCat("Send to ", peer_, " tag ", op->tag, " (", op->size,
-                       " bytes) failed: ", text)));
+      op->completion.Complete(
+          absl::Status(static_cast<absl::StatusCode>(head[0]),
+                       absl::StrCat("Send to ", peer_, " tag ", op->tag, " (",
+                                    op->size, " bytes) failed: ", text)));
     }
   }
 }

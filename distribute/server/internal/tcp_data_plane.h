@@ -119,9 +119,9 @@ class TcpDataPlane {
 // connection of its own (opened by its thread on the first Post), writing
 // each message straight from the caller's buffer: Post itself writes what
 // the socket takes at once (without blocking) of a message of up to
-// 256 KiB with nothing ahead of it, and the sender's thread the rest. Messages are written back to
-// back without waiting for their answers, and complete in order as the
-// answers arrive.
+// 256 KiB with nothing ahead of it, and the sender's thread the rest. Messages
+// are written back to back without waiting for their answers, and complete in
+// order as the answers arrive.
 class TcpPeerSender : public MessageSender {
  public:
   // `header` names the group, both ranks and the sending task.
@@ -176,8 +176,8 @@ class TcpPeerSender : public MessageSender {
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread writer_;    // Started by the first Post.
-  std::thread answers_;   // Started by writer_ once connected.
+  std::thread writer_;   // Started by the first Post.
+  std::thread answers_;  // Started by writer_ once connected.
 };
 
 }  // namespace server_internal
