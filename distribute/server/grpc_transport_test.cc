@@ -1,6 +1,7 @@
 #include "distribute/server/grpc_transport.h"
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -352,24 +353,19 @@ TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
   EXPECT_TRUE(member.ok()) << member.status();
 }
 
-// AUTO over gRPC: what grpc_allreduce_worker measured fastest between
-// processes (a message costs hundreds of microseconds, so small and
-// mid-sized all-reduces take the fewest messages; large ones pipeline).
-TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
-  collective::GroupTopology topology = GrpcGroupTopology();
+struct SelectionCase {
+  int32_t n;
+  int64_t bytes;
+  collective::Algorithm algorithm;
+};
+
+// AUTO's choice on `topology` for each case; from `chunked_from` bytes up,
+// chunks of at least `min_chunk` bytes.
+void ExpectSelections(collective::GroupTopology topology,
+                      std::initializer_list<SelectionCase> cases,
+                      int64_t chunked_from, int64_t min_chunk) {
   ASSERT_TRUE(collective::ValidateTopology(topology).ok());
-  struct Case {
-    int32_t n;
-    int64_t bytes;
-    collective::Algorithm algorithm;
-  };
-  for (const Case& c :
-       {Case{2, 64 << 10, collective::Algorithm::kDirect},
-        Case{2, 256 << 10, collective::Algorithm::kDirect},
-        Case{2, 16 << 20, collective::Algorithm::kRing},
-        Case{4, 64 << 10, collective::Algorithm::kDirect},
-        Case{4, 1 << 20, collective::Algorithm::kRecursiveHalvingDoubling},
-        Case{4, 16 << 20, collective::Algorithm::kRing}}) {
+  for (const SelectionCase& c : cases) {
     topology.n = c.n;
     absl::StatusOr<collective::AllReduceSelection> selection =
         collective::SelectAllReduce(c.bytes, topology);
@@ -377,44 +373,44 @@ TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
     EXPECT_EQ(selection->algorithm, c.algorithm)
         << c.n << " ranks, " << c.bytes
         << " bytes: " << selection->DebugString();
-    if (c.bytes >= (16 << 20)) {
-      // Large messages go in pipelined chunks of MiBs.
-      EXPECT_GE(selection->chunk_bytes, 1 << 20) << selection->DebugString();
+    if (c.bytes >= chunked_from) {
+      EXPECT_GE(selection->chunk_bytes, min_chunk) << selection->DebugString();
     }
   }
+}
+
+// AUTO over gRPC: what grpc_allreduce_worker measured fastest between
+// processes (a message costs hundreds of microseconds, so small and
+// mid-sized all-reduces take the fewest messages; large ones pipeline in
+// chunks of MiBs).
+TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
+  using collective::Algorithm;
+  ExpectSelections(GrpcGroupTopology(),
+                   {{2, 64 << 10, Algorithm::kDirect},
+                    {2, 256 << 10, Algorithm::kDirect},
+                    {2, 16 << 20, Algorithm::kRing},
+                    {4, 64 << 10, Algorithm::kDirect},
+                    {4, 1 << 20, Algorithm::kRecursiveHalvingDoubling},
+                    {4, 16 << 20, Algorithm::kRing}},
+                   /*chunked_from=*/16 << 20, /*min_chunk=*/1 << 20);
 }
 
 // Over the grpc+tcp data plane messages are cheap enough that ring takes
 // over from 1 MiB, in chunks of 0.5-4 MiB.
 TEST(GrpcGroupTopologyTest, GrpcTcpSelectionFollowsItsMeasuredCosts) {
-  collective::GroupTopology topology = GrpcGroupTopology("grpc+tcp");
-  ASSERT_TRUE(collective::ValidateTopology(topology).ok());
-  EXPECT_LT(topology.intra_latency_us, GrpcGroupTopology().intra_latency_us);
-  struct Case {
-    int32_t n;
-    int64_t bytes;
-    collective::Algorithm algorithm;
-  };
-  for (const Case& c :
-       {Case{2, 4 << 10, collective::Algorithm::kDirect},
-        Case{2, 64 << 10, collective::Algorithm::kDirect},
-        Case{2, 1 << 20, collective::Algorithm::kRing},
-        Case{2, 64 << 20, collective::Algorithm::kRing},
-        Case{4, 64 << 10, collective::Algorithm::kDirect},
-        Case{4, 256 << 10, collective::Algorithm::kRecursiveHalvingDoubling},
-        Case{4, 4 << 20, collective::Algorithm::kRing},
-        Case{4, 64 << 20, collective::Algorithm::kRing}}) {
-    topology.n = c.n;
-    absl::StatusOr<collective::AllReduceSelection> selection =
-        collective::SelectAllReduce(c.bytes, topology);
-    ASSERT_TRUE(selection.ok()) << selection.status();
-    EXPECT_EQ(selection->algorithm, c.algorithm)
-        << c.n << " ranks, " << c.bytes
-        << " bytes: " << selection->DebugString();
-    if (c.bytes >= (4 << 20)) {
-      EXPECT_GE(selection->chunk_bytes, 512 << 10) << selection->DebugString();
-    }
-  }
+  using collective::Algorithm;
+  EXPECT_LT(GrpcGroupTopology("grpc+tcp").intra_latency_us,
+            GrpcGroupTopology().intra_latency_us);
+  ExpectSelections(GrpcGroupTopology("grpc+tcp"),
+                   {{2, 4 << 10, Algorithm::kDirect},
+                    {2, 64 << 10, Algorithm::kDirect},
+                    {2, 1 << 20, Algorithm::kRing},
+                    {2, 64 << 20, Algorithm::kRing},
+                    {4, 64 << 10, Algorithm::kDirect},
+                    {4, 256 << 10, Algorithm::kRecursiveHalvingDoubling},
+                    {4, 4 << 20, Algorithm::kRing},
+                    {4, 64 << 20, Algorithm::kRing}},
+                   /*chunked_from=*/4 << 20, /*min_chunk=*/512 << 10);
 }
 
 }  // namespace

@@ -181,6 +181,20 @@ absl::StatusOr<std::shared_ptr<Inbound>> GroupMailbox::BeginMessage(
   return inbound;
 }
 
+std::shared_ptr<RecvOp> GroupMailbox::TakeIfWhole(Inbound& message) {
+  if (message.received != message.total || message.complete) return nullptr;
+  message.complete = true;
+  std::shared_ptr<RecvOp> done = std::move(message.recv);
+  message.recv.reset();
+  return done;
+}
+
+void GroupMailbox::Finish(const std::shared_ptr<RecvOp>& done) {
+  if (done == nullptr) return;
+  done->completion.Complete(absl::OkStatus());
+  Forget(done);
+}
+
 absl::Status GroupMailbox::AddChunk(Inbound& message, int64_t offset,
                                     absl::string_view data) {
   return AddChunk(message, offset, absl::MakeConstSpan(&data, 1));
@@ -227,16 +241,9 @@ absl::Status GroupMailbox::AddChunk(
       }
     }
     message.received += size;
-    if (message.received == message.total && !message.complete) {
-      message.complete = true;
-      done = std::move(message.recv);
-      message.recv.reset();
-    }
+    done = TakeIfWhole(message);
   }
-  if (done != nullptr) {
-    done->completion.Complete(absl::OkStatus());
-    Forget(done);
-  }
+  Finish(done);
   return absl::OkStatus();
 }
 
@@ -280,16 +287,9 @@ absl::StatusOr<size_t> GroupMailbox::ReadChunk(
                        " failed after ", message.received, " bytes"));
     }
     message.received += got;
-    if (message.received == message.total && !message.complete) {
-      message.complete = true;
-      done = std::move(message.recv);
-      message.recv.reset();
-    }
+    done = TakeIfWhole(message);
   }
-  if (done != nullptr) {
-    done->completion.Complete(absl::OkStatus());
-    Forget(done);
-  }
+  Finish(done);
   return static_cast<size_t>(got);
 }
 

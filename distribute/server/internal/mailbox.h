@@ -141,6 +141,12 @@ class GroupMailbox {
   // completes op).
   static bool Detach(RecvOp& op);
   void Forget(const std::shared_ptr<RecvOp>& op);
+  // Once every byte of `message` is in: marks it complete and detaches its
+  // receive, which the caller passes to Finish outside the lock.
+  static std::shared_ptr<RecvOp> TakeIfWhole(Inbound& message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(message.mu);
+  // Completes a receive TakeIfWhole returned (nothing for null).
+  void Finish(const std::shared_ptr<RecvOp>& done);
 
   const std::string group_key_;
   const int rank_;

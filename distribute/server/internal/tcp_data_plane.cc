@@ -54,29 +54,44 @@ void SetTimeout(int fd, int option, absl::Duration timeout) {
   setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
 }
 
-// Writes every byte of `iov` (blocking); false when the connection fails.
-bool WriteAll(int fd, iovec* iov, int count) {
+// Moves past the first `bytes` of the `count` buffers at `iov`.
+void Advance(iovec*& iov, int& count, size_t bytes) {
+  while (count > 0 && bytes >= iov->iov_len) {
+    bytes -= iov->iov_len;
+    ++iov;
+    --count;
+  }
+  if (count > 0) {
+    iov->iov_base = static_cast<char*>(iov->iov_base) + bytes;
+    iov->iov_len -= bytes;
+  }
+}
+
+// Writes what it can of the `count` buffers at `iov` (advancing them), all
+// of them when `blocking`. The bytes written, or -1 when the connection
+// failed.
+int64_t Write(int fd, iovec* iov, int count, bool blocking) {
+  int64_t done = 0;
   while (count > 0) {
     msghdr message{};
     message.msg_iov = iov;
     message.msg_iovlen = static_cast<size_t>(count);
-    const ssize_t written = sendmsg(fd, &message, MSG_NOSIGNAL);
+    const ssize_t written =
+        sendmsg(fd, &message, MSG_NOSIGNAL | (blocking ? 0 : MSG_DONTWAIT));
     if (written < 0) {
       if (errno == EINTR) continue;
-      return false;
+      if (!blocking && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      return -1;
     }
-    size_t left = static_cast<size_t>(written);
-    while (count > 0 && left >= iov->iov_len) {
-      left -= iov->iov_len;
-      ++iov;
-      --count;
-    }
-    if (count > 0) {
-      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
-      iov->iov_len -= left;
-    }
+    done += written;
+    Advance(iov, count, static_cast<size_t>(written));
   }
-  return true;
+  return done;
+}
+
+// Writes every byte of `iov` (blocking); false when the connection fails.
+bool WriteAll(int fd, iovec* iov, int count) {
+  return Write(fd, iov, count, /*blocking=*/true) >= 0;
 }
 
 bool WriteStatus(int fd, const absl::Status& status) {
@@ -612,41 +627,9 @@ int64_t TcpPeerSender::WriteSome(int fd, const SendOp& op, size_t offset,
                   {const_cast<std::byte*>(op.data), op.size}};
   int count = op.size > 0 ? 2 : 1;
   iovec* at = iov;
-  size_t skip = offset;
-  while (count > 0 && skip >= at->iov_len) {
-    skip -= at->iov_len;
-    ++at;
-    --count;
-  }
-  if (count > 0) {
-    at->iov_base = static_cast<char*>(at->iov_base) + skip;
-    at->iov_len -= skip;
-  }
-  size_t done = offset;
-  while (count > 0) {
-    msghdr message{};
-    message.msg_iov = at;
-    message.msg_iovlen = static_cast<size_t>(count);
-    const ssize_t sent =
-        sendmsg(fd, &message, MSG_NOSIGNAL | (blocking ? 0 : MSG_DONTWAIT));
-    if (sent < 0) {
-      if (errno == EINTR) continue;
-      if (!blocking && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      return -1;
-    }
-    done += static_cast<size_t>(sent);
-    size_t left = static_cast<size_t>(sent);
-    while (count > 0 && left >= at->iov_len) {
-      left -= at->iov_len;
-      ++at;
-      --count;
-    }
-    if (count > 0) {
-      at->iov_base = static_cast<char*>(at->iov_base) + left;
-      at->iov_len -= left;
-    }
-  }
-  return static_cast<int64_t>(done);
+  Advance(at, count, offset);
+  const int64_t written = Write(fd, at, count, blocking);
+  return written < 0 ? -1 : static_cast<int64_t>(offset) + written;
 }
 
 bool TcpPeerSender::FinishWrite(const std::shared_ptr<SendOp>& op,
