@@ -100,7 +100,8 @@ struct GrpcTransportOptions {
 // cost far less: about 30 us of latency plus 60 us of thread hand-offs per
 // message, 2.5 GB/s per stream, reduction at about 4 GB/s; AUTO then picks
 // direct up to 64 KiB (256 KiB with 2 processes), rhd at 256 KiB with 4,
-// and ring with 0.5-4 MiB chunks from 1 MiB up. Unknown protocols get gRPC's figures.
+// and ring with 0.5-4 MiB chunks from 1 MiB up. Unknown protocols get gRPC's
+// figures.
 collective::GroupTopology GrpcGroupTopology(
     absl::string_view protocol = "grpc");
 

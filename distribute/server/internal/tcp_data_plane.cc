@@ -117,9 +117,11 @@ bool ReadAllBlocking(int fd, void* data, size_t n) {
 }
 
 // Reads exactly n bytes, polling so that `stopping` and `deadline` are
-// seen. OK, UNAVAILABLE (closed, failed or stopping) or DEADLINE_EXCEEDED.
-absl::Status ReadAll(int fd, void* data, size_t n, absl::Time deadline,
-                     const std::atomic<bool>& stopping) {
+// seen. False when the peer closed or failed the connection, the server is
+// stopping, or the deadline passed (every caller then drops the
+// connection: there is nobody to tell why).
+bool ReadAll(int fd, void* data, size_t n, absl::Time deadline,
+             const std::atomic<bool>& stopping) {
   char* at = static_cast<char*>(data);
   while (n > 0) {
     const ssize_t got = recv(fd, at, n, MSG_DONTWAIT);
@@ -128,20 +130,17 @@ absl::Status ReadAll(int fd, void* data, size_t n, absl::Time deadline,
       n -= static_cast<size_t>(got);
       continue;
     }
-    if (got == 0) return absl::UnavailableError("the peer closed it");
+    if (got == 0) return false;
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      return absl::UnavailableError(Errno("recv"));
+      return false;
     }
-    if (stopping.load(std::memory_order_acquire)) {
-      return absl::UnavailableError("the server is stopping");
-    }
-    if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError("the peer sent nothing in time");
+    if (stopping.load(std::memory_order_acquire) || absl::Now() >= deadline) {
+      return false;
     }
     pollfd wait{fd, POLLIN, 0};
     poll(&wait, 1, kPollMillis);
   }
-  return absl::OkStatus();
+  return true;
 }
 
 // "ipv4:1.2.3.4:5" / "ipv6:[::1]:5", the form PeerFilter reads.
@@ -261,9 +260,7 @@ void TcpDataPlane::Stop() {
                      })) {
     absl::SleepFor(absl::Microseconds(200));
   }
-  {
-    for (auto& connection : connections) shutdown(connection->fd, SHUT_RDWR);
-  }
+  for (auto& connection : connections) shutdown(connection->fd, SHUT_RDWR);
   for (auto& connection : connections) {
     if (connection->thread.joinable()) connection->thread.join();
     close(connection->fd);
@@ -330,7 +327,7 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
   // The hello: who sends, to which group and rank.
   const absl::Time hello_deadline = absl::Now() + config_.hello_timeout;
   uint32_t length = 0;
-  if (!ReadAll(fd, &length, sizeof(length), hello_deadline, stopping_).ok()) {
+  if (!ReadAll(fd, &length, sizeof(length), hello_deadline, stopping_)) {
     return;
   }
   if (length == 0 || length > kMaxHelloBytes) {
@@ -340,7 +337,7 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     return;
   }
   std::string bytes(length, '\0');
-  if (!ReadAll(fd, bytes.data(), length, hello_deadline, stopping_).ok()) {
+  if (!ReadAll(fd, bytes.data(), length, hello_deadline, stopping_)) {
     return;
   }
   server::DataPlaneHello hello;
@@ -374,17 +371,20 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
                    ") to ", config_.task, " broke: ");
   while (true) {
     MessageFrame frame{};
-    absl::Status read =
-        ReadAll(fd, &frame, sizeof(frame), absl::InfiniteFuture(), stopping_);
-    if (!read.ok()) return;  // Between messages: a clean end.
+    if (!ReadAll(fd, &frame, sizeof(frame), absl::InfiniteFuture(),
+                 stopping_)) {
+      return;  // Between messages: a clean end.
+    }
+    if (frame.size > static_cast<uint64_t>(INT64_MAX)) {
+      WriteStatus(fd, absl::InvalidArgumentError(
+                          absl::StrCat("a grpc+tcp message of ", frame.size,
+                                       " bytes; sizes must fit in 63 bits")));
+      return;
+    }
     connection.busy.store(true, std::memory_order_release);
     server::MessageHeader header = who;
     header.set_tag(frame.tag);
     header.set_total_bytes(static_cast<int64_t>(frame.size));
-    if (frame.size > static_cast<uint64_t>(INT64_MAX)) {
-      WriteStatus(fd, absl::InvalidArgumentError("message size overflows"));
-      return;
-    }
     absl::StatusOr<std::shared_ptr<Inbound>> message =
         (*mailbox)->BeginMessage(header);
     absl::Status outcome = message.status();
@@ -565,6 +565,9 @@ absl::Status TcpPeerSender::Connect() {
     return absl::UnavailableError(
         absl::StrCat("cannot reach ", where, ": ", found.status().message()));
   }
+  // Bounds connect() and the hello's exchange (and so how long a destructor
+  // may wait for a connect in progress).
+  const absl::Duration timeout = std::min(connect_timeout_, absl::Seconds(10));
   int fd = -1;
   std::string last_error;
   for (addrinfo* info = found->get(); info != nullptr; info = info->ai_next) {
@@ -573,10 +576,6 @@ absl::Status TcpPeerSender::Connect() {
       last_error = Errno("socket");
       continue;
     }
-    // Bounds connect() and the hello's exchange (and so how long a
-    // destructor may wait for a connect in progress).
-    const absl::Duration timeout =
-        std::min(connect_timeout_, absl::Seconds(10));
     SetTimeout(fd, SO_SNDTIMEO, timeout);
     SetTimeout(fd, SO_RCVTIMEO, timeout);
     if (connect(fd, info->ai_addr, info->ai_addrlen) == 0) break;
@@ -603,13 +602,21 @@ absl::Status TcpPeerSender::Connect() {
   iovec iov[2] = {{const_cast<uint32_t*>(&length), sizeof(length)},
                   {const_cast<char*>(bytes.data()), bytes.size()}};
   uint32_t head[2] = {0, 0};
-  if (!WriteAll(fd, iov, 2) || !ReadAllBlocking(fd, head, sizeof(head))) {
+  if (!WriteAll(fd, iov, 2)) {
     return absl::UnavailableError(
-        absl::StrCat(where, " did not answer the hello: ", Errno("socket")));
+        absl::StrCat("cannot say hello to ", where, ": ", Errno("send")));
+  }
+  if (!ReadAllBlocking(fd, head, sizeof(head))) {
+    return absl::UnavailableError(absl::StrCat(
+        where, " closed the connection or did not answer the hello within ",
+        absl::FormatDuration(timeout),
+        " (a server cuts off hosts that are not in its cluster spec)"));
   }
   if (head[0] != 0) {
     std::string text(std::min(head[1], kMaxStatusMessageBytes), '\0');
-    ReadAllBlocking(fd, text.data(), text.size());
+    if (!ReadAllBlocking(fd, text.data(), text.size())) {
+      text = "(the reason was cut off)";
+    }
     return absl::Status(static_cast<absl::StatusCode>(head[0]),
                         absl::StrCat(where, " refused the connection: ", text));
   }

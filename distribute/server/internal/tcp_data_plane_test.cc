@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/server_security.h"
@@ -56,6 +57,17 @@ class RawClient {
     const std::string bytes = hello.SerializeAsString();
     const uint32_t length = static_cast<uint32_t>(bytes.size());
     return Write(&length, sizeof(length)) && Write(bytes.data(), bytes.size());
+  }
+  // A hello from rank 1 to rank 0 of group "g" (no token) that the server
+  // accepts.
+  bool Join() {
+    return Hello("", "g", 1, 0) &&
+           ReadStatus().value_or(absl::UnknownError("no answer")).ok();
+  }
+  // A message frame and the first `sent` of its claimed `size` bytes.
+  bool Message(uint64_t tag, uint64_t size, absl::string_view sent) {
+    const uint64_t frame[2] = {tag, size};
+    return Write(frame, sizeof(frame)) && Write(sent.data(), sent.size());
   }
   // Whether the server closed the connection (rather than the read timing
   // out with the connection still open).
@@ -182,12 +194,8 @@ TEST(TcpDataPlaneTest, AMessageCutShortFailsItsReceiveAndLosesNothingElse) {
   ASSERT_TRUE(recv.ok());
   {
     RawClient client(server->data_port());
-    ASSERT_TRUE(client.Hello("", "g", 1, 0));
-    ASSERT_TRUE(client.ReadStatus().value_or(absl::UnknownError("")).ok());
-    const uint64_t frame[2] = {5, 1 << 20};
-    ASSERT_TRUE(client.Write(frame, sizeof(frame)));
-    std::vector<char> some(1000, 'x');
-    ASSERT_TRUE(client.Write(some.data(), some.size()));
+    ASSERT_TRUE(client.Join());
+    ASSERT_TRUE(client.Message(5, 1 << 20, std::string(1000, 'x')));
   }  // Closed mid-message.
   ASSERT_TRUE((*recv)->completion.WaitFor(kWait));
   const absl::Status& status = (*recv)->completion.status();
@@ -198,11 +206,8 @@ TEST(TcpDataPlaneTest, AMessageCutShortFailsItsReceiveAndLosesNothingElse) {
   auto next = (*mailbox)->PostRecv(1, 6, absl::MakeSpan(small));
   ASSERT_TRUE(next.ok());
   RawClient client(server->data_port());
-  ASSERT_TRUE(client.Hello("", "g", 1, 0));
-  ASSERT_TRUE(client.ReadStatus().value_or(absl::UnknownError("")).ok());
-  const uint64_t frame[2] = {6, 3};
-  ASSERT_TRUE(client.Write(frame, sizeof(frame)));
-  ASSERT_TRUE(client.Write("abc", 3));
+  ASSERT_TRUE(client.Join());
+  ASSERT_TRUE(client.Message(6, 3, "abc"));
   std::optional<absl::Status> answer = client.ReadStatus();
   ASSERT_TRUE(answer.has_value());
   EXPECT_TRUE(answer->ok()) << *answer;
@@ -220,12 +225,9 @@ TEST(TcpDataPlaneTest, ASizeMismatchIsAnsweredAndTheStreamStaysInStep) {
   auto mismatched = (*mailbox)->PostRecv(1, 1, absl::MakeSpan(wrong));
   auto matched = (*mailbox)->PostRecv(1, 2, absl::MakeSpan(right));
   RawClient client(server->data_port());
-  ASSERT_TRUE(client.Hello("", "g", 1, 0));
-  ASSERT_TRUE(client.ReadStatus().value_or(absl::UnknownError("")).ok());
-  const uint64_t first[2] = {1, 4};
-  const uint64_t second[2] = {2, 4};
-  ASSERT_TRUE(client.Write(first, sizeof(first)) && client.Write("wxyz", 4));
-  ASSERT_TRUE(client.Write(second, sizeof(second)) && client.Write("abcd", 4));
+  ASSERT_TRUE(client.Join());
+  ASSERT_TRUE(client.Message(1, 4, "wxyz"));
+  ASSERT_TRUE(client.Message(2, 4, "abcd"));
   std::optional<absl::Status> answer = client.ReadStatus();
   ASSERT_TRUE(answer.has_value());
   EXPECT_EQ(answer->code(), absl::StatusCode::kInvalidArgument) << *answer;
@@ -248,11 +250,8 @@ TEST(TcpDataPlaneTest, AnAbsurdClaimedSizeCostsOnlyTheBytesSent) {
   ASSERT_TRUE(mailbox.ok());
   {
     RawClient client(server->data_port());
-    ASSERT_TRUE(client.Hello("", "g", 1, 0));
-    ASSERT_TRUE(client.ReadStatus().value_or(absl::UnknownError("")).ok());
-    const uint64_t frame[2] = {9, uint64_t{1} << 40};
-    ASSERT_TRUE(client.Write(frame, sizeof(frame)));
-    ASSERT_TRUE(client.Write("0123456789", 10));
+    ASSERT_TRUE(client.Join());
+    ASSERT_TRUE(client.Message(9, uint64_t{1} << 40, "0123456789"));
   }
   // The message broke off; a receive posted for it now fails, naming it.
   std::vector<std::byte> out(16);
@@ -262,10 +261,7 @@ TEST(TcpDataPlaneTest, AnAbsurdClaimedSizeCostsOnlyTheBytesSent) {
   EXPECT_FALSE((*recv)->completion.status().ok());
   // And the server goes on serving.
   RawClient client(server->data_port());
-  ASSERT_TRUE(client.Hello("", "g", 1, 0));
-  std::optional<absl::Status> answer = client.ReadStatus();
-  ASSERT_TRUE(answer.has_value());
-  EXPECT_TRUE(answer->ok()) << *answer;
+  EXPECT_TRUE(client.Join());
 }
 
 TEST(TcpPeerSenderTest, NobodyListeningFailsTheSendNamingThePeer) {
@@ -293,6 +289,28 @@ TEST(TcpPeerSenderTest, NobodyListeningFailsTheSendNamingThePeer) {
   // Later sends fail at once with the same error.
   EXPECT_EQ(sender.Post(std::make_shared<SendOp>()).code(),
             absl::StatusCode::kUnavailable);
+}
+
+TEST(TcpPeerSenderTest, ARefusedHelloFailsTheSendWithTheServersReason) {
+  std::unique_ptr<Server> server = GrpcTcpServer("s3cret");
+  ASSERT_NE(server, nullptr);
+  server::MessageHeader header;
+  header.set_group_key("g");
+  header.set_src_rank(1);
+  header.set_dst_rank(0);
+  TcpPeerSender sender("127.0.0.1", server->data_port(), header,
+                       std::string("wrong"), "rank 0 (test peer)",
+                       absl::Seconds(5));
+  auto op = std::make_shared<SendOp>();
+  op->tag = 1;
+  ASSERT_TRUE(sender.Post(op).ok());
+  ASSERT_TRUE(op->completion.WaitFor(kWait));
+  const absl::Status& status = op->completion.status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated) << status;
+  EXPECT_NE(status.message().find("refused the connection"), std::string::npos)
+      << status;
+  EXPECT_NE(status.message().find("wrong cluster token"), std::string::npos)
+      << status;
 }
 
 TEST(HostOfTest, StripsPortAndBrackets) {
