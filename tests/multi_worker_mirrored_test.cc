@@ -138,6 +138,17 @@ void ExpectTrainedLikeMirrored(const std::string& test, int n, bool with_chief,
         << children[w]->Stderr();
     EXPECT_THAT(children[w]->Stdout(),
                 HasSubstr(absl::StrCat("worker ", w, " done checksum")));
+    // The servers speak TF_CONFIG's rpc_layer ("grpc" when it has none),
+    // and only grpc+tcp servers open a data port.
+    const std::string protocol = rpc_layer.empty() ? "grpc" : rpc_layer;
+    EXPECT_THAT(children[w]->Stdout(),
+                HasSubstr(absl::StrCat("worker ", w, " serves ", protocol,
+                                       ", data port ")));
+    EXPECT_EQ(children[w]->Stdout().find(absl::StrCat(
+                  "worker ", w, " serves ", protocol, ", data port 0\n")) ==
+                  std::string::npos,
+              protocol == "grpc+tcp")
+        << children[w]->Stdout();
   }
   const std::vector<float> reference = MirroredWeights(n, kSteps);
   ASSERT_FALSE(reference.empty());

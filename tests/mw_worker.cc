@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
+#include "distribute/server/server.h"
 #include "tests/multi_worker_test_util.h"
 #include "tools/distsim/classifier_training.h"
 
@@ -61,6 +62,11 @@ absl::Status Main(int argc, char** argv) {
       **platform, nullptr, communication);
   if (!strategy.ok()) return strategy.status();
   const int worker = (*strategy)->WorkerIndex();
+  if (const distribute::Server* server = (*strategy)->server()) {
+    // What the tests check TF_CONFIG's rpc_layer against.
+    std::printf("worker %d serves %s, data port %d\n", worker,
+                server->protocol().c_str(), server->data_port());
+  }
 
   distsim::TrainOptions options = distsim_test::SmallClassifier(steps);
   auto result = distsim::TrainClassifier(
