@@ -104,7 +104,7 @@ collective::GroupTopology GrpcGroupTopology(absl::string_view protocol) {
   // Per protocol: stream bandwidth, latency and hand-offs per message (us),
   // reduction bandwidth; fitted to grpc_allreduce_worker sweeps with each
   // algorithm forced.
-  const bool tcp = protocol == "grpc+tcp";
+  const bool tcp = protocol == kGrpcTcpProtocol;
   const double bw = tcp ? 2.5e9 : 1e9;
   const double latency_us = tcp ? 30 : 150;
   collective::GroupTopology topology;

@@ -103,7 +103,7 @@ struct GrpcTransportOptions {
 // and ring with 0.5-4 MiB chunks from 1 MiB up. Unknown protocols get gRPC's
 // figures.
 collective::GroupTopology GrpcGroupTopology(
-    absl::string_view protocol = "grpc");
+    absl::string_view protocol = kGrpcProtocol);
 
 class GrpcTransport : public devices::Transport {
  public:

@@ -232,10 +232,15 @@ TEST_P(GrpcTransportTest, StoppingTheLocalServerFailsPendingReceives) {
   cluster_.servers[1]->Stop();
   absl::Status s = recv->Wait(kWait);
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
-  // Sends to the stopped task fail as well.
+  // Sends to the stopped task fail as well, over the protocol's path (the
+  // data plane's error names it).
   std::vector<std::byte> data(4);
   auto send = *endpoints[0]->Send(1, 1, absl::MakeConstSpan(data));
-  EXPECT_EQ(send->Wait(kWait).code(), absl::StatusCode::kUnavailable);
+  const absl::Status sent = send->Wait(kWait);
+  EXPECT_EQ(sent.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(sent.message().find("grpc+tcp") != std::string::npos,
+            GetParam() == "grpc+tcp")
+      << sent;
 }
 
 TEST_P(GrpcTransportTest, BadPeerIsInvalidArgument) {

@@ -37,12 +37,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     const cluster::ClusterSpec& cluster, std::string job_name, int task_index,
     ServerOptions options) {
   InitGrpcForProcess();
-  if (options.protocol != "grpc" && options.protocol != "grpc+tcp") {
+  if (options.protocol != kGrpcProtocol &&
+      options.protocol != kGrpcTcpProtocol) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown server protocol \"", options.protocol,
         "\"; the supported protocols are \"grpc\" and \"grpc+tcp\""));
   }
-  if (options.protocol == "grpc+tcp" && options.tls.enabled()) {
+  if (options.protocol == kGrpcTcpProtocol && options.tls.enabled()) {
     return absl::InvalidArgumentError(
         "protocol \"grpc+tcp\" moves tensors over unencrypted TCP and "
         "cannot honour the TLS options; use protocol \"grpc\" with TLS");
@@ -158,7 +159,7 @@ absl::Status Server::Start() {
         "machine"));
   }
   address_ = WithPort(address_, port);
-  if (options_.protocol == "grpc+tcp") {
+  if (options_.protocol == kGrpcTcpProtocol) {
     server_internal::TcpDataPlaneConfig config;
     config.task = task_name();
     config.cluster_token = options_.cluster_token;

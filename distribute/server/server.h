@@ -54,13 +54,17 @@ class PeerFilter;
 class WorkerServiceImpl;
 }  // namespace server_internal
 
+// The values of ServerOptions::protocol.
+inline constexpr char kGrpcProtocol[] = "grpc";
+inline constexpr char kGrpcTcpProtocol[] = "grpc+tcp";
+
 struct ServerOptions {
   // "grpc": everything over gRPC. "grpc+tcp": the payloads of transport
   // messages (GrpcTransport between two grpc+tcp servers) travel over plain
   // TCP connections beside gRPC, which stays for everything else
   // (internal/tcp_data_plane.h); 2-3x the throughput of gRPC's HTTP/2 path
   // on 2 cores, but not encrypted, so it cannot be combined with TLS.
-  std::string protocol = "grpc";
+  std::string protocol = kGrpcProtocol;
   // Start listening in Create (otherwise call Start()).
   bool start = true;
   // When set (non-empty), every call must carry this token and this

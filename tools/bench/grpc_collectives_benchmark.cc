@@ -179,7 +179,9 @@ class GrpcGroup {
 void BM_GrpcAllReduce(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const int64_t bytes = state.range(1);
-  const std::string protocol = state.range(2) != 0 ? "grpc+tcp" : "grpc";
+  const std::string protocol = state.range(2) != 0
+                                   ? distribute::kGrpcTcpProtocol
+                                   : distribute::kGrpcProtocol;
   absl::StatusOr<std::unique_ptr<GrpcGroup>> group =
       GrpcGroup::Create(n, protocol);
   if (!group.ok()) {
