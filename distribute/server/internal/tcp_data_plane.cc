@@ -320,6 +320,7 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     Connection& c;
     ~Done() {
       shutdown(c.fd, SHUT_RDWR);
+      c.busy.store(false);  // Stop need not wait for a broken message.
       c.done.store(true);
     }
   } done{connection};
