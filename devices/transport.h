@@ -97,6 +97,15 @@ class Transport {
   // (the default) for transports that must move bytes as messages:
   // processes, simulated links.
   virtual DirectAccessGroup* direct_access() { return nullptr; }
+
+  // Performance hint: true when a message that arrives before its receive
+  // is posted costs extra (staged, then copied again), as between
+  // processes. The collective executor then posts every receive that waits
+  // for nothing ahead of the schedule's other steps. False (the default)
+  // where early receives buy nothing or cost something: on simulated links
+  // every posted receive starts a flow at once, and flows between one pair
+  // share the link instead of queueing.
+  virtual bool prefers_early_receives() const { return false; }
 };
 
 }  // namespace devices

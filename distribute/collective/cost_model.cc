@@ -210,6 +210,12 @@ absl::Status ValidateTopology(const GroupTopology& t) {
         absl::StrCat("topology bisection_fraction must be in (0, 1], got ",
                      t.bisection_fraction));
   }
+  if (t.max_chunk_bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("topology max_chunk_bytes must be >= 0 (0: no limit), "
+                     "got ",
+                     t.max_chunk_bytes));
+  }
   return absl::OkStatus();
 }
 
@@ -268,9 +274,14 @@ absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(
   }
   const Model model = MakeModel(topology);
   const double s = static_cast<double>(bytes);
-  estimate.predicted_us = PredictUnchecked(algorithm, s, 0, model);
+  // Above the cap, pieces of the cap take the place of "no chunking".
+  const int64_t cap = topology.max_chunk_bytes;
+  if (cap > 0 && bytes > cap) estimate.chunk_bytes = cap;
+  estimate.predicted_us =
+      PredictUnchecked(algorithm, s, estimate.chunk_bytes, model);
   for (int64_t chunk = kMinChunkBytes; chunk <= kMaxChunkBytes; chunk *= 2) {
     if (chunk >= bytes) break;  // one piece: the same as no chunking
+    if (cap > 0 && chunk >= cap) break;
     const double us = PredictUnchecked(algorithm, s, chunk, model);
     if (us < estimate.predicted_us) {
       estimate.predicted_us = us;

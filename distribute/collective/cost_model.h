@@ -36,7 +36,9 @@
 //  hierarchical  an intra-node ring reduce-scatter and all-gather over L
 //          ranks of S, plus an inter-node ring all-reduce over M ranks of
 //          S / L; needs n to be a multiple of L.
-// Chunk sizes tried: none (C = 1) and powers of two from 16 KiB to 16 MiB.
+// Chunk sizes tried: none (C = 1) and powers of two from 16 KiB to 16 MiB;
+// with max_chunk_bytes set, none above it (and max_chunk_bytes itself in
+// place of "none" when the message is larger).
 #ifndef DISTRIBUTE_COLLECTIVE_COST_MODEL_H_
 #define DISTRIBUTE_COLLECTIVE_COST_MODEL_H_
 
@@ -68,11 +70,16 @@ struct GroupTopology {
   // once (1: full-bisection switch; about 0.5 for PCIe trees or partial
   // NVLink meshes). Ring and chain use neighbour links only.
   double bisection_fraction = 1.0;
+  // The largest piece worth sending (0: no limit). Transports that copy
+  // through the CPU (sockets) lose the cache on larger messages, which the
+  // linear terms above cannot express; the tuner then never chunks above
+  // this size.
+  int64_t max_chunk_bytes = 0;
 };
 
 // InvalidArgument naming the bad field (n < 1, ranks_per_node < 0,
 // non-positive bandwidths, negative latencies, bisection_fraction outside
-// (0, 1]).
+// (0, 1], max_chunk_bytes < 0).
 absl::Status ValidateTopology(const GroupTopology& topology);
 
 struct AlgorithmEstimate {

@@ -16,6 +16,7 @@ namespace collective {
 namespace {
 
 constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
 constexpr int64_t kGiB = int64_t{1} << 30;
 
 // Eight GPUs in one server whose intra-node fabric halves the bandwidth of
@@ -77,6 +78,11 @@ TEST(TopologyTest, RejectsBadTopologies) {
   t = GroupTopology();
   t.intra_latency_us = -1;
   EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
+  t = GroupTopology();
+  t.max_chunk_bytes = -1;
+  EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(ValidateTopology(t).message().find("max_chunk_bytes"),
+            std::string::npos);
   t = GroupTopology();
   t.bisection_fraction = 1.5;
   EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
@@ -150,6 +156,42 @@ TEST(SelectAllReduceTest, ChunkingPaysOffOnlyWhenReductionCosts) {
       EstimateAllReduce(Algorithm::kDoubleBinaryTree, kGiB, t);
   ASSERT_TRUE(tree.ok());
   EXPECT_GT(tree->chunk_bytes, 0);
+}
+
+TEST(SelectAllReduceTest, MaxChunkBytesBoundsEveryPiece) {
+  // Free reduction: uncapped, one piece per range is best.
+  GroupTopology t = OneServer();
+  t.reduce_bw_Bps = 0;
+  absl::StatusOr<AlgorithmEstimate> ring =
+      EstimateAllReduce(Algorithm::kRing, kGiB, t);
+  ASSERT_TRUE(ring.ok());
+  EXPECT_EQ(ring->chunk_bytes, 0);
+  // Capped: pieces of the cap (the fewest allowed) replace "no chunking",
+  // and the prediction is the model's at that chunk size.
+  t.max_chunk_bytes = 2 * kMiB;
+  ring = EstimateAllReduce(Algorithm::kRing, kGiB, t);
+  ASSERT_TRUE(ring.ok());
+  EXPECT_EQ(ring->chunk_bytes, 2 * kMiB);
+  EXPECT_DOUBLE_EQ(ring->predicted_us,
+                   *PredictAllReduceUs(Algorithm::kRing, kGiB, 2 * kMiB, t));
+  // Every algorithm's best chunk respects the cap, at every size.
+  t.reduce_bw_Bps = 4e9;
+  for (int64_t bytes : {int64_t{1} << 10, kMiB, 2 * kMiB, 64 * kMiB, kGiB}) {
+    absl::StatusOr<AllReduceSelection> s = SelectAllReduce(bytes, t);
+    ASSERT_TRUE(s.ok());
+    for (const AlgorithmEstimate& c : s->candidates) {
+      if (!c.feasible) continue;
+      EXPECT_LE(c.chunk_bytes, 2 * kMiB) << s->DebugString();
+      if (bytes > 2 * kMiB) {
+        EXPECT_GT(c.chunk_bytes, 0) << s->DebugString();
+      }
+    }
+  }
+  // A message no larger than the cap may still go in one piece.
+  t.reduce_bw_Bps = 0;
+  ring = EstimateAllReduce(Algorithm::kRing, 2 * kMiB, t);
+  ASSERT_TRUE(ring.ok());
+  EXPECT_EQ(ring->chunk_bytes, 0);
 }
 
 TEST(SelectAllReduceTest, ForcedAlgorithm) {

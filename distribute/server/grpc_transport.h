@@ -132,6 +132,8 @@ class GrpcTransport : public devices::Transport {
   absl::StatusOr<std::unique_ptr<devices::Request>> Recv(
       int peer, uint64_t tag, absl::Span<std::byte> data) override;
   absl::Status Abort(absl::Status reason) override;
+  // Messages that beat their receive wait in a staging buffer.
+  bool prefers_early_receives() const override { return true; }
 
  private:
   GrpcTransport(GrpcTransportOptions options, std::string task,

@@ -401,7 +401,8 @@ TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
 }
 
 // Over the grpc+tcp data plane messages are cheap enough that ring takes
-// over from 1 MiB, in chunks of 0.5-4 MiB.
+// over from 1 MiB, in pieces of at most 2 MiB (and no smaller from 4 MiB
+// up: smaller pieces measured slower).
 TEST(GrpcGroupTopologyTest, GrpcTcpSelectionFollowsItsMeasuredCosts) {
   using collective::Algorithm;
   EXPECT_LT(GrpcGroupTopology("grpc+tcp").intra_latency_us,
@@ -415,7 +416,17 @@ TEST(GrpcGroupTopologyTest, GrpcTcpSelectionFollowsItsMeasuredCosts) {
                     {4, 256 << 10, Algorithm::kRecursiveHalvingDoubling},
                     {4, 4 << 20, Algorithm::kRing},
                     {4, 64 << 20, Algorithm::kRing}},
-                   /*chunked_from=*/4 << 20, /*min_chunk=*/512 << 10);
+                   /*chunked_from=*/4 << 20, /*min_chunk=*/2 << 20);
+  collective::GroupTopology topology = GrpcGroupTopology("grpc+tcp");
+  for (int32_t n : {2, 4}) {
+    topology.n = n;
+    for (int64_t bytes : {int64_t{4} << 20, int64_t{64} << 20}) {
+      absl::StatusOr<collective::AllReduceSelection> selection =
+          collective::SelectAllReduce(bytes, topology);
+      ASSERT_TRUE(selection.ok());
+      EXPECT_EQ(selection->chunk_bytes, 2 << 20) << selection->DebugString();
+    }
+  }
 }
 
 }  // namespace
