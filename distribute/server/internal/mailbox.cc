@@ -84,14 +84,14 @@ absl::StatusOr<std::shared_ptr<RecvOp>> GroupMailbox::PostRecv(
       outcome = SizeMismatch(*inbound, rank_, op->size);
       inbound->failure = outcome;
       inbound->discard = true;
-      std::vector<std::byte>().swap(inbound->staging);
+      std::vector<StagedByte>().swap(inbound->staging);
       decided = true;
     } else {
       if (inbound->received > 0) {
         std::memcpy(op->data, inbound->staging.data(),
                     static_cast<size_t>(inbound->received));
       }
-      std::vector<std::byte>().swap(inbound->staging);
+      std::vector<StagedByte>().swap(inbound->staging);
       if (inbound->complete) {
         decided = true;
       } else {
@@ -230,12 +230,13 @@ absl::Status GroupMailbox::AddChunk(
         if (message.recv != nullptr) {
           std::memcpy(message.recv->data + at, piece.data(), piece.size());
         } else {
-          const auto* bytes = reinterpret_cast<const std::byte*>(piece.data());
           if (message.staging.empty()) {
             message.staging.reserve(static_cast<size_t>(message.total));
           }
-          message.staging.insert(message.staging.end(), bytes,
-                                 bytes + piece.size());
+          const size_t staged = message.staging.size();
+          message.staging.resize(staged + piece.size());
+          std::memcpy(message.staging.data() + staged, piece.data(),
+                      piece.size());
         }
         at += static_cast<int64_t>(piece.size());
       }
@@ -274,7 +275,7 @@ absl::StatusOr<size_t> GroupMailbox::ReadChunk(
       n = std::min(n, kMaxStagingStep);
       staged = message.staging.size();
       message.staging.resize(staged + n);
-      dst = message.staging.data() + staged;
+      dst = &message.staging[staged].value;
     }
     got = read(dst, n);
     if (staging) {
@@ -310,7 +311,7 @@ absl::Status GroupMailbox::EndMessage(const std::shared_ptr<Inbound>& message,
     failed = std::move(message->recv);
     message->recv.reset();
     message->discard = true;
-    std::vector<std::byte>().swap(message->staging);
+    std::vector<StagedByte>().swap(message->staging);
   }
   if (failed != nullptr) {
     failed->completion.Complete(failure);
@@ -344,7 +345,7 @@ bool GroupMailbox::Abort(absl::Status status) {
         absl::MutexLock message_lock(&inbound->mu);
         inbound->discard = true;
         if (inbound->failure.ok()) inbound->failure = status;
-        std::vector<std::byte>().swap(inbound->staging);
+        std::vector<StagedByte>().swap(inbound->staging);
       }
     }
     arrived_.clear();
