@@ -7,8 +7,31 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace devices {
+namespace {
+
+// Whether this process may run on one CPU only (bound to a core, as mpirun
+// binds its ranks): the thread a waiter waits for then runs only when the
+// waiter gives up that CPU, so its spin must yield at every turn. Read once.
+bool BoundToOneCpu() {
+#if defined(__linux__)
+  static const bool one = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof(set), &set) == 0 &&
+           CPU_COUNT(&set) == 1;
+  }();
+  return one;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
 
 void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -43,8 +66,14 @@ bool Completion::WaitFor(absl::Duration timeout, absl::Duration spin) {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + timeout;
   const absl::Time spin_until = start + std::min(spin, timeout);
+  const bool one_cpu = BoundToOneCpu();
   for (int i = 1;; ++i) {
     if (done()) return true;
+    if (one_cpu) {
+      std::this_thread::yield();
+      if (absl::Now() >= spin_until) break;
+      continue;
+    }
     CpuRelax();
     if (i % 64 == 0) {
       if (absl::Now() >= spin_until) break;

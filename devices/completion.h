@@ -1,5 +1,7 @@
 // A one-shot completion flag carrying a Status, built for low latency: the
-// waiter spins briefly on an atomic (with a CPU pause) before blocking on a
+// waiter spins briefly on an atomic (with a CPU pause; yielding the CPU at
+// every turn instead when the process is bound to a single CPU, where the
+// completer can only run once the waiter yields) before blocking on a
 // condition variable, and the completer only takes the lock when someone is
 // blocked. Events and transport requests are built on it.
 //

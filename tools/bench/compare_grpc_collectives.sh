@@ -7,9 +7,18 @@
 # MPI_Allreduce over its TCP BTL (--mca btl tcp,self, pinned to lo), and a
 # raw TCP stream between two threads (one direction, the loopback's ceiling).
 # Prints one table: per ranks (2, 4) and size (4 KiB .. 64 MiB, x4), the
-# mean time in microseconds and busbw in GB/s (nccl-tests' convention).
+# median over ROUNDS interleaved rounds (default 3; each round runs every
+# implementation once) of the mean time in microseconds, and busbw in GB/s
+# (nccl-tests' convention) from it.
 #
-#   tools/bench/compare_grpc_collectives.sh [--ranks="2 4"] [--max_bytes=N]
+# Placement is the same for every implementation. PLACEMENT=mpirun (the
+# default) is mpirun's own default: with no more ranks than CPUs each
+# rank's process is bound to its own CPU (rank r to CPU r, as mpirun binds
+# to cores for 2 ranks), otherwise no process is bound (mpirun's choice
+# when oversubscribed). PLACEMENT=none binds nothing (mpirun --bind-to none).
+#
+#   [ROUNDS=N] [PLACEMENT=mpirun|none] tools/bench/compare_grpc_collectives.sh
+#       [--ranks="2 4"] [--min_bytes=N] [--max_bytes=N]
 #
 # Needs libgloo-dev and libopenmpi-dev/openmpi-bin (the Gloo and MPI targets
 # are manual); a missing one leaves its columns as "-".
@@ -57,16 +66,31 @@ RESULTS="$WORK/results.txt"
 : >"$RESULTS"
 SWEEP="--min_bytes=$MIN_BYTES --max_bytes=$MAX_BYTES"
 
+ROUNDS=${ROUNDS:-3}
+PLACEMENT=${PLACEMENT:-mpirun}
+case "$PLACEMENT" in
+  mpirun | none) ;;
+  *) echo "PLACEMENT must be mpirun or none, not $PLACEMENT" >&2; exit 2 ;;
+esac
+CPUS=$(nproc)
+# Whether each of $1 ranks is bound to a CPU of its own (see the header).
+bound() { [ "$PLACEMENT" = mpirun ] && [ "$1" -le "$CPUS" ]; }
+# The command prefix that places rank $1 of $2.
+place() {
+  if bound "$2"; then echo "taskset -c $1"; fi
+}
+
 # Runs N copies of a worker (rank flags appended), keeps rank 0's lines.
 run_ranks() {
   local n=$1
   shift
   local pids=()
   for ((r = 1; r < n; r++)); do
-    "$@" --rank=$r --size=$n $SWEEP >/dev/null 2>"$WORK/err.$r" &
+    $(place $r "$n") "$@" --rank=$r --size=$n $SWEEP >/dev/null \
+      2>"$WORK/err.$r" &
     pids+=($!)
   done
-  "$@" --rank=0 --size=$n $SWEEP >>"$RESULTS" 2>"$WORK/err.0"
+  $(place 0 "$n") "$@" --rank=0 --size=$n $SWEEP >>"$RESULTS" 2>"$WORK/err.0"
   local status=$?
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
   if [ $status -ne 0 ]; then
@@ -75,6 +99,7 @@ run_ranks() {
   fi
 }
 
+for ((round = 1; round <= ROUNDS; round++)); do
 for n in $RANKS; do
   port=$((20000 + RANDOM % 20000))
   run_ranks "$n" "$WORK/grpc_allreduce_worker" --port_base=$port
@@ -89,11 +114,14 @@ for n in $RANKS; do
     done
   fi
   if [ $HAVE_MPI = 1 ]; then
-    mpirun --allow-run-as-root --oversubscribe -np "$n" \
+    bind=none
+    bound "$n" && bind=core
+    mpirun --allow-run-as-root --oversubscribe -np "$n" --bind-to $bind \
       --mca btl tcp,self --mca btl_tcp_if_include lo \
       "$WORK/mpi_allreduce_worker" $SWEEP >>"$RESULTS" 2>"$WORK/err.mpi" ||
       { echo "mpirun failed:" >&2; cat "$WORK/err.mpi" >&2; }
   fi
+done
 done
 
 # The raw TCP stream: GB/s of one sender to one receiver per size.
@@ -107,12 +135,17 @@ done
     printf "tcp 1 %d %s %s %s\n", parts[3], $2, v, v
   }' >>"$RESULTS"
 
-awk -v ranks="$RANKS" '
+# Median time per (implementation, ranks, bytes) over the rounds; busbw
+# scales with 1 / time, so it is taken from the run with the median time.
+sort -k1,1 -k2,2n -k3,3n -k4,4g "$RESULTS" | awk '
+  { key = $1 " " $2 " " $3; line[key, ++c[key]] = $0 }
+  END { for (key in c) print line[key, int((c[key] + 1) / 2)] }' |
+awk -v ranks="$RANKS" -v rounds="$ROUNDS" -v placement="$PLACEMENT" '
   { key = $2 " " $3; time[$1, key] = $4; busbw[$1, key] = $6
     if ($1 == "tcp") tcp[$3] = $6; else sizes[$3] = 1 }
   END {
     n = split("grpc grpc+tcp gloo_ring gloo_ring_chunked mpi", impls, " ")
-    printf "time in us and busbw in GB/s per implementation; raw TCP: one stream, GB/s\n"
+    printf "placement %s; median of %d interleaved rounds: time in us and busbw in GB/s per implementation; raw TCP: one stream, GB/s\n", placement, rounds
     printf "%5s %9s", "ranks", "bytes"
     for (i = 1; i <= n; ++i) printf " | %-24s", impls[i]
     printf " | %s\n", "raw TCP"
@@ -131,4 +164,4 @@ awk -v ranks="$RANKS" '
         printf " | %s\n", (bytes in tcp) ? sprintf("%.2f", tcp[bytes]) : "-"
       }
     }
-  }' "$RESULTS"
+  }'
