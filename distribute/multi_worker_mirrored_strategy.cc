@@ -66,6 +66,26 @@ absl::StatusOr<Workers> FindWorkers(const cluster::ClusterSpec& spec,
   return out;
 }
 
+absl::Mutex native_ops_mu(absl::kConstInit);
+CrossWorkerNativeOpsFactory* native_ops ABSL_GUARDED_BY(native_ops_mu) =
+    nullptr;
+
+CrossWorkerNativeOpsFactory NativeOpsFactory() {
+  absl::MutexLock lock(&native_ops_mu);
+  return native_ops == nullptr ? nullptr : *native_ops;
+}
+
+bool AllGpus(devices::Platform& platform,
+             const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    absl::StatusOr<devices::Device*> device = platform.FindDevice(name);
+    if (!device.ok() || (*device)->kind() != devices::DeviceKind::kGPU) {
+      return false;
+    }
+  }
+  return !names.empty();
+}
+
 // CrossDeviceOps whose group spans every worker's local devices: local
 // replica r is rank first_rank + r; `endpoints` makes this worker's
 // endpoints (gRPC between processes, or the platform's transports for an
@@ -247,6 +267,19 @@ absl::StatusOr<std::vector<std::vector<std::string>>> TaskDevices(
 
 }  // namespace
 
+void SetCrossWorkerNativeOps(CrossWorkerNativeOpsFactory factory) {
+  auto* installed = factory == nullptr
+                        ? nullptr
+                        : new CrossWorkerNativeOpsFactory(std::move(factory));
+  CrossWorkerNativeOpsFactory* old = nullptr;
+  {
+    absl::MutexLock lock(&native_ops_mu);
+    old = native_ops;
+    native_ops = installed;
+  }
+  delete old;
+}
+
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() = default;
 
 absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>>
@@ -256,12 +289,6 @@ MultiWorkerMirroredStrategy::Create(
     CommunicationOptions options) {
   absl::Status valid = options.Validate();
   if (!valid.ok()) return valid;
-  if (options.implementation == CommunicationImplementation::kNccl) {
-    return absl::FailedPreconditionError(
-        "MultiWorkerMirroredStrategy: CommunicationImplementation.NCCL needs a "
-        "native collective library across processes, which this build lacks; "
-        "use AUTO or RING (collectives over gRPC)");
-  }
   if (resolver == nullptr) {
     auto from_env = cluster::TFConfigClusterResolver::FromEnvironment();
     if (!from_env.ok()) return from_env.status();
@@ -319,11 +346,44 @@ MultiWorkerMirroredStrategy::Create(
     for (int l = 0; l < per_worker; ++l) {
       rank_targets[workers.index * per_worker + l] = server->address();
     }
-    ops = std::make_shared<MultiWorkerAllReduce>(
-        GrpcEndpoints(*server, std::move(rank_targets),
-                      workers.index * per_worker, per_worker),
-        workers.index * per_worker, per_worker, /*hierarchical=*/false, options,
-        GrpcGroupTopology(server->protocol()));
+    CrossWorkerNativeOpsFactory native = NativeOpsFactory();
+    const bool nccl =
+        options.implementation == CommunicationImplementation::kNccl;
+    if (nccl && native == nullptr) {
+      return absl::FailedPreconditionError(
+          "MultiWorkerMirroredStrategy: CommunicationImplementation.NCCL "
+          "across workers needs NCCL, which this binary lacks: link "
+          "//distribute:multi_worker_nccl (a CUDA build), or use AUTO or RING "
+          "(collectives over gRPC)");
+    }
+    if (native != nullptr &&
+        (nccl || (options.implementation == CommunicationImplementation::kAuto &&
+                  AllGpus(platform, *local)))) {
+      CrossWorkerContext context;
+      context.platform = &platform;
+      context.server = server.get();
+      context.worker_addresses = workers.addresses;
+      context.worker_addresses[workers.index] = server->address();
+      context.worker_index = workers.index;
+      context.local_devices = *local;
+      context.options = options;
+      context.required = nccl;
+      absl::StatusOr<std::shared_ptr<CrossDeviceOps>> made = native(context);
+      if (!made.ok()) return made.status();
+      if (*made == nullptr && nccl) {
+        return absl::InternalError(
+            "the cross-worker NCCL factory returned nothing for "
+            "CommunicationImplementation.NCCL");
+      }
+      ops = *std::move(made);
+    }
+    if (ops == nullptr) {
+      ops = std::make_shared<MultiWorkerAllReduce>(
+          GrpcEndpoints(*server, std::move(rank_targets),
+                        workers.index * per_worker, per_worker),
+          workers.index * per_worker, per_worker, /*hierarchical=*/false,
+          options, GrpcGroupTopology(server->protocol()));
+    }
   }
   absl::Status bound = ops->Bind(platform, *local);
   if (!bound.ok()) return bound;

@@ -1,6 +1,7 @@
 // tf.distribute.MultiWorkerMirroredStrategy: synchronous data-parallel
 // training over the workers of a cluster, one process per worker, each with
-// its local devices as replicas. Collectives cross processes over gRPC.
+// its local devices as replicas. Collectives cross processes over gRPC, or
+// NCCL on GPUs where //distribute:multi_worker_nccl is linked.
 //
 //   // TF_CONFIG='{"cluster": {"worker": ["10.0.0.1:2222", "10.0.0.2:2222"]},
 //   //             "task": {"type": "worker", "index": 1}}'
@@ -55,6 +56,7 @@
 #include "devices/platform.h"
 #include "distribute/cluster/cluster_resolver.h"
 #include "distribute/collective/communication_options.h"
+#include "distribute/cross_device_ops.h"
 #include "distribute/server/peer_monitor.h"
 #include "distribute/server/server.h"
 #include "distribute/strategy.h"
@@ -63,12 +65,42 @@ namespace distribute {
 
 class InProcessCluster;
 
+// What a native cross-worker all-reduce (NCCL) needs to form its group: the
+// group spans every worker's local devices, worker w holding ranks
+// w * local_devices.size() ..; the chief (worker 0) serves the bootstrap.
+struct CrossWorkerContext {
+  devices::Platform* platform = nullptr;
+  Server* server = nullptr;  // This worker's, started.
+  std::vector<std::string> worker_addresses;  // Worker order; chief first.
+  int worker_index = 0;
+  std::vector<std::string> local_devices;
+  CommunicationOptions options;
+  // NCCL was asked for: a factory that cannot serve these devices fails
+  // saying why. Otherwise (AUTO) it may decline by returning null, and the
+  // strategy keeps its collectives over gRPC.
+  bool required = false;
+};
+using CrossWorkerNativeOpsFactory =
+    std::function<absl::StatusOr<std::shared_ptr<CrossDeviceOps>>(
+        const CrossWorkerContext&)>;
+
+// Installs (or, with nullptr, removes) the factory MultiWorkerMirroredStrategy
+// uses for CommunicationImplementation::kNccl, and under AUTO when every
+// local device is a GPU, across real worker processes. The CUDA build's
+// //distribute:multi_worker_nccl installs NCCL's when linked; without it
+// kNccl is FAILED_PRECONDITION and AUTO keeps the collectives over gRPC.
+// Thread-safe; affects strategies created afterwards.
+void SetCrossWorkerNativeOps(CrossWorkerNativeOpsFactory factory);
+
 class MultiWorkerMirroredStrategy : public Strategy {
  public:
   // resolver null: TFConfigClusterResolver::FromEnvironment() (TF_CONFIG).
-  // options: implementation AUTO or RING (NCCL is FAILED_PRECONDITION:
-  // there is no native library across processes), timeout_seconds bounds
-  // every collective, bytes_per_pack packs all-reduces.
+  // options: implementation AUTO, RING or NCCL, timeout_seconds bounds
+  // every collective, bytes_per_pack packs all-reduces. Across workers,
+  // NCCL (and AUTO when every local device is a GPU) takes the native
+  // factory of SetCrossWorkerNativeOps; NCCL without one is
+  // FAILED_PRECONDITION naming the library to link. A lone worker uses the
+  // local CollectiveAllReduce, which honours NCCL on GPUs.
   // Errors: the resolver's (INVALID_ARGUMENT naming the bad TF_CONFIG
   // field); INVALID_ARGUMENT when the task is not a "chief" or "worker" of
   // the cluster; the Server's (UNAVAILABLE when the port is taken);

@@ -127,6 +127,90 @@ void TwoWorkers(
   for (auto& t : threads) t.join();
 }
 
+// Two workers' Create with `options`, each on its own thread; their results.
+std::vector<absl::Status> CreateTwo(CommunicationOptions options,
+                                    std::vector<std::string>* ops_names) {
+  const std::vector<int> ports = FreePorts(2);
+  std::vector<absl::Status> status(2);
+  ops_names->assign(2, "");
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      auto platform = Host(w);
+      const std::string config = absl::StrCat(
+          "{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
+          "\", \"127.0.0.1:", ports[1],
+          "\"]}, \"task\": {\"type\": \"worker\", \"index\": ", w, "}}");
+      auto strategy = MultiWorkerMirroredStrategy::Create(
+          *platform, Resolver(config), options);
+      status[w] = strategy.status();
+      if (strategy.ok()) {
+        (*ops_names)[w] = (*strategy)->extended().cross_device_ops().name();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return status;
+}
+
+TEST(MultiWorkerMirroredStrategyTest, NcclAcrossWorkersNeedsTheNcclLibrary) {
+  CommunicationOptions options;
+  options.implementation = CommunicationImplementation::kNccl;
+  std::vector<std::string> names;
+  for (const absl::Status& s : CreateTwo(options, &names)) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_THAT(s.message(), HasSubstr("//distribute:multi_worker_nccl"));
+  }
+}
+
+TEST(MultiWorkerMirroredStrategyTest, NativeOpsServeNcclAndGpuOnlyAuto) {
+  // A stand-in for NCCL's factory: records what each worker hands it and
+  // returns an all-reduce over the worker's own devices.
+  absl::Mutex mu;
+  std::vector<CrossWorkerContext> seen;
+  SetCrossWorkerNativeOps([&](const CrossWorkerContext& context)
+                              -> absl::StatusOr<std::shared_ptr<CrossDeviceOps>> {
+    absl::MutexLock lock(&mu);
+    seen.push_back(context);
+    return std::shared_ptr<CrossDeviceOps>(
+        std::make_shared<CollectiveAllReduce>());
+  });
+  CommunicationOptions nccl;
+  nccl.implementation = CommunicationImplementation::kNccl;
+  std::vector<std::string> names;
+  for (const absl::Status& s : CreateTwo(nccl, &names)) {
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"CollectiveAllReduce",
+                                             "CollectiveAllReduce"}));
+  {
+    absl::MutexLock lock(&mu);
+    ASSERT_EQ(seen.size(), 2u);
+    for (const CrossWorkerContext& context : seen) {
+      EXPECT_NE(context.platform, nullptr);
+      EXPECT_NE(context.server, nullptr);
+      EXPECT_TRUE(context.required);
+      ASSERT_EQ(context.worker_addresses.size(), 2u);
+      EXPECT_EQ(context.local_devices.size(), 1u);
+      EXPECT_EQ(context.options.implementation,
+                CommunicationImplementation::kNccl);
+    }
+    EXPECT_NE(seen[0].worker_index, seen[1].worker_index);
+    seen.clear();
+  }
+  // AUTO on CPUs keeps the collectives over gRPC.
+  for (const absl::Status& s : CreateTwo({}, &names)) {
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"MultiWorkerAllReduce",
+                                             "MultiWorkerAllReduce"}));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(seen.empty());
+  }
+  SetCrossWorkerNativeOps(nullptr);
+}
+
 TEST(MultiWorkerMirroredStrategyTest, ReplicasAreGlobal) {
   TwoWorkers([](MultiWorkerMirroredStrategy& strategy, int w) {
     EXPECT_EQ(strategy.NumWorkers(), 2);
