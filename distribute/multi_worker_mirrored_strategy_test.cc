@@ -16,7 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "devices/host_platform.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/input/dataset.h"
@@ -175,6 +177,8 @@ TEST(MultiWorkerMirroredStrategyTest, NativeOpsServeNcclAndGpuOnlyAuto) {
     return std::shared_ptr<CrossDeviceOps>(
         std::make_shared<CollectiveAllReduce>());
   });
+  // Uninstalled however the test ends (it captures locals).
+  absl::Cleanup uninstall = [] { SetCrossWorkerNativeOps(nullptr); };
   CommunicationOptions nccl;
   nccl.implementation = CommunicationImplementation::kNccl;
   std::vector<std::string> names;
@@ -208,7 +212,6 @@ TEST(MultiWorkerMirroredStrategyTest, NativeOpsServeNcclAndGpuOnlyAuto) {
     absl::MutexLock lock(&mu);
     EXPECT_TRUE(seen.empty());
   }
-  SetCrossWorkerNativeOps(nullptr);
 }
 
 TEST(MultiWorkerMirroredStrategyTest, ReplicasAreGlobal) {
