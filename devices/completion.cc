@@ -18,20 +18,24 @@ namespace {
 // binds its ranks): the thread a waiter waits for then runs only when the
 // waiter gives up that CPU, so its spin must yield at every turn. Read once.
 bool BoundToOneCpu() {
-#if defined(__linux__)
-  static const bool one = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    return sched_getaffinity(0, sizeof(set), &set) == 0 &&
-           CPU_COUNT(&set) == 1;
-  }();
+  static const bool one = UsableCpus() == 1;
   return one;
-#else
-  return false;
-#endif
 }
 
 }  // namespace
+
+int UsableCpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) return count;
+  }
+#endif
+  const unsigned count = std::thread::hardware_concurrency();
+  return count == 0 ? 1 : static_cast<int>(count);
+}
 
 void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)

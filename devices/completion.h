@@ -59,6 +59,10 @@ class Completion {
 // Pauses the CPU briefly inside a spin loop.
 void CpuRelax();
 
+// CPUs this process may run on at once (its affinity mask; else the
+// machine's), at least 1.
+int UsableCpus();
+
 }  // namespace devices
 
 #endif  // DEVICES_COMPLETION_H_

@@ -1,7 +1,5 @@
 #include "devices/host_transport.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -14,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "devices/completion.h"
 #include "devices/direct_access.h"
 
 namespace devices {
@@ -94,20 +93,6 @@ void Transfer(Op& send, Op& recv) {
   }
   recv.completion.Complete(status);
   send.completion.Complete(status);
-}
-
-// CPUs this process may run on at once.
-int UsableCpus() {
-#if defined(__linux__)
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int count = CPU_COUNT(&set);
-    if (count > 0) return count;
-  }
-#endif
-  const unsigned count = std::thread::hardware_concurrency();
-  return count == 0 ? 1 : static_cast<int>(count);
 }
 
 class Group {
