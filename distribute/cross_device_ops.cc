@@ -577,15 +577,23 @@ CollectiveAllReduce::MakeCommunicator(devices::Platform& platform,
 
 // select_cross_device_ops -------------------------------------------------
 
-CrossDeviceOpsChoice SelectCrossDeviceOps(
-    devices::Platform& platform, const std::vector<std::string>& devices) {
+bool AllGpus(devices::Platform& platform,
+             const std::vector<std::string>& devices) {
   for (const std::string& d : devices) {
     absl::StatusOr<devices::Device*> device = platform.FindDevice(d);
     if (!device.ok() || (*device)->kind() != devices::DeviceKind::kGPU) {
-      return {std::make_shared<ReductionToOneDevice>(),
-              "There are non-GPU devices in `tf.distribute.Strategy`, not "
-              "using nccl allreduce."};
+      return false;
     }
+  }
+  return !devices.empty();
+}
+
+CrossDeviceOpsChoice SelectCrossDeviceOps(
+    devices::Platform& platform, const std::vector<std::string>& devices) {
+  if (!AllGpus(platform, devices)) {
+    return {std::make_shared<ReductionToOneDevice>(),
+            "There are non-GPU devices in `tf.distribute.Strategy`, not "
+            "using nccl allreduce."};
   }
   auto probe = platform.CreateCommunicator(devices);
   if (!probe.ok()) {

@@ -280,6 +280,11 @@ class CollectiveAllReduce : public CrossDeviceOps {
   CommunicationOptions options_;
 };
 
+// Whether `devices` is non-empty and every one of them is a GPU of
+// `platform` (names it does not know count as not GPUs).
+bool AllGpus(devices::Platform& platform,
+             const std::vector<std::string>& devices);
+
 // tf.distribute's select_cross_device_ops: NcclAllReduce when every device
 // is a GPU and the platform has a native collective library, else
 // ReductionToOneDevice. Also returns why (TF logs it as a warning).

@@ -75,17 +75,6 @@ CrossWorkerNativeOpsFactory NativeOpsFactory() {
   return native_ops == nullptr ? nullptr : *native_ops;
 }
 
-bool AllGpus(devices::Platform& platform,
-             const std::vector<std::string>& names) {
-  for (const std::string& name : names) {
-    absl::StatusOr<devices::Device*> device = platform.FindDevice(name);
-    if (!device.ok() || (*device)->kind() != devices::DeviceKind::kGPU) {
-      return false;
-    }
-  }
-  return !names.empty();
-}
-
 // CrossDeviceOps whose group spans every worker's local devices: local
 // replica r is rank first_rank + r; `endpoints` makes this worker's
 // endpoints (gRPC between processes, or the platform's transports for an
@@ -356,9 +345,10 @@ MultiWorkerMirroredStrategy::Create(
           "//distribute:multi_worker_nccl (a CUDA build), or use AUTO or RING "
           "(collectives over gRPC)");
     }
-    if (native != nullptr &&
-        (nccl || (options.implementation == CommunicationImplementation::kAuto &&
-                  AllGpus(platform, *local)))) {
+    const bool auto_on_gpus =
+        options.implementation == CommunicationImplementation::kAuto &&
+        AllGpus(platform, *local);
+    if (native != nullptr && (nccl || auto_on_gpus)) {
       CrossWorkerContext context;
       context.platform = &platform;
       context.server = server.get();
