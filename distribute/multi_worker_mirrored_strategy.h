@@ -70,7 +70,7 @@ class InProcessCluster;
 // w * local_devices.size() ..; the chief (worker 0) serves the bootstrap.
 struct CrossWorkerContext {
   devices::Platform* platform = nullptr;
-  Server* server = nullptr;  // This worker's, started.
+  Server* server = nullptr;                   // This worker's, started.
   std::vector<std::string> worker_addresses;  // Worker order; chief first.
   int worker_index = 0;
   std::vector<std::string> local_devices;

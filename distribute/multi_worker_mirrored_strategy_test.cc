@@ -170,13 +170,14 @@ TEST(MultiWorkerMirroredStrategyTest, NativeOpsServeNcclAndGpuOnlyAuto) {
   // returns an all-reduce over the worker's own devices.
   absl::Mutex mu;
   std::vector<CrossWorkerContext> seen;
-  SetCrossWorkerNativeOps([&](const CrossWorkerContext& context)
-                              -> absl::StatusOr<std::shared_ptr<CrossDeviceOps>> {
-    absl::MutexLock lock(&mu);
-    seen.push_back(context);
-    return std::shared_ptr<CrossDeviceOps>(
-        std::make_shared<CollectiveAllReduce>());
-  });
+  SetCrossWorkerNativeOps(
+      [&](const CrossWorkerContext& context)
+          -> absl::StatusOr<std::shared_ptr<CrossDeviceOps>> {
+        absl::MutexLock lock(&mu);
+        seen.push_back(context);
+        return std::shared_ptr<CrossDeviceOps>(
+            std::make_shared<CollectiveAllReduce>());
+      });
   // Uninstalled however the test ends (it captures locals).
   absl::Cleanup uninstall = [] { SetCrossWorkerNativeOps(nullptr); };
   CommunicationOptions nccl;

@@ -83,12 +83,10 @@ class CrossWorkerNcclAllReduce : public CrossDeviceOps {
 absl::StatusOr<std::shared_ptr<CrossDeviceOps>> MakeOps(
     const CrossWorkerContext& context) {
   std::string why;
-  if (dynamic_cast<devices::cuda::CudaPlatform*>(context.platform) ==
-      nullptr) {
+  if (dynamic_cast<devices::cuda::CudaPlatform*>(context.platform) == nullptr) {
     why = absl::StrCat(
         "needs the 'cuda' platform, not '",
-        context.platform == nullptr ? "(none)" : context.platform->name(),
-        "'");
+        context.platform == nullptr ? "(none)" : context.platform->name(), "'");
   } else if (context.local_devices.size() != 1) {
     why = absl::StrCat(
         "drives one GPU per worker process, and this worker has ",

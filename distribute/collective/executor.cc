@@ -198,8 +198,8 @@ absl::Status ExecuteSchedule(const Schedule& schedule,
   // message used to arrive while this rank still reduced).
   std::vector<bool>& posted = local.posted;
   posted.assign(program.steps.size(), false);
-  for (size_t i = 0;
-       transport.prefers_early_receives() && i < program.steps.size(); ++i) {
+  const bool early = transport.prefers_early_receives();
+  for (size_t i = 0; early && i < program.steps.size(); ++i) {
     const Step& step = program.steps[i];
     if (step.kind != StepKind::kRecv || !step.deps.empty()) continue;
     absl::Status s = post_recv(i);

@@ -17,9 +17,9 @@
 //    in its `deps` has completed. On a transport that
 //    prefers_early_receives(), receives without deps are posted first, all
 //    of them, so that their data never waits for its buffer (schedule.h
-//    allows both orders). Sends and receives are posted asynchronously, so many are in
-//    flight at once in both directions; the schedule builders guarantee this
-//    order cannot deadlock.
+//    allows both orders). Sends and receives are posted asynchronously, so many
+//    are in flight at once in both directions; the schedule builders guarantee
+//    this order cannot deadlock.
 //  * Tags on the wire are exec.tag_base + step tag, so concurrent collectives
 //    on one transport group must use tag bases far enough apart
 //    (kTagStride per instance is always enough).
