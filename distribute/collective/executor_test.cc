@@ -71,7 +71,10 @@ std::vector<std::string> ExpectedCalls(const Schedule& schedule, int rank,
   return first;
 }
 
-void RunAndCheck(int n, int64_t count, int64_t chunk_elements, bool early) {
+// Runs a ring all-reduce over recording transports, checks every rank's
+// result and calls, and hands the calls back in `calls` when given.
+void RunAndCheck(int n, int64_t count, int64_t chunk_elements, bool early,
+                 std::vector<std::vector<std::string>>* calls = nullptr) {
   SCOPED_TRACE(absl::StrCat(n, " ranks, ", count, " elements, chunks of ",
                             chunk_elements, early ? ", early" : ""));
   ScheduleOptions options;
@@ -108,6 +111,7 @@ void RunAndCheck(int n, int64_t count, int64_t chunk_elements, bool early) {
     ASSERT_TRUE(status[r].ok()) << status[r];
     EXPECT_EQ(transports[r]->calls(), ExpectedCalls(*schedule, r, early))
         << "rank " << r;
+    if (calls != nullptr) calls->push_back(transports[r]->calls());
     for (int64_t i = 0; i < count; ++i) {
       // Sum over ranks of (rank + i).
       ASSERT_EQ(out[r][i], static_cast<float>(n * (n - 1) / 2 + n * i))
@@ -131,16 +135,13 @@ TEST(ExecutorTest, EarlyReceivesChangeTheOrderOfATwoRankRing) {
   // Rank 0 of a 2-rank ring: send its half, receive the peer's, reduce,
   // send the reduced half, receive the other. Early, both receives go
   // first: the all-gather's message finds its buffer ready.
-  ScheduleOptions options;
-  options.group_size = 2;
-  options.count = 64;
-  absl::StatusOr<Schedule> schedule =
-      BuildSchedule(CollectiveOp::kAllReduce, Algorithm::kRing, options);
-  ASSERT_TRUE(schedule.ok());
-  EXPECT_EQ(ExpectedCalls(*schedule, 0, false),
-            (std::vector<std::string>{"S0", "R0", "S1", "R1"}));
-  EXPECT_EQ(ExpectedCalls(*schedule, 0, true),
-            (std::vector<std::string>{"R0", "R1", "S0", "S1"}));
+  std::vector<std::vector<std::string>> in_order, early;
+  RunAndCheck(2, 64, 0, /*early=*/false, &in_order);
+  RunAndCheck(2, 64, 0, /*early=*/true, &early);
+  ASSERT_EQ(in_order.size(), 2u);
+  ASSERT_EQ(early.size(), 2u);
+  EXPECT_EQ(in_order[0], (std::vector<std::string>{"S0", "R0", "S1", "R1"}));
+  EXPECT_EQ(early[0], (std::vector<std::string>{"R0", "R1", "S0", "S1"}));
 }
 
 }  // namespace
