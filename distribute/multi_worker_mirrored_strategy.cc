@@ -310,6 +310,17 @@ MultiWorkerMirroredStrategy::Create(
   const int num_workers =
       std::max<int>(1, static_cast<int>(workers.addresses.size()));
 
+  const bool nccl =
+      options.implementation == CommunicationImplementation::kNccl;
+  CrossWorkerNativeOpsFactory native = NativeOpsFactory();
+  if (num_workers > 1 && nccl && native == nullptr) {
+    return absl::FailedPreconditionError(
+        "MultiWorkerMirroredStrategy: CommunicationImplementation.NCCL "
+        "across workers needs NCCL, which this binary lacks: link "
+        "//distribute:multi_worker_nccl (a CUDA build), or use AUTO or RING "
+        "(collectives over gRPC)");
+  }
+
   std::unique_ptr<Server> server;
   std::shared_ptr<CrossDeviceOps> ops;
   if (num_workers == 1) {
@@ -326,25 +337,10 @@ MultiWorkerMirroredStrategy::Create(
         *spec, task_type, static_cast<int>(task_id), server_options);
     if (!started.ok()) return started.status();
     server = *std::move(started);
-    std::vector<std::string> rank_targets;
-    for (const std::string& address : workers.addresses) {
-      for (int l = 0; l < per_worker; ++l) rank_targets.push_back(address);
-    }
     // The server may report its address in another spelling than the
-    // spec: use its own for its ranks.
-    for (int l = 0; l < per_worker; ++l) {
-      rank_targets[workers.index * per_worker + l] = server->address();
-    }
-    CrossWorkerNativeOpsFactory native = NativeOpsFactory();
-    const bool nccl =
-        options.implementation == CommunicationImplementation::kNccl;
-    if (nccl && native == nullptr) {
-      return absl::FailedPreconditionError(
-          "MultiWorkerMirroredStrategy: CommunicationImplementation.NCCL "
-          "across workers needs NCCL, which this binary lacks: link "
-          "//distribute:multi_worker_nccl (a CUDA build), or use AUTO or RING "
-          "(collectives over gRPC)");
-    }
+    // spec: use its own for this worker.
+    std::vector<std::string> worker_targets = workers.addresses;
+    worker_targets[workers.index] = server->address();
     const bool auto_on_gpus =
         options.implementation == CommunicationImplementation::kAuto &&
         AllGpus(platform, *local);
@@ -352,8 +348,7 @@ MultiWorkerMirroredStrategy::Create(
       CrossWorkerContext context;
       context.platform = &platform;
       context.server = server.get();
-      context.worker_addresses = workers.addresses;
-      context.worker_addresses[workers.index] = server->address();
+      context.worker_addresses = worker_targets;
       context.worker_index = workers.index;
       context.local_devices = *local;
       context.options = options;
@@ -368,6 +363,10 @@ MultiWorkerMirroredStrategy::Create(
       ops = *std::move(made);
     }
     if (ops == nullptr) {
+      std::vector<std::string> rank_targets;
+      for (const std::string& target : worker_targets) {
+        rank_targets.insert(rank_targets.end(), per_worker, target);
+      }
       ops = std::make_shared<MultiWorkerAllReduce>(
           GrpcEndpoints(*server, std::move(rank_targets),
                         workers.index * per_worker, per_worker),
