@@ -108,13 +108,21 @@ void DirectAccessGroup::FailAndQuiesce(int rank, const absl::Status& reason,
 }
 
 absl::Status DirectAccessGroup::Arrive(int rank, absl::Time deadline) {
+  LazyDeadline fixed = LazyDeadline::At(deadline);
+  return Arrive(rank, fixed);
+}
+
+absl::Status DirectAccessGroup::Arrive(int rank, LazyDeadline& deadline) {
   if (rank < 0 || rank >= size_) {
     return absl::InvalidArgumentError(
         absl::StrCat("DirectAccessGroup::Arrive: rank ", rank,
                      " is outside the group's ranks [0, ", size_, ")"));
   }
   Slot& me = slots_[rank];
-  me.reading.store(false, std::memory_order_seq_cst);
+  // (Finish usually ended the reads already; the store is a full fence.)
+  if (me.reading.load(std::memory_order_relaxed)) {
+    me.reading.store(false, std::memory_order_seq_cst);
+  }
   if (aborted_.load(std::memory_order_seq_cst)) {
     absl::Status s = status();
     FailAndQuiesce(rank, s, /*notify=*/false);
@@ -134,10 +142,12 @@ absl::Status DirectAccessGroup::Arrive(int rank, absl::Time deadline) {
     return AllArrived(generation) || aborted_.load(std::memory_order_seq_cst) ||
            any_gone() >= 0;
   };
-  // Spin (pause or yield), then block.
+  // Spin (pause or yield), then block. The clock is first read when the
+  // time is first checked (after 64 pauses, or the first yield), which
+  // starts both the spin and a lazy deadline.
   bool done = settled();
   if (!done && spin_ > absl::ZeroDuration()) {
-    const absl::Time spin_until = std::min(absl::Now() + spin_, deadline);
+    absl::Time spin_until = absl::InfinitePast();
     for (int i = 1; !done; ++i) {
       if (oversubscribed_) {
         std::this_thread::yield();
@@ -145,18 +155,22 @@ absl::Status DirectAccessGroup::Arrive(int rank, absl::Time deadline) {
         CpuRelax();
       }
       done = settled();
-      if (!done && (oversubscribed_ || i % 64 == 0) &&
-          absl::Now() >= spin_until) {
-        break;
+      if (!done && (oversubscribed_ || i % 64 == 0)) {
+        const absl::Time now = absl::Now();
+        if (spin_until == absl::InfinitePast()) {
+          spin_until = std::min(now + spin_, deadline.Get(now));
+        }
+        if (now >= spin_until) break;
       }
     }
   }
   if (!done) {
+    const absl::Time until = deadline.Get(absl::Now());
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     {
       absl::MutexLock lock(&mu_);
       while (!settled()) {
-        if (cv_.WaitWithDeadline(&mu_, deadline)) break;  // Timed out.
+        if (cv_.WaitWithDeadline(&mu_, until)) break;  // Timed out.
       }
     }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);

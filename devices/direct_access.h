@@ -38,6 +38,36 @@
 
 namespace devices {
 
+// A deadline `timeout` after the first moment a wait needs it, so that a
+// wait satisfied within its first few spins never reads the clock (one
+// clock read costs about as much as a small collective's barrier). Fixed
+// once set; a collective passes one to each of its barriers, so that they
+// share one deadline.
+class LazyDeadline {
+ public:
+  explicit LazyDeadline(absl::Duration timeout) : timeout_(timeout) {}
+  // A deadline already fixed at `deadline`.
+  static LazyDeadline At(absl::Time deadline) {
+    LazyDeadline d(absl::ZeroDuration());
+    d.deadline_ = deadline;
+    d.set_ = true;
+    return d;
+  }
+  // The deadline, fixed at `now` + timeout on the first call.
+  absl::Time Get(absl::Time now) {
+    if (!set_) {
+      deadline_ = now + timeout_;
+      set_ = true;
+    }
+    return deadline_;
+  }
+
+ private:
+  absl::Duration timeout_;
+  absl::Time deadline_;
+  bool set_ = false;
+};
+
 class DirectAccessGroup {
  public:
   // A group of `size` ranks (>= 1). Waits spin for `spin` before blocking;
@@ -61,6 +91,9 @@ class DirectAccessGroup {
   // has left; INVALID_ARGUMENT for a rank outside [0, size()). On any error
   // the group is aborted and the call returns once no peer still reads.
   absl::Status Arrive(int rank, absl::Time deadline);
+  // The same, with a deadline fixed only if the wait has to spin (the
+  // barriers of one collective share `deadline`).
+  absl::Status Arrive(int rank, LazyDeadline& deadline);
 
   // Ends the rank's reads of its peers' buffers without arriving.
   void Finish(int rank);

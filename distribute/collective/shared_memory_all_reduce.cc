@@ -51,19 +51,26 @@ bool SharedMemoryAllReduce::OneShot(int64_t bytes) const {
   return bytes <= one_shot_max_bytes_;
 }
 
+absl::Status SharedMemoryAllReduce::Disagreement(int rank, int q, int64_t count,
+                                                 devices::DType dtype,
+                                                 devices::ReduceOp op,
+                                                 const Published& mine) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "shared-memory all-reduce: rank ", q, " passed ", count, " elements of ",
+      devices::DTypeName(dtype), " with op ", devices::ReduceOpName(op),
+      " but rank ", rank, " passed ", mine.count, " of ",
+      devices::DTypeName(mine.dtype), " with op ",
+      devices::ReduceOpName(mine.op),
+      "; every replica must all-reduce the same shape, dtype and op"));
+}
+
 absl::Status SharedMemoryAllReduce::CheckAgreement(int rank, int parity) const {
   const Published& mine = ranks_[rank]->published[parity];
   for (int q = 0; q < size_; ++q) {
     const Published& theirs = ranks_[q]->published[parity];
     if (theirs.count != mine.count || theirs.dtype != mine.dtype ||
         theirs.op != mine.op) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "shared-memory all-reduce: rank ", q, " passed ", theirs.count,
-          " elements of ", devices::DTypeName(theirs.dtype), " with op ",
-          devices::ReduceOpName(theirs.op), " but rank ", rank, " passed ",
-          mine.count, " of ", devices::DTypeName(mine.dtype), " with op ",
-          devices::ReduceOpName(mine.op),
-          "; every replica must all-reduce the same shape, dtype and op"));
+      return Disagreement(rank, q, theirs.count, theirs.dtype, theirs.op, mine);
     }
   }
   return absl::OkStatus();
@@ -122,28 +129,42 @@ absl::Status SharedMemoryAllReduce::ReduceRange(
   return absl::OkStatus();
 }
 
-absl::Status SharedMemoryAllReduce::OneShotRun(int rank, int parity,
-                                               absl::Time deadline) {
+absl::Status SharedMemoryAllReduce::OneShotRun(
+    int rank, int parity, devices::LazyDeadline& deadline) {
   RankState& state = *ranks_[rank];
-  Published& mine = state.published[parity];
+  const Published& mine = state.published[parity];
   const size_t bytes =
       static_cast<size_t>(mine.count) * devices::DTypeSize(mine.dtype);
-  if (state.staging_bytes[parity] < bytes) {
+  const size_t need = kStagingHeaderBytes + bytes;
+  if (state.staging_bytes[parity] < need) {
     state.staging[parity].reset();
-    state.staging[parity].reset(new std::byte[bytes]);
-    state.staging_bytes[parity] = bytes;
+    state.staging[parity].reset(new StagingLine[(need + 63) / 64]);
+    state.staging_bytes[parity] = (need + 63) / 64 * 64;
   }
-  if (bytes > 0) std::memcpy(state.staging[parity].get(), mine.input, bytes);
-  mine.staged = state.staging[parity].get();
+  // The header goes with the data: a peer that has passed the barrier reads
+  // both from one run of cache lines, one transfer from this core's cache
+  // after the barrier's own, where a separate table would cost another.
+  std::byte* staged = reinterpret_cast<std::byte*>(state.staging[parity].get());
+  auto* header = reinterpret_cast<StagingHeader*>(staged);
+  header->count = mine.count;
+  header->dtype = mine.dtype;
+  header->op = mine.op;
+  if (bytes > 0) std::memcpy(staged + kStagingHeaderBytes, mine.input, bytes);
   absl::Status s = group_.Arrive(rank, deadline);
   if (!s.ok()) return s;
-  s = CheckAgreement(rank, parity);
-  if (!s.ok()) {
-    group_.Finish(rank);
-    return s;
-  }
   absl::InlinedVector<const std::byte*, 8> src(static_cast<size_t>(size_));
-  for (int q = 0; q < size_; ++q) src[q] = ranks_[q]->published[parity].staged;
+  for (int q = 0; q < size_; ++q) {
+    // Set before q's matching Arrive and replaced only after a later
+    // barrier that this rank has not yet reached.
+    const std::byte* theirs =
+        reinterpret_cast<const std::byte*>(ranks_[q]->staging[parity].get());
+    const auto* h = reinterpret_cast<const StagingHeader*>(theirs);
+    if (h->count != mine.count || h->dtype != mine.dtype || h->op != mine.op) {
+      group_.Finish(rank);
+      return Disagreement(rank, q, h->count, h->dtype, h->op, mine);
+    }
+    src[q] = theirs + kStagingHeaderBytes;
+  }
   // This rank's own contribution from its input: the same bytes as its
   // staged copy, read from a cache line this core already holds.
   src[static_cast<size_t>(rank)] = mine.input;
@@ -155,8 +176,8 @@ absl::Status SharedMemoryAllReduce::OneShotRun(int rank, int parity,
   return absl::OkStatus();
 }
 
-absl::Status SharedMemoryAllReduce::TwoShotRun(int rank, int parity,
-                                               absl::Time deadline) {
+absl::Status SharedMemoryAllReduce::TwoShotRun(
+    int rank, int parity, devices::LazyDeadline& deadline) {
   const Published& mine = ranks_[rank]->published[parity];
   absl::Status s = group_.Arrive(rank, deadline);  // Pointers published.
   if (!s.ok()) return s;
@@ -235,8 +256,7 @@ absl::Status SharedMemoryAllReduce::Run(int rank, const void* input,
   mine.op = op;
   mine.input = in;
   mine.output = out;
-  mine.staged = nullptr;
-  const absl::Time deadline = absl::Now() + timeout;
+  devices::LazyDeadline deadline(timeout);
   return OneShot(static_cast<int64_t>(bytes))
              ? OneShotRun(rank, parity, deadline)
              : TwoShotRun(rank, parity, deadline);

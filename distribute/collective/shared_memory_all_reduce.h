@@ -4,8 +4,10 @@
 // group's barrier (devices/direct_access.h), instead of exchanging messages.
 //
 //  * one-shot (small messages): each rank copies its input into a staging
-//    buffer of its own (two, used alternately), arrives once, and reduces
-//    every rank's staged copy into its output. One barrier per call.
+//    buffer of its own (two, used alternately), behind a header line with
+//    its count, dtype and op, arrives once, and reduces every rank's staged
+//    copy into its output. One barrier per call, and one run of cache lines
+//    read from each peer after it.
 //  * two-shot (large messages): reduce-scatter, in which rank r reduces
 //    slice r straight from all inputs in cache-sized blocks into its output,
 //    then all-gather, in which each rank copies the other slices from their
@@ -89,7 +91,18 @@ class SharedMemoryAllReduce {
     devices::ReduceOp op = devices::ReduceOp::kSum;
     const std::byte* input = nullptr;
     std::byte* output = nullptr;
-    const std::byte* staged = nullptr;  // One-shot: the staged input.
+  };
+  // One-shot: a staging buffer starts with what its owner passed, and its
+  // data follows on the next cache line.
+  struct StagingHeader {
+    int64_t count;
+    devices::DType dtype;
+    devices::ReduceOp op;
+  };
+  static constexpr size_t kStagingHeaderBytes = 64;
+  static_assert(sizeof(StagingHeader) <= kStagingHeaderBytes);
+  struct alignas(64) StagingLine {
+    std::byte bytes[64];
   };
   // One rank's state, on cache lines of its own. `published` is indexed by
   // the parity of the call: a peer may still read call g's entry while
@@ -98,20 +111,26 @@ class SharedMemoryAllReduce {
     Published published[2];
     // Only the rank's own thread touches these.
     uint64_t calls = 0;
-    std::unique_ptr<std::byte[]> staging[2];
+    // One-shot staging, per parity: header and data (staging_bytes long).
+    std::unique_ptr<StagingLine[]> staging[2];
     size_t staging_bytes[2] = {0, 0};
     std::unique_ptr<std::byte[]> block;  // block_bytes_ of accumulator.
   };
 
   // INVALID_ARGUMENT if a peer published a different count, dtype or op.
   absl::Status CheckAgreement(int rank, int parity) const;
+  static absl::Status Disagreement(int rank, int q, int64_t count,
+                                   devices::DType dtype, devices::ReduceOp op,
+                                   const Published& mine);
   // out[begin, end) = op over the given per-rank sources, in rank order,
   // block by block (plus the mean's division).
   absl::Status ReduceRange(int rank, absl::Span<const std::byte* const> src,
                            std::byte* out, int64_t begin, int64_t end,
                            const Published& p);
-  absl::Status OneShotRun(int rank, int parity, absl::Time deadline);
-  absl::Status TwoShotRun(int rank, int parity, absl::Time deadline);
+  absl::Status OneShotRun(int rank, int parity,
+                          devices::LazyDeadline& deadline);
+  absl::Status TwoShotRun(int rank, int parity,
+                          devices::LazyDeadline& deadline);
 
   devices::DirectAccessGroup& group_;
   const int size_;

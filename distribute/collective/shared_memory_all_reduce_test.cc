@@ -293,28 +293,42 @@ TEST(SharedMemoryAllReduceTest, TransportAbortFailsWaitingRanks) {
   }
 }
 
-// Ranks that disagree on the count all get INVALID_ARGUMENT, and the group
-// stays usable.
+// Ranks that disagree on the count or the op all get INVALID_ARGUMENT
+// naming both, in either variant, and the group stays usable.
 TEST(SharedMemoryAllReduceTest, DisagreementIsInvalidArgumentEverywhere) {
-  const int n = 3;
-  auto endpoints = Group(n);
-  SharedMemoryAllReduce all_reduce(*endpoints[0]->direct_access(), {});
-  std::vector<Tensor> in;
-  for (int r = 0; r < n; ++r) in.push_back(RandomInput(DType::kInt32, 50, r));
-  auto status = RunRanks(n, [&](int r) {
-    return all_reduce.Run(r, in[r].raw_data(), in[r].raw_data(),
-                          r == 1 ? 40 : 50, DType::kInt32, ReduceOp::kSum,
-                          absl::Seconds(20));
-  });
-  for (const absl::Status& s : status) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  for (bool one_shot : {true, false}) {
+    for (bool on_count : {true, false}) {
+      SCOPED_TRACE(absl::StrCat(one_shot ? "one-shot" : "two-shot",
+                                on_count ? ", count" : ", op"));
+      const int n = 3;
+      auto endpoints = Group(n);
+      SharedMemoryAllReduceOptions options;
+      options.one_shot_max_bytes = one_shot ? 1 << 20 : 0;
+      SharedMemoryAllReduce all_reduce(*endpoints[0]->direct_access(), options);
+      std::vector<Tensor> in;
+      for (int r = 0; r < n; ++r) {
+        in.push_back(RandomInput(DType::kInt32, 50, r));
+      }
+      auto status = RunRanks(n, [&](int r) {
+        const bool odd = r == 1;
+        return all_reduce.Run(
+            r, in[r].raw_data(), in[r].raw_data(), odd && on_count ? 40 : 50,
+            DType::kInt32, odd && !on_count ? ReduceOp::kMax : ReduceOp::kSum,
+            absl::Seconds(20));
+      });
+      for (const absl::Status& s : status) {
+        EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+        EXPECT_NE(s.message().find(on_count ? "40" : "max"), std::string::npos)
+            << s;
+      }
+      status = RunRanks(n, [&](int r) {
+        return all_reduce.Run(r, in[r].raw_data(), in[r].raw_data(), 50,
+                              DType::kInt32, ReduceOp::kSum, absl::Seconds(20));
+      });
+      for (const absl::Status& s : status) EXPECT_TRUE(s.ok()) << s;
+      EXPECT_EQ(in[0].data<int32_t>()[7], in[2].data<int32_t>()[7]);
+    }
   }
-  status = RunRanks(n, [&](int r) {
-    return all_reduce.Run(r, in[r].raw_data(), in[r].raw_data(), 50,
-                          DType::kInt32, ReduceOp::kSum, absl::Seconds(20));
-  });
-  for (const absl::Status& s : status) EXPECT_TRUE(s.ok()) << s;
-  EXPECT_EQ(in[0].data<int32_t>()[7], in[2].data<int32_t>()[7]);
 }
 
 TEST(SharedMemoryAllReduceTest, BadArguments) {
