@@ -2,14 +2,17 @@
 // into a binary (alwayslink), it installs the strategy's native cross-worker
 // factory (SetCrossWorkerNativeOps), so that CommunicationImplementation
 // NCCL, and AUTO when every local device is a GPU, all-reduce with one NCCL
-// group over every worker's GPU instead of collectives over gRPC. The group
+// group over every worker's GPUs instead of collectives over gRPC. The group
 // forms over the workers' gRPC servers: the chief makes the NCCL unique id
 // and the others fetch it (server/nccl_bootstrap.h).
 //
-// One GPU per worker process, as Horovod and torch.distributed run: NCCL's
-// multi-process bootstrap here drives one rank per process. A worker with
-// several local GPUs gets FAILED_PRECONDITION naming the ways out (one
-// worker per GPU, or RING / AUTO over gRPC, which are hierarchical).
+// Worker w with L local GPUs drives ranks w*L .. w*L + L - 1 of one group of
+// (workers x L) ranks, joined in one NCCL group call
+// (NcclCommunicator::CreateRanks); every worker has the same number of local
+// devices, as MultiWorkerMirroredStrategy requires. NCCL's own topology
+// detection then keeps the traffic between a worker's GPUs on NVLink and
+// crosses the network once per ring step, which is what a hierarchical
+// all-reduce would do by hand.
 #include <memory>
 #include <string>
 #include <utility>
@@ -33,8 +36,9 @@ constexpr absl::Duration kFormTimeout = absl::Minutes(2);
 class CrossWorkerNcclAllReduce : public CrossDeviceOps {
  public:
   explicit CrossWorkerNcclAllReduce(CrossWorkerContext context)
-      : context_(std::move(context)) {
-    set_rank_offset(context_.worker_index);
+      : context_(std::move(context)),
+        per_worker_(static_cast<int>(context_.local_devices.size())) {
+    set_rank_offset(context_.worker_index * per_worker_);
     set_default_options(context_.options);
   }
   std::string name() const override { return "CrossWorkerNcclAllReduce"; }
@@ -45,62 +49,75 @@ class CrossWorkerNcclAllReduce : public CrossDeviceOps {
       const std::vector<std::string>& devices) override {
     // The factory checked both.
     auto* cuda = dynamic_cast<devices::cuda::CudaPlatform*>(&platform);
-    if (cuda == nullptr || devices.size() != 1) {
+    if (cuda == nullptr || static_cast<int>(devices.size()) != per_worker_) {
       return absl::InternalError(
           "NCCL across workers was bound to other devices than it was made "
           "for");
     }
-    absl::StatusOr<devices::cuda::CudaDevice*> gpu = cuda->FindGpu(devices[0]);
-    if (!gpu.ok()) return gpu.status();
+    std::vector<devices::cuda::CudaDevice*> gpus;
+    for (const std::string& name : devices) {
+      absl::StatusOr<devices::cuda::CudaDevice*> gpu = cuda->FindGpu(name);
+      if (!gpu.ok()) return gpu.status();
+      gpus.push_back(*gpu);
+    }
     if (context_.server == nullptr || context_.worker_addresses.empty()) {
       return absl::InternalError(
           "NCCL across workers was given no server or no workers");
     }
-    // Rank w is worker w's GPU; the names serve messages only.
+    // Rank w * L + i is worker w's i-th GPU; the names serve messages only.
     std::vector<std::string> names;
     for (size_t w = 0; w < context_.worker_addresses.size(); ++w) {
-      names.push_back(static_cast<int>(w) == context_.worker_index
-                          ? devices[0]
-                          : absl::StrCat("the GPU of worker ", w, " (",
-                                         context_.worker_addresses[w], ")"));
+      for (int i = 0; i < per_worker_; ++i) {
+        names.push_back(static_cast<int>(w) == context_.worker_index
+                            ? devices[static_cast<size_t>(i)]
+                            : absl::StrCat("GPU ", i, " of worker ", w, " (",
+                                           context_.worker_addresses[w], ")"));
+      }
     }
     absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>> comm =
-        CreateNcclRankOverGrpc(*context_.server, context_.worker_addresses[0],
-                               BlobKey{"multi-worker-nccl", 0}, **gpu,
-                               context_.worker_index, std::move(names),
-                               kFormTimeout);
+        CreateNcclRanksOverGrpc(*context_.server, context_.worker_addresses[0],
+                                BlobKey{"multi-worker-nccl", 0},
+                                std::move(gpus), rank_offset(),
+                                std::move(names), kFormTimeout);
     if (!comm.ok()) return comm.status();
     return std::unique_ptr<devices::Communicator>(*std::move(comm));
   }
 
  private:
   const CrossWorkerContext context_;
+  const int per_worker_;  // Local GPUs, one rank each.
 };
 
 // NCCL's ops for `context`; null (AUTO) or FAILED_PRECONDITION (NCCL asked
-// for) where it cannot serve: another platform than 'cuda', or several
-// local GPUs.
+// for) where it cannot serve: another platform than 'cuda', or local
+// devices that are not all GPUs.
 absl::StatusOr<std::shared_ptr<CrossDeviceOps>> MakeOps(
     const CrossWorkerContext& context) {
   std::string why;
-  if (dynamic_cast<devices::cuda::CudaPlatform*>(context.platform) == nullptr) {
+  auto* cuda = dynamic_cast<devices::cuda::CudaPlatform*>(context.platform);
+  if (cuda == nullptr) {
     why = absl::StrCat(
         "needs the 'cuda' platform, not '",
         context.platform == nullptr ? "(none)" : context.platform->name(), "'");
-  } else if (context.local_devices.size() != 1) {
-    why = absl::StrCat(
-        "drives one GPU per worker process, and this worker has ",
-        context.local_devices.size(),
-        " local devices; start one worker per GPU (CUDA_VISIBLE_DEVICES)");
+  } else if (context.local_devices.empty()) {
+    why = "needs at least one local GPU";
+  } else {
+    for (const std::string& name : context.local_devices) {
+      if (!cuda->FindGpu(name).ok()) {
+        why = absl::StrCat("runs on GPUs only, and local device '", name,
+                           "' is not one of this worker's GPUs");
+        break;
+      }
+    }
   }
   if (why.empty()) {
     return std::shared_ptr<CrossDeviceOps>(
         std::make_shared<CrossWorkerNcclAllReduce>(context));
   }
   if (!context.required) return std::shared_ptr<CrossDeviceOps>();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "MultiWorkerMirroredStrategy: NCCL across workers ", why,
-      ", or use AUTO or RING (hierarchical collectives over gRPC)"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("MultiWorkerMirroredStrategy: NCCL across workers ", why,
+                   "; use AUTO or RING (collectives over gRPC) otherwise"));
 }
 
 const bool kInstalled = [] {

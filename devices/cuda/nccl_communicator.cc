@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "devices/completion.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/nccl_state.h"
@@ -92,19 +93,20 @@ NcclCommunicator::NcclCommunicator(
       ranks_(std::move(ranks)),
       group_(std::make_shared<GroupState>()) {}
 
-absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateLocal(
-    std::vector<CudaDevice*> devices) {
+namespace {
+
+// INVALID_ARGUMENT unless `devices` is a non-empty list of distinct GPUs.
+absl::Status CheckDistinctGpus(const std::vector<CudaDevice*>& devices,
+                               absl::string_view caller) {
   if (devices.empty()) {
     return absl::InvalidArgumentError(
-        "an NCCL communicator needs at least one GPU");
+        absl::StrCat(caller, ": an NCCL communicator needs at least one GPU"));
   }
   std::set<int> seen;
-  std::vector<int> ordinals;
-  std::vector<std::string> names;
   for (CudaDevice* device : devices) {
     if (device == nullptr) {
       return absl::InvalidArgumentError(
-          "NcclCommunicator::CreateLocal got a null device");
+          absl::StrCat("NcclCommunicator::", caller, " got a null device"));
     }
     if (!seen.insert(device->ordinal()).second) {
       return absl::InvalidArgumentError(
@@ -112,6 +114,19 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateLocal(
                        " appears more than once; NCCL needs a "
                        "distinct GPU for each rank of a communicator"));
     }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateLocal(
+    std::vector<CudaDevice*> devices) {
+  absl::Status distinct = CheckDistinctGpus(devices, "CreateLocal");
+  if (!distinct.ok()) return distinct;
+  std::vector<int> ordinals;
+  std::vector<std::string> names;
+  for (CudaDevice* device : devices) {
     ordinals.push_back(device->ordinal());
     names.push_back(device->name());
   }
@@ -143,43 +158,98 @@ absl::StatusOr<std::string> NcclCommunicator::NewUniqueId() {
 absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateRank(
     CudaDevice& device, absl::string_view unique_id, int rank,
     std::vector<std::string> device_names, absl::Duration timeout) {
+  return CreateRanks({&device}, unique_id, rank, std::move(device_names),
+                     timeout);
+}
+
+absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateRanks(
+    std::vector<CudaDevice*> devices, absl::string_view unique_id,
+    int first_rank, std::vector<std::string> device_names,
+    absl::Duration timeout) {
   const int size = static_cast<int>(device_names.size());
   if (unique_id.size() != static_cast<size_t>(kNcclUniqueIdBytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "an NCCL unique id has ", kNcclUniqueIdBytes, " bytes, not ",
         unique_id.size(), "; pass what NewUniqueId() returned, unchanged"));
   }
-  if (size < 1 || rank < 0 || rank >= size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rank ", rank, " is outside an NCCL group of ", size, " ranks"));
+  absl::Status distinct = CheckDistinctGpus(devices, "CreateRanks");
+  if (!distinct.ok()) return distinct;
+  const int count = static_cast<int>(devices.size());
+  if (size < 1 || first_rank < 0 || first_rank + count > size) {
+    return absl::InvalidArgumentError(
+        count == 1
+            ? absl::StrCat("rank ", first_rank, " is outside an NCCL group of ",
+                           size, " ranks")
+            : absl::StrCat("ranks ", first_rank, "..", first_rank + count - 1,
+                           " are not all inside an NCCL group of ", size,
+                           " ranks"));
   }
-  ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
-  ncclComm* comm = nullptr;
-  const std::string what = absl::StrCat("NCCL communicator init of rank ", rank,
-                                        " of ", size, " on ", device.name());
-  int result = NcclCommInitRankNonBlocking(&comm, size, unique_id.data(), rank);
-  if (result != kNcclSuccess && result != kNcclInProgress) {
-    if (comm != nullptr) NcclCommAbort(comm);
-    return NcclStatus(result, what, nullptr);
+  std::string what;
+  if (count == 1) {
+    what = absl::StrCat("NCCL communicator init of rank ", first_rank, " of ",
+                        size, " on ", devices[0]->name());
+  } else {
+    std::vector<std::string> names;
+    for (CudaDevice* device : devices) names.push_back(device->name());
+    what = absl::StrCat("NCCL communicator init of ranks ", first_rank, "..",
+                        first_rank + count - 1, " of ", size, " on ",
+                        absl::StrJoin(names, ", "));
   }
-  auto state = std::make_shared<RankState>(rank, &device, comm,
-                                           /*blocking=*/false);
-  absl::Status init =
-      AwaitEnqueued(*state, result, what, absl::Now() + timeout);
-  if (!init.ok()) {
-    AbortRank(*state);
+  // One thread joining several ranks must do so inside one group call (each
+  // ncclCommInitRank would otherwise wait for the others to join).
+  std::vector<ncclComm*> comms(devices.size(), nullptr);
+  absl::Status setup;
+  int result = count > 1 ? NcclGroupStart() : kNcclSuccess;
+  for (int i = 0; i < count && setup.ok(); ++i) {
+    if (result != kNcclSuccess && result != kNcclInProgress) break;
+    ScopedCudaDevice on_device(devices[i]->ordinal());
+    if (!on_device.status().ok()) {
+      setup = on_device.status();
+      break;
+    }
+    result = NcclCommInitRankNonBlocking(&comms[i], size, unique_id.data(),
+                                         first_rank + i);
+  }
+  if (count > 1) {
+    const int ended = NcclGroupEnd();
+    if (result == kNcclSuccess || result == kNcclInProgress) result = ended;
+  }
+  std::vector<std::shared_ptr<RankState>> states;
+  for (int i = 0; i < count; ++i) {
+    if (comms[i] == nullptr) continue;
+    states.push_back(std::make_shared<RankState>(first_rank + i, devices[i],
+                                                 comms[i],
+                                                 /*blocking=*/false));
+  }
+  auto abort_all = [&] {
+    for (const std::shared_ptr<RankState>& state : states) AbortRank(*state);
+  };
+  if (!setup.ok() || (result != kNcclSuccess && result != kNcclInProgress) ||
+      static_cast<int>(states.size()) != count) {
+    abort_all();
+    if (!setup.ok()) return setup;
+    return NcclStatus(result == kNcclSuccess ? kNcclInternalError : result,
+                      what, nullptr);
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  for (const std::shared_ptr<RankState>& state : states) {
+    absl::Status init = AwaitEnqueued(*state, result, what, deadline);
+    if (init.ok()) continue;
+    abort_all();
     if (absl::IsDeadlineExceeded(init)) {
       return absl::DeadlineExceededError(absl::StrFormat(
           "%s did not complete within %gs: the other ranks did not all join; "
-          "each must call CreateRank with the same unique id and its own "
-          "rank",
+          "each process must call CreateRank(s) with the same unique id and "
+          "its own ranks",
           what, absl::ToDoubleSeconds(timeout)));
     }
     return init;
   }
   std::vector<std::shared_ptr<RankState>> ranks(device_names.size());
-  ranks[rank] = std::move(state);
+  for (std::shared_ptr<RankState>& state : states) {
+    const int rank = state->rank;
+    ranks[rank] = std::move(state);
+  }
   return std::unique_ptr<NcclCommunicator>(
       new NcclCommunicator(std::move(device_names), std::move(ranks)));
 }

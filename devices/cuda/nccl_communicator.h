@@ -11,6 +11,8 @@
 //    (ncclCommInitRankConfig): rank 0's process makes NewUniqueId(), every
 //    process gets it (the multi-worker layer sends it over gRPC) and calls
 //    CreateRank with its own rank; only that rank is driven locally.
+//    CreateRanks does the same for several consecutive ranks on several
+//    local GPUs (a worker process with more than one GPU).
 //
 // Every collective is ordered after the work enqueued before it on the
 // rank's CudaDevice: the NCCL call is made from the device's queue thread on
@@ -86,6 +88,18 @@ class NcclCommunicator : public Communicator {
   static absl::StatusOr<std::unique_ptr<NcclCommunicator>> CreateRank(
       CudaDevice& device, absl::string_view unique_id, int rank,
       std::vector<std::string> device_names,
+      absl::Duration timeout = absl::Minutes(5));
+
+  // Several consecutive ranks of such a group driven by this process:
+  // ranks first_rank .. first_rank + devices.size() - 1 on `devices`
+  // (distinct GPUs, in rank order), joined inside one NCCL group call as
+  // NCCL requires of one thread that joins several ranks. Each local rank
+  // is then called from its own thread, as with CreateLocal. The errors of
+  // CreateRank, and INVALID_ARGUMENT for an empty device list, a null
+  // device, a GPU named twice, or ranks that run past the group.
+  static absl::StatusOr<std::unique_ptr<NcclCommunicator>> CreateRanks(
+      std::vector<CudaDevice*> devices, absl::string_view unique_id,
+      int first_rank, std::vector<std::string> device_names,
       absl::Duration timeout = absl::Minutes(5));
 
   // Destroys the communicators that were not aborted. No collective may be

@@ -332,6 +332,58 @@ TEST_F(NcclTest, MultiProcessEntryPointsInOneProcess) {
       << lonely.status();
 }
 
+// CreateRanks: this process's GPUs as consecutive ranks of a group that
+// would span processes (here it holds all of them), one thread per rank.
+TEST_F(NcclTest, CreateRanksDrivesSeveralLocalRanks) {
+  absl::StatusOr<std::string> id = NcclCommunicator::NewUniqueId();
+  ASSERT_TRUE(id.ok()) << id.status();
+  std::vector<CudaDevice*> gpus;
+  std::vector<std::string> names;
+  for (int r = 0; r < n(); ++r) {
+    gpus.push_back(&gpu(r));
+    names.push_back(gpu(r).name());
+  }
+  // Arguments first: ranks that run past the group, a GPU named twice.
+  EXPECT_EQ(NcclCommunicator::CreateRanks(gpus, *id, 1, names).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(NcclCommunicator::CreateRanks({&gpu(0), &gpu(0)}, *id, 0,
+                                          {names[0], names[0]})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(NcclCommunicator::CreateRanks({}, *id, 0, names).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  {
+    absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
+        NcclCommunicator::CreateRanks(gpus, *id, 0, names, absl::Seconds(60));
+    ASSERT_TRUE(comm.ok()) << comm.status();
+    std::vector<Tensor> host, x;
+    for (int r = 0; r < n(); ++r) {
+      host.push_back(HostInput(DType::kFloat32, 1000, r));
+      x.push_back(ToGpu(gpu(r), host.back()));
+      EXPECT_TRUE((*comm)->IsLocal(r));
+    }
+    Tensor want = *Tensor::Host(DType::kFloat32, Shape({1000}));
+    ASSERT_TRUE(devices::ReduceInto(ReduceOp::kSum, host, want).ok());
+    ExpectAllOk(OnEveryRank(
+        [&](int r) { return (*comm)->AllReduce(r, x[r], x[r], {}); }));
+    for (int r = 0; r < n(); ++r) {
+      EXPECT_EQ(FirstMismatch(ToHost(gpu(r), x[r]), want, 0), "")
+          << "rank " << r;
+    }
+  }
+  // The same GPUs as the first ranks of a larger group whose last rank
+  // never joins: DEADLINE_EXCEEDED, nothing left half-made.
+  absl::StatusOr<std::string> other = NcclCommunicator::NewUniqueId();
+  ASSERT_TRUE(other.ok()) << other.status();
+  names.push_back("elsewhere");
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> lonely =
+      NcclCommunicator::CreateRanks(gpus, *other, 0, names,
+                                    absl::Milliseconds(500));
+  EXPECT_EQ(lonely.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << lonely.status();
+}
+
 // Last in the file: after an abort NCCL may leave the GPUs in a state that
 // only a new process fully recovers from.
 TEST_F(NcclTest, TimeoutAbortsTheCommunicator) {

@@ -41,6 +41,16 @@ CreateNcclRankOverGrpc(Server& local, absl::string_view chief_target,
                        int rank, std::vector<std::string> device_names,
                        absl::Duration timeout);
 
+// The same for a process that drives several GPUs: ranks first_rank ..
+// first_rank + devices.size() - 1 on `devices`, in order
+// (NcclCommunicator::CreateRanks). The process holding rank 0 is the chief.
+absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>>
+CreateNcclRanksOverGrpc(Server& local, absl::string_view chief_target,
+                        const BlobKey& key,
+                        std::vector<devices::cuda::CudaDevice*> devices,
+                        int first_rank, std::vector<std::string> device_names,
+                        absl::Duration timeout);
+
 }  // namespace distribute
 
 #endif  // DISTRIBUTE_SERVER_NCCL_BOOTSTRAP_H_

@@ -86,5 +86,57 @@ TEST_F(NcclBootstrapTest, MissingChiefIsDeadlineExceeded) {
       absl::StatusCode::kInvalidArgument);
 }
 
+// A worker process with several GPUs holds consecutive ranks of one group
+// (here: every GPU of this machine as worker 0 of a one-worker cluster).
+TEST_F(NcclBootstrapTest, OneProcessDrivesSeveralRanks) {
+  absl::StatusOr<TestCluster> cluster = TestCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<devices::cuda::CudaDevice*> gpus;
+  std::vector<std::string> names;
+  for (int r = 0; r < platform_->num_gpus(); ++r) {
+    gpus.push_back(platform_->gpu(r));
+    names.push_back(platform_->gpu(r)->name());
+  }
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
+      CreateNcclRanksOverGrpc(*cluster->servers[0], cluster->addresses[0],
+                              {"nccl-local-ranks", 0}, gpus, 0, names,
+                              absl::Seconds(60));
+  ASSERT_TRUE(comm.ok()) << comm.status();
+  EXPECT_EQ((*comm)->size(), platform_->num_gpus());
+  for (int r = 0; r < platform_->num_gpus(); ++r) {
+    EXPECT_TRUE((*comm)->IsLocal(r));
+  }
+}
+
+// Ranks outside the group are refused before anything is fetched or made
+// (no GPU needed).
+TEST(NcclBootstrapArgumentsTest, RanksOutsideTheGroupAreInvalid) {
+  absl::StatusOr<TestCluster> cluster = TestCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const std::vector<std::string> names = {"gpu-a", "gpu-b"};
+  // No local GPU at all.
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> none =
+      CreateNcclRanksOverGrpc(*cluster->servers[0], cluster->addresses[0],
+                              {"g", 0}, {}, 0, names, absl::Seconds(1));
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument)
+      << none.status();
+  EXPECT_NE(none.status().message().find("one per local GPU"),
+            std::string::npos)
+      << none.status();
+  // Three local ranks from rank 0 in a group of two; a negative rank.
+  std::vector<devices::cuda::CudaDevice*> three(3, nullptr);
+  EXPECT_EQ(CreateNcclRanksOverGrpc(*cluster->servers[0], cluster->addresses[0],
+                                    {"g", 0}, three, 0, names, absl::Seconds(1))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<devices::cuda::CudaDevice*> one(1, nullptr);
+  EXPECT_EQ(CreateNcclRanksOverGrpc(*cluster->servers[0], cluster->addresses[0],
+                                    {"g", 0}, one, -1, names, absl::Seconds(1))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace distribute

@@ -76,7 +76,7 @@ inline bool RunSweep(const SweepOptions& options,
     if (options.rank == 0) {
       const double algbw = static_cast<double>(bytes) / seconds / 1e9;
       const double busbw = algbw * 2.0 * (options.size - 1) / options.size;
-      std::printf("%s %d %lld %.1f %.3f %.3f %s\n", options.impl.c_str(),
+      std::printf("%s %d %lld %.2f %.3f %.3f %s\n", options.impl.c_str(),
                   options.size, static_cast<long long>(bytes), seconds * 1e6,
                   algbw, busbw, options.note ? options.note().c_str() : "");
       std::fflush(stdout);
