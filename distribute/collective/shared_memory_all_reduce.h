@@ -91,10 +91,13 @@ class SharedMemoryAllReduce {
     devices::ReduceOp op = devices::ReduceOp::kSum;
     const std::byte* input = nullptr;
     std::byte* output = nullptr;
+    // The rank's call number, from 1; the ranks' calls match one to one.
+    uint64_t call = 0;
   };
   // One-shot: a staging buffer starts with what its owner passed, and its
   // data follows on the next cache line.
   struct StagingHeader {
+    uint64_t call;  // The owner's call number (Published::call).
     int64_t count;
     devices::DType dtype;
     devices::ReduceOp op;

@@ -331,6 +331,50 @@ TEST(SharedMemoryAllReduceTest, DisagreementIsInvalidArgumentEverywhere) {
   }
 }
 
+// Ranks whose sizes disagree across the one-shot limit take different
+// variants: every rank still gets INVALID_ARGUMENT, never a crash or a
+// stale result, even when the two-shot rank's staging buffer holds an
+// older call's header of the one-shot rank's very shape.
+TEST(SharedMemoryAllReduceTest, DisagreementAcrossTheOneShotLimit) {
+  const int n = 2;
+  auto endpoints = Group(n);
+  SharedMemoryAllReduceOptions options;
+  options.one_shot_max_bytes = 1024;
+  SharedMemoryAllReduce all_reduce(*endpoints[0]->direct_access(), options);
+  std::vector<Tensor> in;
+  for (int r = 0; r < n; ++r)
+    in.push_back(RandomInput(DType::kFloat32, 1000, r));
+  auto run = [&](int64_t count_of_rank1) {
+    return RunRanks(n, [&](int r) {
+      return all_reduce.Run(r, in[r].raw_data(), in[r].raw_data(),
+                            r == 1 ? count_of_rank1 : 100, DType::kFloat32,
+                            ReduceOp::kSum, absl::Seconds(20));
+    });
+  };
+  // Calls 1 and 2 (both parities) one-shot with 100 elements: both staging
+  // buffers of rank 1 now hold a header for 100 float32 sums.
+  for (int call = 0; call < 2; ++call) {
+    for (const absl::Status& s : run(100)) EXPECT_TRUE(s.ok()) << s;
+  }
+  // Call 3: rank 1 passes 1000 elements (4000 bytes, two-shot).
+  for (const absl::Status& s : run(1000)) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("1000"), std::string::npos) << s;
+  }
+  // The first call on a fresh group, where rank 1 never staged anything.
+  auto fresh_endpoints = Group(n);
+  SharedMemoryAllReduce fresh(*fresh_endpoints[0]->direct_access(), options);
+  auto status = RunRanks(n, [&](int r) {
+    return fresh.Run(r, in[r].raw_data(), in[r].raw_data(), r == 1 ? 1000 : 100,
+                     DType::kFloat32, ReduceOp::kSum, absl::Seconds(20));
+  });
+  for (const absl::Status& s : status) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  }
+  // Both groups stay usable.
+  for (const absl::Status& s : run(100)) EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(SharedMemoryAllReduceTest, BadArguments) {
   auto endpoints = Group(2);
   SharedMemoryAllReduce all_reduce(*endpoints[0]->direct_access(), {});
