@@ -66,13 +66,18 @@ absl::StatusOr<Workers> FindWorkers(const cluster::ClusterSpec& spec,
   return out;
 }
 
+// The installed factory. Made on first use (it may be installed from
+// another file's static initializer) and never destroyed.
 absl::Mutex native_ops_mu(absl::kConstInit);
-CrossWorkerNativeOpsFactory* native_ops ABSL_GUARDED_BY(native_ops_mu) =
-    nullptr;
+CrossWorkerNativeOpsFactory& InstalledNativeOps()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(native_ops_mu) {
+  static auto* const factory = new CrossWorkerNativeOpsFactory();
+  return *factory;
+}
 
 CrossWorkerNativeOpsFactory NativeOpsFactory() {
   absl::MutexLock lock(&native_ops_mu);
-  return native_ops == nullptr ? nullptr : *native_ops;
+  return InstalledNativeOps();
 }
 
 // CrossDeviceOps whose group spans every worker's local devices: local
@@ -257,16 +262,9 @@ absl::StatusOr<std::vector<std::vector<std::string>>> TaskDevices(
 }  // namespace
 
 void SetCrossWorkerNativeOps(CrossWorkerNativeOpsFactory factory) {
-  auto* installed = factory == nullptr
-                        ? nullptr
-                        : new CrossWorkerNativeOpsFactory(std::move(factory));
-  CrossWorkerNativeOpsFactory* old = nullptr;
-  {
-    absl::MutexLock lock(&native_ops_mu);
-    old = native_ops;
-    native_ops = installed;
-  }
-  delete old;
+  CrossWorkerNativeOpsFactory old;  // Destroyed after the lock is released.
+  absl::MutexLock lock(&native_ops_mu);
+  old = std::exchange(InstalledNativeOps(), std::move(factory));
 }
 
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() = default;

@@ -165,7 +165,7 @@ TEST(MultiWorkerMirroredStrategyTest, NcclAcrossWorkersNeedsTheNcclLibrary) {
   }
 }
 
-TEST(MultiWorkerMirroredStrategyTest, NativeOpsServeNcclAndGpuOnlyAuto) {
+TEST(MultiWorkerMirroredStrategyTest, NativeOpsServeNcclButNotAutoOnCpus) {
   // A stand-in for NCCL's factory: records what each worker hands it and
   // returns an all-reduce over the worker's own devices.
   absl::Mutex mu;
@@ -212,6 +212,23 @@ TEST(MultiWorkerMirroredStrategyTest, NativeOpsServeNcclAndGpuOnlyAuto) {
   {
     absl::MutexLock lock(&mu);
     EXPECT_TRUE(seen.empty());
+  }
+}
+
+// A factory that declines (returns null) under NCCL is a bug in the
+// factory, reported as such rather than a silent fallback to gRPC.
+TEST(MultiWorkerMirroredStrategyTest, NativeOpsThatDeclineNcclAreAnError) {
+  SetCrossWorkerNativeOps([](const CrossWorkerContext&) {
+    return absl::StatusOr<std::shared_ptr<CrossDeviceOps>>(
+        std::shared_ptr<CrossDeviceOps>());
+  });
+  absl::Cleanup uninstall = [] { SetCrossWorkerNativeOps(nullptr); };
+  CommunicationOptions nccl;
+  nccl.implementation = CommunicationImplementation::kNccl;
+  std::vector<std::string> names;
+  for (const absl::Status& s : CreateTwo(nccl, &names)) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+    EXPECT_THAT(s.message(), HasSubstr("returned nothing"));
   }
 }
 

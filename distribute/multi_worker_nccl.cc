@@ -35,39 +35,27 @@ constexpr absl::Duration kFormTimeout = absl::Minutes(2);
 
 class CrossWorkerNcclAllReduce : public CrossDeviceOps {
  public:
-  explicit CrossWorkerNcclAllReduce(CrossWorkerContext context)
-      : context_(std::move(context)),
-        per_worker_(static_cast<int>(context_.local_devices.size())) {
-    set_rank_offset(context_.worker_index * per_worker_);
+  // `gpus`: the context's local devices, in order (MakeOps resolved them).
+  CrossWorkerNcclAllReduce(CrossWorkerContext context,
+                           std::vector<devices::cuda::CudaDevice*> gpus)
+      : context_(std::move(context)), gpus_(std::move(gpus)) {
+    set_rank_offset(context_.worker_index * per_worker());
     set_default_options(context_.options);
   }
   std::string name() const override { return "CrossWorkerNcclAllReduce"; }
 
  protected:
   absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeCommunicator(
-      devices::Platform& platform,
-      const std::vector<std::string>& devices) override {
-    // The factory checked both.
-    auto* cuda = dynamic_cast<devices::cuda::CudaPlatform*>(&platform);
-    if (cuda == nullptr || static_cast<int>(devices.size()) != per_worker_) {
+      devices::Platform&, const std::vector<std::string>& devices) override {
+    if (devices != context_.local_devices) {
       return absl::InternalError(
           "NCCL across workers was bound to other devices than it was made "
           "for");
     }
-    std::vector<devices::cuda::CudaDevice*> gpus;
-    for (const std::string& name : devices) {
-      absl::StatusOr<devices::cuda::CudaDevice*> gpu = cuda->FindGpu(name);
-      if (!gpu.ok()) return gpu.status();
-      gpus.push_back(*gpu);
-    }
-    if (context_.server == nullptr || context_.worker_addresses.empty()) {
-      return absl::InternalError(
-          "NCCL across workers was given no server or no workers");
-    }
     // Rank w * L + i is worker w's i-th GPU; the names serve messages only.
     std::vector<std::string> names;
     for (size_t w = 0; w < context_.worker_addresses.size(); ++w) {
-      for (int i = 0; i < per_worker_; ++i) {
+      for (int i = 0; i < per_worker(); ++i) {
         names.push_back(static_cast<int>(w) == context_.worker_index
                             ? devices[static_cast<size_t>(i)]
                             : absl::StrCat("GPU ", i, " of worker ", w, " (",
@@ -76,16 +64,17 @@ class CrossWorkerNcclAllReduce : public CrossDeviceOps {
     }
     absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>> comm =
         CreateNcclRanksOverGrpc(*context_.server, context_.worker_addresses[0],
-                                BlobKey{"multi-worker-nccl", 0},
-                                std::move(gpus), rank_offset(),
-                                std::move(names), kFormTimeout);
+                                BlobKey{"multi-worker-nccl", 0}, gpus_,
+                                rank_offset(), std::move(names), kFormTimeout);
     if (!comm.ok()) return comm.status();
     return std::unique_ptr<devices::Communicator>(*std::move(comm));
   }
 
  private:
+  int per_worker() const { return static_cast<int>(gpus_.size()); }
+
   const CrossWorkerContext context_;
-  const int per_worker_;  // Local GPUs, one rank each.
+  const std::vector<devices::cuda::CudaDevice*> gpus_;  // One rank each.
 };
 
 // NCCL's ops for `context`; null (AUTO) or FAILED_PRECONDITION (NCCL asked
@@ -94,6 +83,7 @@ class CrossWorkerNcclAllReduce : public CrossDeviceOps {
 absl::StatusOr<std::shared_ptr<CrossDeviceOps>> MakeOps(
     const CrossWorkerContext& context) {
   std::string why;
+  std::vector<devices::cuda::CudaDevice*> gpus;
   auto* cuda = dynamic_cast<devices::cuda::CudaPlatform*>(context.platform);
   if (cuda == nullptr) {
     why = absl::StrCat(
@@ -103,16 +93,18 @@ absl::StatusOr<std::shared_ptr<CrossDeviceOps>> MakeOps(
     why = "needs at least one local GPU";
   } else {
     for (const std::string& name : context.local_devices) {
-      if (!cuda->FindGpu(name).ok()) {
+      absl::StatusOr<devices::cuda::CudaDevice*> gpu = cuda->FindGpu(name);
+      if (!gpu.ok()) {
         why = absl::StrCat("runs on GPUs only, and local device '", name,
                            "' is not one of this worker's GPUs");
         break;
       }
+      gpus.push_back(*gpu);
     }
   }
   if (why.empty()) {
     return std::shared_ptr<CrossDeviceOps>(
-        std::make_shared<CrossWorkerNcclAllReduce>(context));
+        std::make_shared<CrossWorkerNcclAllReduce>(context, std::move(gpus)));
   }
   if (!context.required) return std::shared_ptr<CrossDeviceOps>();
   return absl::FailedPreconditionError(

@@ -72,8 +72,10 @@ struct GroupTopology {
   double bisection_fraction = 1.0;
   // The largest piece worth sending (0: no limit). Transports that copy
   // through the CPU (sockets) lose the cache on larger messages, which the
-  // linear terms above cannot express; the tuner then never chunks above
-  // this size.
+  // linear terms above cannot express; the all-reduce tuner then never
+  // chunks above this size. (The other collectives are not tuned: they
+  // send whole shards unless ScheduleCommunicatorOptions::chunk_bytes is
+  // set, and the cap does not apply to them.)
   int64_t max_chunk_bytes = 0;
 };
 

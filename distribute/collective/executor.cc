@@ -77,7 +77,6 @@ struct ThreadBuffers {
   std::unique_ptr<std::byte[]> scratch;
   size_t scratch_bytes = 0;
   std::vector<std::unique_ptr<devices::Request>> pending;
-  std::vector<bool> posted;  // Steps posted ahead of program order.
 };
 
 ThreadBuffers& LocalBuffers() {
@@ -196,20 +195,19 @@ absl::Status ExecuteSchedule(const Schedule& schedule,
   // so their data lands in place however early it comes instead of being
   // staged and copied (grpc+tcp, 2 processes, 4 MiB: the all-gather's
   // message used to arrive while this rank still reduced).
-  std::vector<bool>& posted = local.posted;
-  posted.assign(program.steps.size(), false);
   const bool early = transport.prefers_early_receives();
+  auto posted_early = [early](const Step& step) {
+    return early && step.kind == StepKind::kRecv && step.deps.empty();
+  };
   for (size_t i = 0; early && i < program.steps.size(); ++i) {
-    const Step& step = program.steps[i];
-    if (step.kind != StepKind::kRecv || !step.deps.empty()) continue;
+    if (!posted_early(program.steps[i])) continue;
     absl::Status s = post_recv(i);
     if (!s.ok()) return fail(s);
-    posted[i] = true;
   }
 
   for (size_t i = 0; i < program.steps.size(); ++i) {
-    if (posted[i]) continue;
     const Step& step = program.steps[i];
+    if (posted_early(step)) continue;
     for (int32_t dep : step.deps) {
       absl::Status s = wait_for(dep);
       if (!s.ok()) return fail(s);

@@ -146,7 +146,7 @@ absl::Status SharedMemoryAllReduce::OneShotRun(
   // after the barrier's own, where a separate table would cost another.
   std::byte* staged = reinterpret_cast<std::byte*>(state.staging[parity].get());
   auto* header = reinterpret_cast<StagingHeader*>(staged);
-  header->call = mine.call;
+  header->call = state.calls;
   header->count = mine.count;
   header->dtype = mine.dtype;
   header->op = mine.op;
@@ -160,15 +160,15 @@ absl::Status SharedMemoryAllReduce::OneShotRun(
     const std::byte* theirs =
         reinterpret_cast<const std::byte*>(ranks_[q]->staging[parity].get());
     const auto* h = reinterpret_cast<const StagingHeader*>(theirs);
-    if (h == nullptr || h->call != mine.call) {
+    if (h == nullptr || h->call != state.calls) {
       // q staged nothing for this call: its size took it to the two-shot
       // variant, so it disagrees; the table every rank fills says how.
       s = CheckAgreement(rank, parity);
       group_.Finish(rank);
-      return s.ok() ? absl::InternalError(
-                          absl::StrCat("shared-memory all-reduce: rank ", q,
-                                       " staged no input for call ", mine.call,
-                                       " although it agrees on the shape"))
+      return s.ok() ? absl::InternalError(absl::StrCat(
+                          "shared-memory all-reduce: rank ", q,
+                          " staged no input for call ", state.calls,
+                          " although it agrees on the shape"))
                     : s;
     }
     if (h->count != mine.count || h->dtype != mine.dtype || h->op != mine.op) {
@@ -268,7 +268,6 @@ absl::Status SharedMemoryAllReduce::Run(int rank, const void* input,
   mine.op = op;
   mine.input = in;
   mine.output = out;
-  mine.call = state.calls;
   devices::LazyDeadline deadline(timeout);
   if (OneShot(static_cast<int64_t>(bytes))) {
     return OneShotRun(rank, parity, deadline);

@@ -91,13 +91,11 @@ class SharedMemoryAllReduce {
     devices::ReduceOp op = devices::ReduceOp::kSum;
     const std::byte* input = nullptr;
     std::byte* output = nullptr;
-    // The rank's call number, from 1; the ranks' calls match one to one.
-    uint64_t call = 0;
   };
   // One-shot: a staging buffer starts with what its owner passed, and its
   // data follows on the next cache line.
   struct StagingHeader {
-    uint64_t call;  // The owner's call number (Published::call).
+    uint64_t call;  // The owner's RankState::calls for this call.
     int64_t count;
     devices::DType dtype;
     devices::ReduceOp op;
@@ -112,9 +110,12 @@ class SharedMemoryAllReduce {
   // this rank, one barrier ahead, fills in call g + 1's.
   struct alignas(64) RankState {
     Published published[2];
-    // Only the rank's own thread touches these.
+    // Only the rank's own thread touches calls, staging_bytes and block.
     uint64_t calls = 0;
     // One-shot staging, per parity: header and data (staging_bytes long).
+    // Written (and reallocated) by the owner before it arrives; peers read
+    // it after that barrier, and the owner touches this parity again only
+    // after the next barrier, which they reach once done reading.
     std::unique_ptr<StagingLine[]> staging[2];
     size_t staging_bytes[2] = {0, 0};
     std::unique_ptr<std::byte[]> block;  // block_bytes_ of accumulator.
