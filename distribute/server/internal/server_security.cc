@@ -18,7 +18,12 @@ namespace distribute {
 namespace server_internal {
 namespace {
 
-// The host part of "host:port" or "[v6]:port".
+bool IsLoopback(const std::string& ip) {
+  return absl::StartsWith(ip, "127.") || ip == "::1";
+}
+
+}  // namespace
+
 std::string HostOf(absl::string_view address) {
   if (absl::StartsWith(address, "[")) {
     const size_t close = address.find(']');
@@ -31,11 +36,16 @@ std::string HostOf(absl::string_view address) {
       colon == absl::string_view::npos ? address : address.substr(0, colon));
 }
 
-bool IsLoopback(const std::string& ip) {
-  return absl::StartsWith(ip, "127.") || ip == "::1";
+bool TokensMatch(absl::string_view got, absl::string_view expected) {
+  // Compares every byte whatever the first difference, so the time taken
+  // does not reveal how much of the token was right.
+  unsigned char diff = got.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const char want = i < expected.size() ? expected[i] : '\0';
+    diff |= static_cast<unsigned char>(got[i] ^ want);
+  }
+  return diff == 0;
 }
-
-}  // namespace
 
 std::optional<std::string> CanonicalIp(absl::string_view text) {
   const std::string ip(text);
@@ -173,14 +183,7 @@ absl::Status CheckClusterToken(
         "token (ChannelOptions::cluster_token)"));
   }
   const grpc::string_ref& got = it->second;
-  // Compares every byte whatever the first difference, so the time taken
-  // does not reveal how much of the token was right.
-  unsigned char diff = got.size() == expected->size() ? 0 : 1;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const char want = i < expected->size() ? (*expected)[i] : '\0';
-    diff |= static_cast<unsigned char>(got.data()[i] ^ want);
-  }
-  if (diff != 0) {
+  if (!TokensMatch(absl::string_view(got.data(), got.size()), *expected)) {
     return absl::UnauthenticatedError(
         "the call's cluster token is wrong; every task of a cluster must use "
         "the same token");

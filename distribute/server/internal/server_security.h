@@ -75,6 +75,13 @@ class PeerFilter {
   absl::Time resolved_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
+// The host part of "host:port" or "[v6]:port", without brackets.
+std::string HostOf(absl::string_view address);
+
+// Whether a presented cluster token equals the expected one, compared in
+// time that does not depend on where they differ.
+bool TokensMatch(absl::string_view got, absl::string_view expected);
+
 // OK when no token is expected or `metadata` carries exactly `expected`
 // under kClusterTokenMetadataKey; UNAUTHENTICATED (saying whether it was
 // missing or wrong, never echoing either token) otherwise.

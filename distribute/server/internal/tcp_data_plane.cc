@@ -179,16 +179,6 @@ absl::StatusOr<std::unique_ptr<addrinfo, AddrInfoDeleter>> Resolve(
 
 }  // namespace
 
-std::string HostOf(absl::string_view address) {
-  const size_t colon = address.rfind(':');
-  absl::string_view host =
-      colon == absl::string_view::npos ? address : address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return std::string(host);
-}
-
 // ---------------------------------------------------------------------------
 // TcpDataPlane
 
@@ -348,7 +338,7 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     return;
   }
   if (config_.cluster_token.has_value() &&
-      hello.cluster_token() != *config_.cluster_token) {
+      !TokensMatch(hello.cluster_token(), *config_.cluster_token)) {
     WriteStatus(fd, absl::UnauthenticatedError(absl::StrCat(
                         "task ", config_.task,
                         hello.cluster_token().empty()
@@ -547,11 +537,12 @@ void TcpPeerSender::Fail(const absl::Status& status) {
     if (failed_.ok()) failed_ = status;
     reason = failed_;
     failed.swap(queue_);
+    // The op being written is the writer's to complete (FinishWrite), once
+    // its write has returned: the caller's buffer is in use until then.
     for (auto& op : unanswered_) {
       if (op != writing_) failed.push_back(op);
     }
     unanswered_.clear();
-    if (writing_ != nullptr) unanswered_.push_back(writing_);
     if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
   }
   for (auto& op : failed) op->completion.Complete(reason);
@@ -650,15 +641,12 @@ bool TcpPeerSender::FinishWrite(const std::shared_ptr<SendOp>& op,
       // The socket is full: the writer thread blocks for the rest.
       resume_ = op;
       resume_offset_ = static_cast<size_t>(written);
-      if (!writer_.joinable()) writer_ = std::thread([this] { WriteLoop(); });
-      return true;
+      return true;  // (Post writes inline only once the writer runs.)
     }
     writing_.reset();
     if (!failed_.ok()) {
       // Fail() left this op to us: no answer will come for it.
       failure = failed_;
-      unanswered_.erase(std::remove(unanswered_.begin(), unanswered_.end(), op),
-                        unanswered_.end());
     }
   }
   if (!failure.ok()) {
@@ -744,6 +732,9 @@ void TcpPeerSender::AnswerLoop() {
     std::shared_ptr<SendOp> op;
     {
       absl::MutexLock lock(&mu_);
+      // After Fail every op is completed or the writer's: an answer still
+      // buffered in the socket belongs to none of them.
+      if (!failed_.ok()) return;
       if (!unanswered_.empty()) {
         op = std::move(unanswered_.front());
         unanswered_.pop_front();

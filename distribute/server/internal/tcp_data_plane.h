@@ -56,9 +56,6 @@
 namespace distribute {
 namespace server_internal {
 
-// The host part of "host:port" or "[v6]:port", without brackets.
-std::string HostOf(absl::string_view address);
-
 struct TcpDataPlaneConfig {
   // "/job:worker/task:0", for error messages.
   std::string task;
