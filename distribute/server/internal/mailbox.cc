@@ -230,9 +230,8 @@ absl::Status GroupMailbox::AddChunk(
         if (message.recv != nullptr) {
           std::memcpy(message.recv->data + at, piece.data(), piece.size());
         } else {
-          if (message.staging.empty()) {
-            message.staging.reserve(static_cast<size_t>(message.total));
-          }
+          // (BeginMessage reserved room, bounded: total is the sender's
+          // claim.)
           const size_t staged = message.staging.size();
           message.staging.resize(staged + piece.size());
           std::memcpy(message.staging.data() + staged, piece.data(),

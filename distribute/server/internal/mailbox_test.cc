@@ -84,6 +84,26 @@ TEST(GroupMailboxTest, ReceivePostedMidMessageTakesTheRest) {
   EXPECT_EQ(out, "abcdef");
 }
 
+// The size in a header is the sender's claim: a chunk of a message that
+// claims a terabyte, with no receive posted, stages only its own bytes
+// (it used to reserve the claimed size and throw).
+TEST(GroupMailboxTest, AnAbsurdClaimedSizeStagesOnlyTheBytesSent) {
+  GroupMailbox box("g", 0);
+  auto message = box.BeginMessage(Header(1, 4, int64_t{1} << 40));
+  ASSERT_TRUE(message.ok());
+  ASSERT_TRUE(box.AddChunk(**message, 0, "abc").ok());
+  // Cut short: withdrawn, and the same tag then serves a real message.
+  EXPECT_EQ(box.EndMessage(*message, absl::UnavailableError("cut")).code(),
+            absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(DeliverAll(box, 1, 4, "xyz", 3).ok());
+  std::string out(3, '.');
+  auto op = box.PostRecv(1, 4, Span(out));
+  ASSERT_TRUE(op.ok());
+  ASSERT_TRUE((*op)->completion.done());
+  EXPECT_TRUE((*op)->completion.status().ok()) << (*op)->completion.status();
+  EXPECT_EQ(out, "xyz");
+}
+
 TEST(GroupMailboxTest, SameTagMatchesInOrderAndTagsAreIndependent) {
   GroupMailbox box("g", 0);
   ASSERT_TRUE(DeliverAll(box, 1, 5, "first", 10).ok());
