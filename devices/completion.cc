@@ -12,18 +12,6 @@
 #endif
 
 namespace devices {
-namespace {
-
-// Whether this process may run on one CPU only (bound to a core, as mpirun
-// binds its ranks): the thread a waiter waits for then runs only when the
-// waiter gives up that CPU, so its spin must yield at every turn. Read once.
-bool BoundToOneCpu() {
-  static const bool one = UsableCpus() == 1;
-  return one;
-}
-
-}  // namespace
-
 int UsableCpus() {
 #if defined(__linux__)
   cpu_set_t set;
@@ -35,6 +23,11 @@ int UsableCpus() {
 #endif
   const unsigned count = std::thread::hardware_concurrency();
   return count == 0 ? 1 : static_cast<int>(count);
+}
+
+bool BoundToOneCpu() {
+  static const bool one = UsableCpus() == 1;
+  return one;
 }
 
 void CpuRelax() {

@@ -63,6 +63,11 @@ void CpuRelax();
 // machine's), at least 1.
 int UsableCpus();
 
+// Whether the process may run on one CPU only (bound to a core, as mpirun
+// binds its ranks), as UsableCpus() says on the first call: a thread that
+// waits for another must then yield that CPU at every turn of its spin.
+bool BoundToOneCpu();
+
 }  // namespace devices
 
 #endif  // DEVICES_COMPLETION_H_

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "devices/completion.h"
 #include "distribute/server/internal/grpc_status.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/peer_sender.h"
@@ -26,6 +27,18 @@ constexpr absl::Duration kNotifyTimeout = absl::Seconds(1);
 // from gRPC's own threads (without it, 2 processes all-reduce 4 KiB in
 // 300 us instead of 380, 1 MiB in 1.05 ms instead of 1.24).
 constexpr absl::Duration kWaitSpin = absl::ZeroDuration();
+// Except for a message over the grpc+tcp data plane in a process bound to
+// one CPU: there the waiter yields the CPU at every turn of its spin (so the
+// data plane's threads, spinning too, run), which spares the futex wake-up
+// and the idle CPU's interrupt that a blocked waiter costs (a 4 KiB
+// all-reduce between 2 bound processes: 65 us with blocking waits, 50 us
+// with this spin alone, 29 us with the data plane's).
+constexpr absl::Duration kBoundDataPlaneWaitSpin = absl::Microseconds(200);
+
+absl::Duration WaitSpin(bool data_plane) {
+  return data_plane && devices::BoundToOneCpu() ? kBoundDataPlaneWaitSpin
+                                                : kWaitSpin;
+}
 
 using server_internal::GroupMailbox;
 using server_internal::MessageSender;
@@ -36,10 +49,11 @@ using server_internal::SendOp;
 class SendRequest : public devices::Request {
  public:
   SendRequest(std::shared_ptr<MessageSender> sender, std::shared_ptr<SendOp> op,
-              std::string description)
+              std::string description, absl::Duration spin)
       : sender_(std::move(sender)),
         op_(std::move(op)),
-        description_(std::move(description)) {}
+        description_(std::move(description)),
+        spin_(spin) {}
   SendRequest(const SendRequest&) = delete;
   SendRequest& operator=(const SendRequest&) = delete;
   ~SendRequest() override {
@@ -47,7 +61,7 @@ class SendRequest : public devices::Request {
   }
 
   absl::Status Wait(absl::Duration timeout) override {
-    if (op_->completion.WaitFor(timeout, kWaitSpin)) {
+    if (op_->completion.WaitFor(timeout, spin_)) {
       return op_->completion.status();
     }
     return absl::DeadlineExceededError(absl::StrFormat(
@@ -61,15 +75,17 @@ class SendRequest : public devices::Request {
   const std::shared_ptr<MessageSender> sender_;  // Null for a send to self.
   const std::shared_ptr<SendOp> op_;
   const std::string description_;
+  const absl::Duration spin_;
 };
 
 class RecvRequest : public devices::Request {
  public:
   RecvRequest(std::shared_ptr<GroupMailbox> mailbox, std::shared_ptr<RecvOp> op,
-              std::string description)
+              std::string description, absl::Duration spin)
       : mailbox_(std::move(mailbox)),
         op_(std::move(op)),
-        description_(std::move(description)) {}
+        description_(std::move(description)),
+        spin_(spin) {}
   RecvRequest(const RecvRequest&) = delete;
   RecvRequest& operator=(const RecvRequest&) = delete;
   ~RecvRequest() override {
@@ -77,7 +93,7 @@ class RecvRequest : public devices::Request {
   }
 
   absl::Status Wait(absl::Duration timeout) override {
-    if (op_->completion.WaitFor(timeout, kWaitSpin)) {
+    if (op_->completion.WaitFor(timeout, spin_)) {
       return op_->completion.status();
     }
     return absl::DeadlineExceededError(absl::StrFormat(
@@ -91,6 +107,7 @@ class RecvRequest : public devices::Request {
   const std::shared_ptr<GroupMailbox> mailbox_;
   const std::shared_ptr<RecvOp> op_;
   const std::string description_;
+  const absl::Duration spin_;
 };
 
 std::string DeviceName(const server::PingResponse& who) {
@@ -358,14 +375,15 @@ absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Send(
       if (status.ok()) status = ended;
     }
     op->completion.Complete(status);
-    return std::unique_ptr<devices::Request>(
-        new SendRequest(nullptr, std::move(op), std::move(description)));
+    return std::unique_ptr<devices::Request>(new SendRequest(
+        nullptr, std::move(op), std::move(description), kWaitSpin));
   }
   std::shared_ptr<MessageSender> sender = Sender(peer);
   absl::Status posted = sender->Post(op);
   if (!posted.ok()) return posted;
-  return std::unique_ptr<devices::Request>(new SendRequest(
-      std::move(sender), std::move(op), std::move(description)));
+  return std::unique_ptr<devices::Request>(
+      new SendRequest(std::move(sender), std::move(op), std::move(description),
+                      WaitSpin(data_ports_[peer] > 0)));
 }
 
 absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Recv(
@@ -378,8 +396,8 @@ absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Recv(
   return std::unique_ptr<devices::Request>(new RecvRequest(
       mailbox_, *std::move(op),
       absl::StrCat("Recv on rank ", rank_, " of the message from ",
-                   Describe(peer), " tag ", tag, " (", data.size(),
-                   " bytes)")));
+                   Describe(peer), " tag ", tag, " (", data.size(), " bytes)"),
+      WaitSpin(data_ports_[peer] > 0)));
 }
 
 absl::Status GrpcTransport::Abort(absl::Status reason) {
