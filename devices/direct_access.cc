@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/abort_code.h"
 #include "devices/completion.h"
 
 namespace devices {
@@ -80,13 +81,15 @@ void DirectAccessGroup::FailAndQuiesce(int rank, const absl::Status& reason,
   {
     absl::MutexLock lock(&mu_);
     if (abort_status_.ok()) {
-      // Peers see UNAVAILABLE naming the cause; this rank returns `reason`.
-      abort_status_ = absl::IsUnavailable(reason)
-                          ? reason
-                          : absl::UnavailableError(
-                                absl::StrCat("direct-access group of ", size_,
-                                             " ranks was aborted by rank ",
-                                             rank, ": ", reason.ToString()));
+      // Peers see UNAVAILABLE (DEADLINE_EXCEEDED after a timeout) naming
+      // the cause; this rank returns `reason`.
+      abort_status_ =
+          absl::IsUnavailable(reason)
+              ? reason
+              : absl::Status(GroupAbortCode(reason.code()),
+                             absl::StrCat("direct-access group of ", size_,
+                                          " ranks was aborted by rank ", rank,
+                                          ": ", reason.ToString()));
       first = true;
     }
     aborted_.store(true, std::memory_order_seq_cst);

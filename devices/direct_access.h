@@ -104,7 +104,8 @@ class DirectAccessGroup {
   absl::Status Fail(int rank, absl::Status reason);
 
   // Aborts the group: pending and later Arrive calls fail with UNAVAILABLE
-  // carrying `reason` (which must not be OK; the first reason wins). Waits
+  // (DEADLINE_EXCEEDED when `reason` is; GroupAbortCode) carrying `reason`
+  // (which must not be OK; the first reason wins). Waits
   // for no one. Thread-safe.
   void Abort(const absl::Status& reason);
 

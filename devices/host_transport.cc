@@ -192,9 +192,10 @@ class Group {
     {
       absl::MutexLock lock(&abort_mu_);
       if (!abort_status_.ok()) return absl::OkStatus();  // First one wins.
-      abort_status_ = absl::UnavailableError(absl::StrCat(
-          "transport group of ", size_, " ranks was aborted by rank ", rank,
-          ": ", reason.ToString()));
+      abort_status_ = absl::Status(GroupAbortCode(reason.code()),
+                                   absl::StrCat("transport group of ", size_,
+                                                " ranks was aborted by rank ",
+                                                rank, ": ", reason.ToString()));
       aborted_.store(true);
       direct_.Abort(abort_status_);
     }

@@ -251,6 +251,20 @@ TEST(HostTransportTest, AbortFailsPendingAndLaterRequests) {
             absl::StatusCode::kUnavailable);
 }
 
+TEST(HostTransportTest, AbortForATimeoutIsDeadlineExceededEverywhere) {
+  auto group = Group(2);
+  std::vector<std::byte> out(8);
+  auto recv = Post(group[1]->Recv(0, 1, absl::MakeSpan(out)));
+  EXPECT_TRUE(
+      group[0]->Abort(absl::DeadlineExceededError("step 3 timed out")).ok());
+  absl::Status status = recv->Wait(kLong);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_NE(status.message().find("step 3 timed out"), absl::string_view::npos)
+      << status;
+  EXPECT_EQ(group[1]->Recv(0, 2, absl::MakeSpan(out)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
 TEST(HostTransportTest, GonePeerFailsRequests) {
   auto group = Group(3);
   std::vector<std::byte> out(8);

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "devices/abort_code.h"
 
 namespace devices {
 
@@ -85,8 +86,9 @@ class Transport {
       int peer, uint64_t tag, absl::Span<std::byte> data) = 0;
 
   // Aborts the whole group: every pending request of every rank fails with
-  // UNAVAILABLE carrying `reason`, and so do later Send/Recv calls. The
-  // first reason wins; later calls change nothing and return OK.
+  // UNAVAILABLE carrying `reason` (DEADLINE_EXCEEDED when `reason` is: see
+  // GroupAbortCode), and so do later Send/Recv calls. The first reason
+  // wins; later calls change nothing and return OK.
   // INVALID_ARGUMENT if `reason` is OK (an abort needs a cause).
   virtual absl::Status Abort(absl::Status reason) = 0;
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/device.h"
 #include "devices/device_name.h"
+#include "devices/transport.h"
 #include "distribute/thread_group.h"
 
 namespace distribute {
@@ -53,9 +54,11 @@ absl::Status InProcessCluster::Run(const WorkerFn& fn) {
     absl::Status s = fn(worker(w));
     if (!s.ok() && worker(w).abort_group_) {
       // Like a real worker that gives up: the others' collectives end with
-      // UNAVAILABLE naming this task instead of waiting for it.
+      // UNAVAILABLE (DEADLINE_EXCEEDED after a timeout) naming this task
+      // instead of waiting for it.
       worker(w)
-          .abort_group_(absl::UnavailableError(
+          .abort_group_(absl::Status(
+              devices::GroupAbortCode(s.code()),
               absl::StrCat("worker task ", w, " (/job:", worker(w).task_type(),
                            "/replica:0/task:", worker(w).task_id(),
                            ") failed: ", s.ToString())))

@@ -27,7 +27,9 @@
 // Failures: a collective that outlasts CommunicationOptions::timeout_seconds
 // fails with DEADLINE_EXCEEDED on the workers that wait in it; a worker that
 // gives up aborts the group, so workers still inside the collective (or
-// entering a later one) fail with UNAVAILABLE naming it. When a worker dies,
+// entering a later one) fail with DEADLINE_EXCEEDED too, naming it (any
+// other failure that makes a worker give up reaches the others as
+// UNAVAILABLE). When a worker dies,
 // the others' pending and later collectives fail with UNAVAILABLE naming its
 // task within about three heartbeats (3 s). The strategy cannot continue after
 // either: make a new process group (TF restarts the job from a checkpoint).
@@ -150,8 +152,9 @@ class MultiWorkerMirroredStrategy : public Strategy {
 
   std::unique_ptr<cluster::ClusterResolver> resolver_;
   // In-process workers: aborts the collective group of every worker (their
-  // pending and later collectives fail with UNAVAILABLE carrying the
-  // reason), as a real worker that gives up does.
+  // pending and later collectives fail with UNAVAILABLE, or
+  // DEADLINE_EXCEEDED for a timeout, carrying the reason), as a real worker
+  // that gives up does.
   std::function<absl::Status(absl::Status)> abort_group_;
   std::string task_type_;
   int64_t task_id_ = 0;

@@ -189,9 +189,10 @@ class Group : public std::enable_shared_from_this<Group> {
     {
       absl::MutexLock lock(&mu_);
       if (!abort_.ok()) return absl::OkStatus();  // The first one wins.
-      abort_ = absl::UnavailableError(absl::StrCat(
-          "transport group of ", size_, " ranks was aborted by rank ", rank,
-          ": ", reason.ToString()));
+      abort_ = absl::Status(devices::GroupAbortCode(reason.code()),
+                            absl::StrCat("transport group of ", size_,
+                                         " ranks was aborted by rank ", rank,
+                                         ": ", reason.ToString()));
       for (Mailbox& box : boxes_) {
         for (auto* queue : {&box.sends, &box.recvs}) {
           for (OpPtr& op : *queue) CompleteLocked(*op, abort_, wake);

@@ -316,6 +316,21 @@ TEST(SimTransportTest, AbortFailsPendingAndLaterRequests) {
   EXPECT_EQ((*orphan)->Wait(kWait).code(), absl::StatusCode::kUnavailable);
 }
 
+TEST(SimTransportTest, AbortForATimeoutIsDeadlineExceededEverywhere) {
+  std::unique_ptr<SimPlatform> platform = MakePlatform("sim:dgx_h100");
+  ASSERT_NE(platform, nullptr);
+  Endpoints group = Group(*platform, {"GPU:0", "GPU:1"});
+  std::vector<std::byte> buffer(32);
+  auto recv = group[1]->Recv(0, 3, absl::MakeSpan(buffer));
+  ASSERT_TRUE(recv.ok());
+  EXPECT_TRUE(
+      group[0]->Abort(absl::DeadlineExceededError("step 3 timed out")).ok());
+  absl::Status status = (*recv)->Wait(kWait);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_NE(status.message().find("step 3 timed out"), std::string::npos)
+      << status;
+}
+
 TEST(SimTransportTest, DestroyingAnUnmatchedRequestWithdrawsIt) {
   std::unique_ptr<SimPlatform> platform = MakePlatform("sim:dgx_h100");
   ASSERT_NE(platform, nullptr);

@@ -29,6 +29,7 @@ namespace {
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr absl::Duration kWait = absl::Seconds(60);
 
@@ -219,23 +220,33 @@ INSTANTIATE_TEST_SUITE_P(RpcLayers, DeadWorkerTest,
                                                      : std::string("tcp");
                          });
 
-TEST(MultiWorkerMirroredTest, CollectivePastTimeoutIsDeadlineExceeded) {
-  auto children = StartWorkers("timeout", 2, false,
-                               {{"--steps=10", "--timeout_seconds=2"},
-                                {"--steps=10", "--timeout_seconds=2",
-                                 "--stall_after_step=1", "--stall_seconds=6"}});
-  ASSERT_EQ(children.size(), 2u);
-  absl::StatusOr<ExitInfo> waiter = children[0]->Wait(absl::Seconds(30));
-  ASSERT_TRUE(waiter.ok()) << waiter.status();
-  EXPECT_TRUE(waiter->exited);
-  EXPECT_EQ(waiter->code, 1);
-  EXPECT_THAT(children[0]->Stderr(), HasSubstr("DEADLINE_EXCEEDED"));
-  // The staller finds the group aborted when it comes back.
-  absl::StatusOr<ExitInfo> staller = children[1]->Wait(absl::Seconds(30));
-  ASSERT_TRUE(staller.ok()) << staller.status();
-  EXPECT_TRUE(staller->exited);
-  EXPECT_EQ(staller->code, 1);
+// The last worker stalls inside a step for longer than the collective
+// timeout: the others' all-reduce times out, the first to give up aborts the
+// group, and every worker (the staller once it comes back) fails with
+// DEADLINE_EXCEEDED.
+class CollectiveTimeoutTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CollectiveTimeoutTest, EveryWorkerFailsWithDeadlineExceeded) {
+  const int n = GetParam();
+  std::vector<std::vector<std::string>> args(
+      n, {"--steps=10", "--timeout_seconds=2"});
+  args[n - 1].push_back("--stall_after_step=1");
+  args[n - 1].push_back("--stall_seconds=6");
+  auto children = StartWorkers(absl::StrCat("timeout", n), n, false, args);
+  ASSERT_EQ(children.size(), static_cast<size_t>(n));
+  for (int w = 0; w < n; ++w) {
+    absl::StatusOr<ExitInfo> exit = children[w]->Wait(absl::Seconds(30));
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    EXPECT_TRUE(exit->exited) << "worker " << w;
+    EXPECT_EQ(exit->code, 1) << "worker " << w;
+    const std::string err = children[w]->Stderr();
+    EXPECT_THAT(err, HasSubstr("DEADLINE_EXCEEDED")) << "worker " << w;
+    EXPECT_THAT(err, Not(HasSubstr("UNAVAILABLE"))) << "worker " << w;
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Workers, CollectiveTimeoutTest,
+                         ::testing::Values(2, 3));
 
 void ExpectBadConfig(const std::string& test, const std::string& tf_config,
                      const std::string& field) {

@@ -406,7 +406,8 @@ absl::Status GrpcTransport::Abort(absl::Status reason) {
         "Transport::Abort needs a non-OK reason saying why the group is "
         "aborted");
   }
-  mailbox_->Abort(absl::UnavailableError(
+  mailbox_->Abort(absl::Status(
+      devices::GroupAbortCode(reason.code()),
       absl::StrCat("transport group \"", options_.group_key, "\" of ", size(),
                    " ranks was aborted by rank ", rank_, " (task ", task_,
                    "): ", reason.ToString())));
@@ -430,11 +431,14 @@ void GrpcTransport::NotifyPeers(const absl::Status& reason) {
   absl::MutexLock lock(&mu_);
   if (notified_) return;
   notified_ = true;
-  notifier_ =
-      std::thread([this, text = reason.ToString()] { SendAbortNotices(text); });
+  notifier_ = std::thread([this, text = reason.ToString(),
+                           code = devices::GroupAbortCode(reason.code())] {
+    SendAbortNotices(text, code);
+  });
 }
 
-void GrpcTransport::SendAbortNotices(std::string reason) {
+void GrpcTransport::SendAbortNotices(std::string reason,
+                                     absl::StatusCode code) {
   struct Call {
     grpc::ClientContext context;
     server::AbortGroupRequest request;
@@ -457,6 +461,7 @@ void GrpcTransport::SendAbortNotices(std::string reason) {
     call.request.set_dst_rank(peer);
     call.request.set_src_task(task_);
     call.request.set_reason(reason);
+    call.request.set_code(static_cast<int>(code));
     call.reader =
         stubs.back()->AsyncAbortGroup(&call.context, call.request, &queue);
     call.reader->Finish(&call.response, &call.status, &call);

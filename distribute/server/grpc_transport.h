@@ -32,9 +32,11 @@
 // arriving, its send) with INVALID_ARGUMENT; Abort() fails every pending
 // request of the endpoint with UNAVAILABLE and tells the peers (best
 // effort), whose pending requests then fail with UNAVAILABLE naming the
-// aborting task. A PeerMonitor aborts endpoints whose peers die. Destroying
-// an endpoint fails its own pending requests but does not abort its peers
-// (messages it already delivered stay receivable).
+// aborting task; when the reason is DEADLINE_EXCEEDED (a collective that
+// timed out on one rank) they fail with DEADLINE_EXCEEDED instead. A
+// PeerMonitor aborts endpoints whose peers die. Destroying an endpoint fails
+// its own pending requests but does not abort its peers (messages it already
+// delivered stay receivable).
 #ifndef DISTRIBUTE_SERVER_GRPC_TRANSPORT_H_
 #define DISTRIBUTE_SERVER_GRPC_TRANSPORT_H_
 
@@ -154,7 +156,7 @@ class GrpcTransport : public devices::Transport {
   // aborted (best effort, once).
   void NotifyPeers(const absl::Status& status);
   // The body of that thread.
-  void SendAbortNotices(std::string reason);
+  void SendAbortNotices(std::string reason, absl::StatusCode code);
   std::string Describe(int rank) const;
 
   const GrpcTransportOptions options_;

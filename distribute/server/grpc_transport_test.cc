@@ -224,6 +224,30 @@ TEST_P(GrpcTransportTest, AbortFailsPendingRequestsAndReachesThePeer) {
   EXPECT_EQ(mine->Wait(kWait).message(), local.message());
 }
 
+// A rank whose collective timed out aborts the group with its
+// DEADLINE_EXCEEDED: every rank reports the timeout, not UNAVAILABLE.
+TEST_P(GrpcTransportTest, AbortForATimeoutIsDeadlineExceededOnThePeers) {
+  auto endpoints = Pair();
+  ASSERT_EQ(endpoints.size(), 2u);
+  std::vector<std::byte> out0(4), out1(4);
+  auto mine = *endpoints[0]->Recv(1, 1, absl::MakeSpan(out0));
+  auto theirs = *endpoints[1]->Recv(0, 1, absl::MakeSpan(out1));
+  ASSERT_TRUE(endpoints[0]
+                  ->Abort(absl::DeadlineExceededError(
+                      "all-reduce did not finish within 2s"))
+                  .ok());
+  absl::Status local = mine->Wait(kWait);
+  EXPECT_EQ(local.code(), absl::StatusCode::kDeadlineExceeded) << local;
+  absl::Status remote = theirs->Wait(kWait);
+  EXPECT_EQ(remote.code(), absl::StatusCode::kDeadlineExceeded) << remote;
+  EXPECT_NE(remote.message().find("/job:worker/task:0"), std::string::npos)
+      << remote;
+  EXPECT_NE(remote.message().find("within 2s"), std::string::npos) << remote;
+  std::vector<std::byte> data(4);
+  EXPECT_EQ(endpoints[1]->Send(0, 2, absl::MakeConstSpan(data)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
 TEST_P(GrpcTransportTest, StoppingTheLocalServerFailsPendingReceives) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);

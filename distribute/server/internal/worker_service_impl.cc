@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/tensor.h"
+#include "devices/transport.h"
 #include "distribute/server/internal/grpc_status.h"
 #include "distribute/server/internal/tensor_codec.h"
 #include "grpcpp/impl/rpc_service_method.h"
@@ -188,7 +189,8 @@ grpc::Status WorkerServiceImpl::AbortGroup(
       config_.mailboxes->ForIncoming(request->group_key(), request->dst_rank());
   // A stopped server or a departed endpoint has nothing left to abort.
   if (!mailbox.ok()) return grpc::Status::OK;
-  (*mailbox)->Abort(absl::UnavailableError(
+  (*mailbox)->Abort(absl::Status(
+      devices::GroupAbortCode(static_cast<absl::StatusCode>(request->code())),
       absl::StrCat("transport group \"", request->group_key(),
                    "\" was aborted by rank ", request->src_rank(), " (task ",
                    request->src_task(), "): ", request->reason())));
