@@ -273,7 +273,7 @@ absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>>
 MultiWorkerMirroredStrategy::Create(
     devices::Platform& platform,
     std::unique_ptr<cluster::ClusterResolver> resolver,
-    CommunicationOptions options) {
+    CommunicationOptions options, ServerOptions server_options) {
   absl::Status valid = options.Validate();
   if (!valid.ok()) return valid;
   if (resolver == nullptr) {
@@ -326,7 +326,7 @@ MultiWorkerMirroredStrategy::Create(
   } else {
     // As TF: the server speaks the resolver's rpc_layer, "grpc" by default
     // ("grpc+tcp" moves the collectives' bytes over the TCP data plane).
-    ServerOptions server_options;
+    server_options.start = true;
     std::optional<std::string> rpc_layer = resolver->rpc_layer();
     if (rpc_layer.has_value() && !rpc_layer->empty()) {
       server_options.protocol = *rpc_layer;

@@ -107,10 +107,16 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // field); INVALID_ARGUMENT when the task is not a "chief" or "worker" of
   // the cluster; the Server's (UNAVAILABLE when the port is taken);
   // DEADLINE_EXCEEDED naming the workers whose servers did not answer.
+  // server: the options of this worker's Server (cluster token, TLS,
+  // message bound, host restriction), which its transports, heartbeats and
+  // NCCL bootstrap use as clients too; every worker must give the same
+  // token and TLS setup. Its protocol is the resolver's rpc_layer when that
+  // is set. A worker whose calls the others refuse fails with their
+  // UNAUTHENTICATED or PERMISSION_DENIED.
   static absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> Create(
       devices::Platform& platform,
       std::unique_ptr<cluster::ClusterResolver> resolver = nullptr,
-      CommunicationOptions options = {});
+      CommunicationOptions options = {}, ServerOptions server = {});
 
   // One strategy per task of `platform`, worker w being the w'th task in
   // index order (task 0 is the chief): its replicas are the task's GPUs,

@@ -2,14 +2,17 @@
 // 127.0.0.1 train the small classifier and must reach the weights that
 // MirroredStrategy reaches in one process with as many replicas; a worker
 // that dies makes the survivor fail fast with UNAVAILABLE naming it; a
-// collective past its timeout is DEADLINE_EXCEEDED; a bad TF_CONFIG makes
-// the worker exit non-zero naming the field. Every child is reaped (the
+// collective past its timeout is DEADLINE_EXCEEDED on every worker; a
+// worker's server refuses calls without the cluster token; a bad TF_CONFIG
+// makes the worker exit non-zero naming the field. Every child is reaped (the
 // ChildProcess destructor kills what still runs) and every wait is bounded.
 #include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,8 @@
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
 #include "distribute/local_strategies.h"
+#include "distribute/server/channel.h"
+#include "distribute/server/remote_function_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/multi_worker_test_util.h"
@@ -247,6 +252,86 @@ TEST_P(CollectiveTimeoutTest, EveryWorkerFailsWithDeadlineExceeded) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, CollectiveTimeoutTest,
                          ::testing::Values(2, 3));
+
+// Workers started with a cluster token train as before, and a live
+// worker's server refuses a call that lacks the token or carries a wrong one
+// (UNAUTHENTICATED) while it admits the right one; a worker that lacks the
+// token cannot join the cluster.
+TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
+  const std::string token_file = TmpPath("cluster_token");
+  {
+    std::ofstream out(token_file);
+    out << "s3cret-token\n";
+  }
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  for (int w = 0; w < 2; ++w) {
+    // Both pause after step 1, which keeps the servers up for the probes.
+    auto child = ChildProcess::Spawn(
+        WorkerBinary(),
+        {"--steps=6", "--stall_after_step=1", "--stall_seconds=3",
+         absl::StrCat("--cluster_token_file=", token_file),
+         absl::StrCat("--weights_out=", TmpPath(absl::StrCat("token_w", w)))},
+        {{"TF_CONFIG", TfConfig(*ports, false, "worker", w)}},
+        TmpPath(absl::StrCat("token_worker", w)));
+    ASSERT_TRUE(child.ok()) << child.status();
+    children.push_back(*std::move(child));
+  }
+  // Worker 0 prints its protocol once its strategy (and server) is up.
+  const absl::Time until = absl::Now() + kWait;
+  while (children[0]->Stdout().find("serves") == std::string::npos &&
+         absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_THAT(children[0]->Stdout(), HasSubstr("serves"))
+      << children[0]->Stderr();
+  const std::string target = absl::StrCat("127.0.0.1:", (*ports)[0]);
+  auto call = [&](std::optional<std::string> token) {
+    distribute::ChannelOptions options;
+    options.cluster_token = std::move(token);
+    distribute::RemoteFunctionClient client(options);
+    return client.Call(target, "no_such_function", {}, absl::Seconds(10))
+        .status();
+  };
+  absl::Status none = call(std::nullopt);
+  EXPECT_EQ(none.code(), absl::StatusCode::kUnauthenticated) << none;
+  absl::Status wrong = call("guess");
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kUnauthenticated) << wrong;
+  // Admitted: the lookup of the function itself answers.
+  absl::Status right = call("s3cret-token");
+  EXPECT_EQ(right.code(), absl::StatusCode::kNotFound) << right;
+  for (int w = 0; w < 2; ++w) {
+    absl::StatusOr<ExitInfo> exit = children[w]->Wait(kWait);
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    EXPECT_TRUE(exit->exited && exit->code == 0) << "worker " << w << ":\n"
+                                                 << children[w]->Stderr();
+  }
+  auto w0 = distsim_test::ReadWeights(TmpPath("token_w0"));
+  auto w1 = distsim_test::ReadWeights(TmpPath("token_w1"));
+  ASSERT_TRUE(w0.ok() && w1.ok());
+  EXPECT_EQ(*w0, *w1);
+
+  // A worker without the token: the token-holding worker refuses its
+  // rendezvous, and it exits naming the refusal.
+  absl::StatusOr<std::vector<int>> more = distsim_test::FreePorts(2);
+  ASSERT_TRUE(more.ok()) << more.status();
+  auto holder = ChildProcess::Spawn(
+      WorkerBinary(),
+      {"--steps=2", absl::StrCat("--cluster_token_file=", token_file)},
+      {{"TF_CONFIG", TfConfig(*more, false, "worker", 0)}},
+      TmpPath("token_holder"));
+  auto outsider =
+      ChildProcess::Spawn(WorkerBinary(), {"--steps=2"},
+                          {{"TF_CONFIG", TfConfig(*more, false, "worker", 1)}},
+                          TmpPath("token_outsider"));
+  ASSERT_TRUE(holder.ok() && outsider.ok());
+  absl::StatusOr<ExitInfo> refused = (*outsider)->Wait(kWait);
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_TRUE(refused->exited && refused->code == 1);
+  EXPECT_THAT((*outsider)->Stderr(), HasSubstr("UNAUTHENTICATED"));
+  (*holder)->Kill();
+}
 
 void ExpectBadConfig(const std::string& test, const std::string& tf_config,
                      const std::string& field) {

@@ -13,6 +13,7 @@
 //   --die_after_step=K     SIGKILL itself once step K is done
 //   --stall_after_step=K   sleep --stall_seconds once step K is done
 //   --stall_seconds=S      (default 10)
+//   --cluster_token_file=PATH  the cluster token (ServerOptions::cluster_token)
 // Prints "worker <index> done checksum <hex>" and exits 0 on success; prints
 // "mw_worker failed: <status>" to stderr and exits 1 on an error.
 #include <signal.h>
@@ -30,6 +31,7 @@
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
+#include "distribute/server/channel.h"
 #include "distribute/server/server.h"
 #include "tests/multi_worker_test_util.h"
 #include "tools/distsim/classifier_training.h"
@@ -58,14 +60,21 @@ absl::Status Main(int argc, char** argv) {
   if (!platform.ok()) return platform.status();
   distribute::CommunicationOptions communication;
   if (timeout > 0) communication.timeout_seconds = static_cast<double>(timeout);
+  distribute::ServerOptions server_options;
+  if (std::optional<std::string> path = flags->Get("cluster_token_file")) {
+    absl::StatusOr<std::string> token = distribute::ReadClusterTokenFile(*path);
+    if (!token.ok()) return token.status();
+    server_options.cluster_token = *std::move(token);
+  }
   auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
-      **platform, nullptr, communication);
+      **platform, nullptr, communication, server_options);
   if (!strategy.ok()) return strategy.status();
   const int worker = (*strategy)->WorkerIndex();
   if (const distribute::Server* server = (*strategy)->server()) {
     // What the tests check TF_CONFIG's rpc_layer against.
     std::printf("worker %d serves %s, data port %d\n", worker,
                 server->protocol().c_str(), server->data_port());
+    std::fflush(stdout);  // Tests wait for this line to probe the server.
   }
 
   distsim::TrainOptions options = distsim_test::SmallClassifier(steps);

@@ -27,6 +27,27 @@ absl::string_view StripGrpcScheme(absl::string_view target) {
   return target;
 }
 
+absl::StatusOr<std::string> ReadClusterTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read the cluster token file \"", path,
+                     "\": it is missing or unreadable"));
+  }
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  std::string token = contents.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) {
+    token.pop_back();
+  }
+  if (in.bad() || token.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the cluster token file \"", path,
+        "\" holds no token; write the cluster's shared secret into it"));
+  }
+  return token;
+}
+
 absl::StatusOr<std::string> ReadPemFile(absl::string_view what,
                                         const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -95,6 +95,12 @@ void InitGrpcForProcess();
 // "host:port" without a leading "grpc://".
 absl::string_view StripGrpcScheme(absl::string_view target);
 
+// The cluster token stored in the file at `path` (a file keeps the secret
+// out of command lines and environments that other users can read), without
+// a trailing newline. INVALID_ARGUMENT naming the file when it cannot be
+// read or holds no token.
+absl::StatusOr<std::string> ReadClusterTokenFile(const std::string& path);
+
 // The contents of `path`; INVALID_ARGUMENT naming `what` and the path when
 // it is missing or unreadable.
 absl::StatusOr<std::string> ReadPemFile(absl::string_view what,

@@ -38,6 +38,7 @@
 #include "distribute/in_process_cluster.h"
 #include "distribute/local_strategies.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
+#include "distribute/server/channel.h"
 #include "tools/distsim/classifier_training.h"
 #include "tools/distsim/platforms.h"
 #include "tools/distsim/step_timer.h"
@@ -232,6 +233,18 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   double timeout_seconds = 0;
   flags.Double("timeout_seconds", &timeout_seconds,
                "multi_worker_mirrored: bound on each collective (0: none)");
+  std::string token_file;
+  distribute::TlsOptions tls;
+  flags.String("cluster_token_file", &token_file,
+               "multi_worker_mirrored with TF_CONFIG: a file holding the "
+               "cluster's shared token, which every call must carry");
+  flags.String("tls_cert", &tls.cert_file,
+               "multi_worker_mirrored with TF_CONFIG: this worker's PEM "
+               "certificate (with --tls_key, TLS on every connection)");
+  flags.String("tls_key", &tls.key_file, "the PEM key of --tls_cert");
+  flags.String("tls_ca", &tls.ca_file,
+               "the PEM CA that signs every worker's certificate (mutual "
+               "TLS)");
   flags.Int("replicas", &replicas,
             "replica devices (0: all GPUs, else all CPUs)");
   flags.Int("steps", &options.steps, "training steps");
@@ -318,8 +331,16 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   } else if (multi_worker) {
     distribute::CommunicationOptions communication;
     if (timeout_seconds > 0) communication.timeout_seconds = timeout_seconds;
+    distribute::ServerOptions server_options;
+    server_options.tls = tls;
+    if (!token_file.empty()) {
+      absl::StatusOr<std::string> token =
+          distribute::ReadClusterTokenFile(token_file);
+      if (!token.ok()) return token.status();
+      server_options.cluster_token = *std::move(token);
+    }
     auto s = distribute::MultiWorkerMirroredStrategy::Create(
-        **platform, nullptr, communication);
+        **platform, nullptr, communication, server_options);
     if (!s.ok()) return s.status();
     strategy = *std::move(s);
   } else {
