@@ -1,7 +1,7 @@
 // One rank of a cross-process all-reduce over our gRPC transport
-// (ScheduleCommunicator over GrpcTransport, AUTO algorithm), for
-// compare_grpc_collectives.sh. Task i of job "worker" serves on
-// 127.0.0.1:<port_base + i>.
+// (ScheduleCommunicator over GrpcTransport, AUTO algorithm, set up by
+// allreduce_rank.h), for compare_grpc_collectives.sh. Task i of job
+// "worker" serves on 127.0.0.1:<port_base + i>.
 //
 //   grpc_allreduce_worker --rank=0 --size=2 --port_base=23400
 //       [--min_bytes=4096 --max_bytes=67108864]
@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,14 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "devices/reduce_op.h"
-#include "devices/tensor.h"
-#include "devices/transport.h"
-#include "distribute/cluster/cluster_spec.h"
-#include "distribute/collective/schedule.h"
-#include "distribute/collective/schedule_communicator.h"
-#include "distribute/server/grpc_transport.h"
-#include "distribute/server/server.h"
+#include "tools/bench/allreduce_rank.h"
 #include "tools/bench/allreduce_sweep.h"
 
 namespace {
@@ -45,17 +37,18 @@ int Fail(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   int64_t rank = -1, size = 0, port_base = 0, chunk_bytes = 0;
-  std::string algorithm = "auto";
-  distribute::ServerOptions server_options;
+  tools_bench::GrpcAllReduceRankOptions options;
+  options.group_key = "compare-allreduce";
+  options.timeout = kTimeout;
   tools_bench::SweepOptions sweep;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--algorithm=", 0) == 0) {
-      algorithm = arg.substr(12);
+      options.algorithm = arg.substr(12);
       continue;
     }
     if (arg.rfind("--protocol=", 0) == 0) {
-      server_options.protocol = arg.substr(11);
+      options.protocol = arg.substr(11);
       continue;
     }
     if (!tools_bench::ParseIntFlag(argv[i], "rank", rank) &&
@@ -75,85 +68,45 @@ int main(int argc, char** argv) {
                  "--port_base=P (0 <= R < N, ports P..P+N-1 free)\n");
     return 2;
   }
-  sweep.impl = server_options.protocol;
+  sweep.impl = options.protocol;
   sweep.rank = static_cast<int>(rank);
   sweep.size = static_cast<int>(size);
+  options.rank = sweep.rank;
+  options.size = sweep.size;
+  options.chunk_bytes = chunk_bytes;
 
   std::vector<std::string> addresses;
   for (int64_t i = 0; i < size; ++i) {
     addresses.push_back(absl::StrCat("127.0.0.1:", port_base + i));
   }
-  absl::StatusOr<distribute::cluster::ClusterSpec> spec =
-      distribute::cluster::ClusterSpec::Create({{"worker", addresses}});
-  if (!spec.ok()) return Fail(spec.status());
-  absl::StatusOr<std::unique_ptr<distribute::Server>> server =
-      distribute::Server::Create(*spec, "worker", sweep.rank, server_options);
-  if (!server.ok()) return Fail(server.status());
-  distribute::GrpcTransportOptions options;
-  options.group_key = "compare-allreduce";
-  options.rank_targets = addresses;
-  options.rank = sweep.rank;
-  options.connect_timeout = absl::Seconds(60);
-  absl::StatusOr<std::unique_ptr<devices::Transport>> transport =
-      distribute::GrpcTransport::Create(**server, options);
-  if (!transport.ok()) return Fail(transport.status());
-  std::vector<std::unique_ptr<devices::Transport>> endpoints;
-  endpoints.push_back(*std::move(transport));
-  distribute::collective::ScheduleCommunicatorOptions comm_options;
-  comm_options.chunk_bytes = chunk_bytes;
-  comm_options.topology =
-      distribute::GrpcGroupTopology(server_options.protocol);
-  if (algorithm != "auto") {
-    absl::StatusOr<distribute::collective::Algorithm> forced =
-        distribute::collective::AlgorithmFromName(algorithm);
-    if (!forced.ok()) return Fail(forced.status());
-    comm_options.all_reduce_algorithm = *forced;
-  }
-  absl::StatusOr<std::unique_ptr<distribute::collective::ScheduleCommunicator>>
-      comm = distribute::collective::ScheduleCommunicator::Create(
-          std::move(endpoints), std::move(comm_options));
-  if (!comm.ok()) return Fail(comm.status());
+  absl::StatusOr<std::unique_ptr<tools_bench::GrpcAllReduceRank>> me =
+      tools_bench::GrpcAllReduceRank::Start(options, addresses[rank]);
+  if (!me.ok()) return Fail(me.status());
+  tools_bench::GrpcAllReduceRank& r = **me;
+  absl::Status failure = r.Connect(addresses);
+  if (!failure.ok()) return Fail(failure);
 
-  sweep.note = [&comm, &sweep]() -> std::string {
-    std::optional<distribute::collective::AllReduceSelection> selection =
-        (*comm)->LastAllReduceSelection(sweep.rank);
-    if (!selection.has_value()) return "";
-    return absl::StrCat(
-        distribute::collective::AlgorithmName(selection->algorithm),
-        "/chunk:", selection->chunk_bytes);
-  };
-  devices::Tensor in, out;
-  absl::Status failure;
+  sweep.note = [&r] { return r.LastSelection(); };
   const bool ok = tools_bench::RunSweep(
       sweep,
       [&](int64_t bytes) {
-        const devices::Shape shape({bytes / 4});
-        in = *devices::Tensor::Host(devices::DType::kFloat32, shape);
-        out = *devices::Tensor::Host(devices::DType::kFloat32, shape);
-        in.flat<float>().setConstant(static_cast<float>(sweep.rank));
-        return true;
-      },
-      [&] {
-        failure = (*comm)->AllReduce(sweep.rank, in, out,
-                                     {devices::ReduceOp::kSum, kTimeout});
+        failure = r.Resize(bytes);
         return failure.ok();
       },
       [&] {
-        failure = (*comm)->Barrier(sweep.rank, kTimeout);
+        failure = r.AllReduce();
+        return failure.ok();
+      },
+      [&] {
+        failure = r.Barrier();
         return failure.ok();
       });
   if (!ok) return Fail(failure);
   // The result is the sum of the ranks.
-  const float expected = static_cast<float>(size * (size - 1) / 2);
-  if (out.flat<float>()(0) != expected) {
-    return Fail(absl::InternalError(absl::StrCat("wrong all-reduce result ",
-                                                 out.flat<float>()(0),
-                                                 ", expected ", expected)));
-  }
+  failure = r.CheckResult();
+  if (!failure.ok()) return Fail(failure);
   // Leave together, so no rank stops its server while a peer still sends.
-  absl::Status last = (*comm)->Barrier(sweep.rank, kTimeout);
-  if (!last.ok()) return Fail(last);
-  comm->reset();
-  (*server)->Stop();
+  failure = r.Finish();
+  if (!failure.ok()) return Fail(failure);
   return 0;
 }
