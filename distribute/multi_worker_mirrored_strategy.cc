@@ -365,11 +365,18 @@ MultiWorkerMirroredStrategy::Create(
       for (const std::string& target : worker_targets) {
         rank_targets.insert(rank_targets.end(), per_worker, target);
       }
+      // Several local devices: hierarchical by default, as the local
+      // CollectiveAllReduce is (reduce on each worker, all-reduce across the
+      // workers' leaders, broadcast back), so each worker sends its data
+      // across once instead of once per device; RING forces one ring.
+      collective::GroupTopology topology =
+          GrpcGroupTopology(server->protocol());
+      if (per_worker > 1) topology.ranks_per_node = per_worker;
       ops = std::make_shared<MultiWorkerAllReduce>(
           GrpcEndpoints(*server, std::move(rank_targets),
                         workers.index * per_worker, per_worker),
-          workers.index * per_worker, per_worker, /*hierarchical=*/false,
-          options, GrpcGroupTopology(server->protocol()));
+          workers.index * per_worker, per_worker,
+          /*hierarchical=*/per_worker > 1, options, topology);
     }
   }
   absl::Status bound = ops->Bind(platform, *local);

@@ -125,12 +125,14 @@ std::vector<float> MirroredWeights(int n, int64_t steps) {
 }
 
 void ExpectTrainedLikeMirrored(const std::string& test, int n, bool with_chief,
-                               const std::string& rpc_layer = "") {
+                               const std::string& rpc_layer = "",
+                               int local_devices = 1) {
   constexpr int64_t kSteps = 4;
   std::vector<std::vector<std::string>> args;
   for (int w = 0; w < n; ++w) {
     args.push_back(
         {absl::StrCat("--steps=", kSteps),
+         absl::StrCat("--local_devices=", local_devices),
          absl::StrCat("--weights_out=",
                       TmpPath(absl::StrCat(test, "_w", w, ".bin")))});
   }
@@ -156,7 +158,8 @@ void ExpectTrainedLikeMirrored(const std::string& test, int n, bool with_chief,
               protocol == "grpc+tcp")
         << children[w]->Stdout();
   }
-  const std::vector<float> reference = MirroredWeights(n, kSteps);
+  const std::vector<float> reference =
+      MirroredWeights(n * local_devices, kSteps);
   ASSERT_FALSE(reference.empty());
   std::vector<std::vector<float>> weights;
   for (int w = 0; w < n; ++w) {
@@ -184,6 +187,16 @@ TEST(MultiWorkerMirroredTest, TwoWorkersReachMirroredWeights) {
 
 TEST(MultiWorkerMirroredTest, ChiefAndTwoWorkersReachMirroredWeights) {
   ExpectTrainedLikeMirrored("three", 3, /*with_chief=*/true);
+}
+
+// Two workers of two devices each: 4 replicas, reduced hierarchically
+// (within each worker, then across), reach MirroredStrategy's weights on 4
+// devices.
+TEST(MultiWorkerMirroredTest, WorkersOfTwoDevicesReachMirroredWeights) {
+  ExpectTrainedLikeMirrored("two_by_two", 2, /*with_chief=*/false, "",
+                            /*local_devices=*/2);
+  ExpectTrainedLikeMirrored("two_by_two_tcp", 2, /*with_chief=*/false,
+                            "grpc+tcp", /*local_devices=*/2);
 }
 
 // TF_CONFIG's rpc_layer "grpc+tcp": the all-reduces' bytes take the TCP

@@ -14,6 +14,7 @@
 //   --stall_after_step=K   sleep --stall_seconds once step K is done
 //   --stall_seconds=S      (default 10)
 //   --cluster_token_file=PATH  the cluster token (ServerOptions::cluster_token)
+//   --local_devices=N      host devices (replicas) of this worker (default 1)
 // Prints "worker <index> done checksum <hex>" and exits 0 on success; prints
 // "mw_worker failed: <status>" to stderr and exits 1 on an error.
 #include <signal.h>
@@ -42,19 +43,21 @@ absl::Status Main(int argc, char** argv) {
   absl::StatusOr<distsim_test::WorkerFlags> flags =
       distsim_test::WorkerFlags::Parse(argc, argv);
   if (!flags.ok()) return flags.status();
-  int64_t steps, timeout, die_after, stall_after, stall_seconds;
+  int64_t steps, timeout, die_after, stall_after, stall_seconds, local_devices;
   for (auto [name, fallback, out] :
        {std::make_tuple("steps", int64_t{4}, &steps),
         std::make_tuple("timeout_seconds", int64_t{0}, &timeout),
         std::make_tuple("die_after_step", int64_t{-1}, &die_after),
         std::make_tuple("stall_after_step", int64_t{-1}, &stall_after),
-        std::make_tuple("stall_seconds", int64_t{10}, &stall_seconds)}) {
+        std::make_tuple("stall_seconds", int64_t{10}, &stall_seconds),
+        std::make_tuple("local_devices", int64_t{1}, &local_devices)}) {
     absl::StatusOr<int64_t> value = flags->Int(name, fallback);
     if (!value.ok()) return value.status();
     *out = *value;
   }
 
   devices::HostPlatformOptions host;
+  host.num_devices = static_cast<int>(local_devices);
   absl::StatusOr<std::unique_ptr<devices::HostPlatform>> platform =
       devices::HostPlatform::Create(host);
   if (!platform.ok()) return platform.status();
