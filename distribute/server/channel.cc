@@ -27,20 +27,37 @@ absl::string_view StripGrpcScheme(absl::string_view target) {
   return target;
 }
 
-absl::StatusOr<std::string> ReadClusterTokenFile(const std::string& path) {
+namespace {
+
+// The contents of `path`; INVALID_ARGUMENT naming `what` and the path, with
+// `hint` when it cannot be opened.
+absl::StatusOr<std::string> ReadWholeFile(absl::string_view what,
+                                          const std::string& path,
+                                          absl::string_view hint) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot read the cluster token file \"", path,
-                     "\": it is missing or unreadable"));
+        absl::StrCat("cannot read the ", what, " file \"", path,
+                     "\": it is missing or unreadable", hint));
   }
   std::ostringstream contents;
   contents << in.rdbuf();
-  std::string token = contents.str();
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) {
-    token.pop_back();
+  if (in.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("reading the ", what, " file \"", path, "\" failed"));
   }
-  if (in.bad() || token.empty()) {
+  return contents.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadClusterTokenFile(const std::string& path) {
+  absl::StatusOr<std::string> token = ReadWholeFile("cluster token", path, "");
+  if (!token.ok()) return token.status();
+  while (!token->empty() && (token->back() == '\n' || token->back() == '\r')) {
+    token->pop_back();
+  }
+  if (token->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the cluster token file \"", path,
         "\" holds no token; write the cluster's shared secret into it"));
@@ -50,19 +67,7 @@ absl::StatusOr<std::string> ReadClusterTokenFile(const std::string& path) {
 
 absl::StatusOr<std::string> ReadPemFile(absl::string_view what,
                                         const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot read the ", what, " file \"", path,
-        "\": it is missing or unreadable; check the TLS options' paths"));
-  }
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("reading the ", what, " file \"", path, "\" failed"));
-  }
-  return contents.str();
+  return ReadWholeFile(what, path, "; check the TLS options' paths");
 }
 
 const std::vector<IntChannelArg>& BulkTransferChannelArgs() {

@@ -1,5 +1,7 @@
 #include "distribute/server/server.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -159,6 +161,25 @@ TEST(ServerTest, BusyPortIsUnavailable) {
   auto second = Server::Create(first->spec, "worker", 0, {});
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable)
       << second.status();
+}
+
+TEST(ServerTest, ClusterTokenFileIsReadWithoutItsNewline) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp == nullptr ? "/tmp" : tmp;
+  const std::string good = dir + "/token", empty = dir + "/empty_token";
+  std::ofstream(good) << "s3cret\r\n";
+  std::ofstream(empty) << "\n";
+  absl::StatusOr<std::string> token = ReadClusterTokenFile(good);
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(*token, "s3cret");
+  absl::StatusOr<std::string> none = ReadClusterTokenFile(empty);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("holds no token"), std::string::npos)
+      << none.status();
+  absl::StatusOr<std::string> missing = ReadClusterTokenFile(dir + "/absent");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("/absent"), std::string::npos)
+      << missing.status();
 }
 
 TEST(ServerTest, ClusterTokenIsRequired) {
