@@ -148,13 +148,26 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
   const CommunicationOptions options_;
 };
 
-// gRPC endpoints of this worker's local ranks.
+// The gRPC transport's chunk size for CommunicationOptions::bytes_per_pack:
+// the transport's default for 0 ("let the library decide"), else the pack
+// size, capped where a chunk would outgrow the server's message bound.
+int64_t TransportChunkBytes(const Server& server, int64_t bytes_per_pack) {
+  const int64_t default_chunk = GrpcTransportOptions().bytes_per_pack;
+  if (bytes_per_pack <= 0) return default_chunk;
+  const int64_t largest =
+      server.channel_options().max_message_bytes - kGrpcChunkOverheadBytes;
+  return std::max<int64_t>(1, std::min(bytes_per_pack, largest));
+}
+
+// gRPC endpoints of this worker's local ranks; Deliver streams are chunked
+// by bytes_per_pack (CommunicationOptions).
 MultiWorkerAllReduce::EndpointFactory GrpcEndpoints(
     Server& server, std::vector<std::string> rank_targets, int first_rank,
-    int ranks_per_worker) {
+    int ranks_per_worker, int64_t bytes_per_pack) {
+  const int64_t chunk_bytes = TransportChunkBytes(server, bytes_per_pack);
   return
       [&server, rank_targets = std::move(rank_targets), first_rank,
-       ranks_per_worker]()
+       ranks_per_worker, chunk_bytes]()
           -> absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> {
         std::vector<std::unique_ptr<devices::Transport>> endpoints;
         for (int r = 0; r < ranks_per_worker; ++r) {
@@ -162,6 +175,7 @@ MultiWorkerAllReduce::EndpointFactory GrpcEndpoints(
           transport.group_key = kGroupKey;
           transport.rank_targets = rank_targets;
           transport.rank = first_rank + r;
+          transport.bytes_per_pack = chunk_bytes;
           // The rendezvous waits for every worker to start, which takes longer
           // than a collective may.
           transport.connect_timeout = kConnectTimeout;
@@ -329,6 +343,14 @@ MultiWorkerMirroredStrategy::Create(
     server_options.start = true;
     std::optional<std::string> rpc_layer = resolver->rpc_layer();
     if (rpc_layer.has_value() && !rpc_layer->empty()) {
+      if (*rpc_layer != kGrpcProtocol && *rpc_layer != kGrpcTcpProtocol) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "MultiWorkerMirroredStrategy: the cluster resolver's rpc_layer "
+            "(TF_CONFIG's \"rpc_layer\") is \"",
+            *rpc_layer, "\"; the workers speak \"", kGrpcProtocol,
+            "\" (the default) or \"", kGrpcTcpProtocol,
+            "\" (tensors over a TCP data plane)"));
+      }
       server_options.protocol = *rpc_layer;
     }
     absl::StatusOr<std::unique_ptr<Server>> started = Server::Create(
@@ -374,7 +396,8 @@ MultiWorkerMirroredStrategy::Create(
       if (per_worker > 1) topology.ranks_per_node = per_worker;
       ops = std::make_shared<MultiWorkerAllReduce>(
           GrpcEndpoints(*server, std::move(rank_targets),
-                        workers.index * per_worker, per_worker),
+                        workers.index * per_worker, per_worker,
+                        options.bytes_per_pack),
           workers.index * per_worker, per_worker,
           /*hierarchical=*/per_worker > 1, options, topology);
     }

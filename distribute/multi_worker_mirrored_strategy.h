@@ -98,7 +98,9 @@ class MultiWorkerMirroredStrategy : public Strategy {
  public:
   // resolver null: TFConfigClusterResolver::FromEnvironment() (TF_CONFIG).
   // options: implementation AUTO, RING or NCCL, timeout_seconds bounds
-  // every collective, bytes_per_pack packs all-reduces. Across workers,
+  // every collective, bytes_per_pack packs all-reduces and, between
+  // processes over gRPC, is the size of the chunks each message streams in
+  // (capped by the server's max_message_bytes). Across workers,
   // NCCL (and AUTO when every local device is a GPU) takes the native
   // factory of SetCrossWorkerNativeOps; NCCL without one is
   // FAILED_PRECONDITION naming the library to link. A lone worker uses the

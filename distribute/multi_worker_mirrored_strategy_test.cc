@@ -104,6 +104,17 @@ TEST(MultiWorkerMirroredStrategyTest, EvaluatorTaskIsInvalidArgument) {
   EXPECT_THAT(strategy.status().message(), HasSubstr("evaluator"));
 }
 
+TEST(MultiWorkerMirroredStrategyTest, UnknownRpcLayerNamesTfConfigField) {
+  auto platform = Host(0);
+  auto strategy = MultiWorkerMirroredStrategy::Create(
+      *platform, Resolver("{\"cluster\": {\"worker\": [\"127.0.0.1:1\", "
+                          "\"127.0.0.1:2\"]}, \"task\": {\"type\": \"worker\", "
+                          "\"index\": 0}, \"rpc_layer\": \"grpc+verbs\"}"));
+  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(strategy.status().message(), HasSubstr("\"rpc_layer\""));
+  EXPECT_THAT(strategy.status().message(), HasSubstr("grpc+verbs"));
+}
+
 // Runs fn(strategy) for worker 0 and worker 1 of a two-worker cluster, each
 // on its own thread with its own platform.
 void TwoWorkers(
@@ -270,6 +281,36 @@ TEST(MultiWorkerMirroredStrategyTest, ReplicasAreGlobal) {
     EXPECT_EQ(strategy.Gather(PerReplica({Floats({1.0f})})).status().code(),
               absl::StatusCode::kUnimplemented);
   });
+}
+
+// CommunicationOptions::bytes_per_pack sets the size of the chunks the
+// workers' messages stream in over gRPC, as well as the packing.
+TEST(MultiWorkerMirroredStrategyTest, BytesPerPackChunksTheMessages) {
+  constexpr int64_t kPack = 1024;
+  constexpr int kFloats = 8192;  // 32 KiB: several packs per message.
+  CommunicationOptions options;
+  options.bytes_per_pack = kPack;
+  TwoWorkers(
+      [&](MultiWorkerMirroredStrategy& strategy, int w) {
+        ASSERT_NE(strategy.server(), nullptr);
+        auto out = strategy.Run(
+            [&](ReplicaContext& ctx, const std::vector<devices::Tensor>&)
+                -> absl::StatusOr<std::vector<devices::Tensor>> {
+              return ctx.AllReduce(
+                  ReduceOp::kSum,
+                  {Floats(std::vector<float>(kFloats, 1.0f + w))});
+            });
+        ASSERT_TRUE(out.ok()) << out.status();
+        EXPECT_EQ((*out)[0].value(0).data<float>()[kFloats - 1], 3.0f);
+        const Server::ReceiveStats got = strategy.server()->received();
+        // At least half of the other worker's tensor came over, and no
+        // chunk was larger than a pack.
+        EXPECT_GE(got.bytes, kFloats * 4 / 2);
+        EXPECT_GE(got.chunks * kPack, got.bytes)
+            << got.messages << " messages, " << got.chunks << " chunks";
+        EXPECT_GT(got.chunks, got.messages);
+      },
+      options);
 }
 
 TEST(MultiWorkerMirroredStrategyTest, VariablesStartFromTheChief) {

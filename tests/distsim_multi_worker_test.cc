@@ -1,5 +1,6 @@
 // `distsim train --strategy=multi_worker_mirrored`, the binary itself:
-// two real worker processes on 127.0.0.1 with TF_CONFIG reach the weights
+// two real worker processes on 127.0.0.1 with TF_CONFIG, or as the tasks of
+// a Slurm step, reach the weights
 // of MirroredStrategy with two replicas and of the same cluster simulated
 // in one process (two hosts of one GPU); on the default simulated cluster
 // (sim:dgx_h100_cluster:2) it prints simulated step lines and the JSON line
@@ -84,28 +85,28 @@ distsim::TrainOptions Options() {
   return options;
 }
 
-TEST(DistsimMultiWorkerTest, TwoRealWorkersTrainLikeMirrored) {
-  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
-  ASSERT_TRUE(ports.ok()) << ports.status();
-  const std::string cluster =
-      absl::StrCat("{\"worker\": [\"127.0.0.1:", (*ports)[0],
-                   "\", \"127.0.0.1:", (*ports)[1], "\"]}");
+// Runs `distsim train` as worker w with envs[w] and `extra` flags; each
+// must succeed as worker w of 2 with 2 replicas. Their JSON lines.
+std::vector<std::string> RunTwoWorkers(
+    const std::string& test,
+    const std::vector<std::vector<std::pair<std::string, std::string>>>& envs,
+    const std::vector<std::string>& extra = {}) {
   std::vector<std::unique_ptr<ChildProcess>> workers;
+  std::vector<std::string> args = {"--platform=host", "--timeout_seconds=60"};
+  args.insert(args.end(), extra.begin(), extra.end());
   for (int w = 0; w < 2; ++w) {
-    const std::string tf_config =
-        absl::StrCat("{\"cluster\": ", cluster,
-                     ", \"task\": {\"type\": \"worker\", \"index\": ", w, "}}");
-    auto child = ChildProcess::Spawn(
-        Distsim(), TrainArgs({"--platform=host", "--timeout_seconds=60"}),
-        {{"TF_CONFIG", tf_config}}, TmpPath(absl::StrCat("real_worker", w)));
-    ASSERT_TRUE(child.ok()) << child.status();
+    auto child = ChildProcess::Spawn(Distsim(), TrainArgs(args), envs[w],
+                                     TmpPath(absl::StrCat(test, w)));
+    EXPECT_TRUE(child.ok()) << child.status();
+    if (!child.ok()) return {};
     workers.push_back(*std::move(child));
   }
   std::vector<std::string> json(2);
   for (int w = 0; w < 2; ++w) {
     absl::StatusOr<ExitInfo> exit = workers[w]->Wait(kWait);
-    ASSERT_TRUE(exit.ok()) << exit.status();
-    ASSERT_TRUE(exit->exited && exit->code == 0)
+    EXPECT_TRUE(exit.ok()) << exit.status();
+    if (!exit.ok()) return {};
+    EXPECT_TRUE(exit->exited && exit->code == 0)
         << "worker " << w << " failed:\n"
         << workers[w]->Stderr();
     EXPECT_THAT(workers[w]->Stdout(),
@@ -117,21 +118,62 @@ TEST(DistsimMultiWorkerTest, TwoRealWorkersTrainLikeMirrored) {
   }
   EXPECT_EQ(JsonField(json[0], "weights_checksum"),
             JsonField(json[1], "weights_checksum"));
+  return json;
+}
 
+// The final loss of MirroredStrategy on two host devices of one process.
+double MirroredLoss() {
   devices::HostPlatformOptions host;
   host.num_devices = 2;
   auto platform = devices::HostPlatform::Create(host);
-  ASSERT_TRUE(platform.ok()) << platform.status();
+  EXPECT_TRUE(platform.ok()) << platform.status();
   auto mirrored = distribute::MirroredStrategy::Create(
       **platform, (*platform)->DeviceNames());
-  ASSERT_TRUE(mirrored.ok()) << mirrored.status();
+  EXPECT_TRUE(mirrored.ok()) << mirrored.status();
   auto reference = distsim::TrainClassifier(**mirrored, Options());
-  ASSERT_TRUE(reference.ok()) << reference.status();
+  EXPECT_TRUE(reference.ok()) << reference.status();
+  return reference.ok() ? *reference->final_loss : NAN;
+}
+
+// Inside a Slurm step (srun sets SLURM_PROCID and the step's variables; no
+// TF_CONFIG) the workers find each other through the SlurmClusterResolver.
+TEST(DistsimMultiWorkerTest, SlurmStepWorkersTrainLikeMirrored) {
+  absl::StatusOr<int> base = distsim_test::FreePortRange(2);
+  ASSERT_TRUE(base.ok()) << base.status();
+  std::vector<std::vector<std::pair<std::string, std::string>>> envs;
+  for (int w = 0; w < 2; ++w) {
+    envs.push_back({{"SLURM_PROCID", absl::StrCat(w)},
+                    {"SLURM_STEP_NUM_TASKS", "2"},
+                    {"SLURM_STEP_NODELIST", "127.0.0.1"},
+                    {"SLURM_STEP_TASKS_PER_NODE", "2"}});
+  }
+  std::vector<std::string> json = RunTwoWorkers(
+      "slurm_worker", envs, {absl::StrCat("--slurm_port_base=", *base)});
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_NEAR(std::strtod(JsonField(json[0], "final_loss").c_str(), nullptr),
+              MirroredLoss(), 1e-6);
+}
+
+TEST(DistsimMultiWorkerTest, TwoRealWorkersTrainLikeMirrored) {
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  const std::string cluster =
+      absl::StrCat("{\"worker\": [\"127.0.0.1:", (*ports)[0],
+                   "\", \"127.0.0.1:", (*ports)[1], "\"]}");
+  std::vector<std::vector<std::pair<std::string, std::string>>> envs;
+  for (int w = 0; w < 2; ++w) {
+    envs.push_back(
+        {{"TF_CONFIG", absl::StrCat("{\"cluster\": ", cluster,
+                                    ", \"task\": {\"type\": \"worker\", "
+                                    "\"index\": ",
+                                    w, "}}")}});
+  }
+  std::vector<std::string> json = RunTwoWorkers("real_worker", envs);
+  ASSERT_EQ(json.size(), 2u);
   // Two replicas' sums are the same in either order; the losses match to
   // float32 printing precision.
-  const double loss =
-      std::strtod(JsonField(json[0], "final_loss").c_str(), nullptr);
-  EXPECT_NEAR(loss, *reference->final_loss, 1e-6);
+  EXPECT_NEAR(std::strtod(JsonField(json[0], "final_loss").c_str(), nullptr),
+              MirroredLoss(), 1e-6);
 
   // The same cluster simulated in one process (two hosts of one GPU each)
   // reaches the very same weights: with two replicas every sum has one
@@ -205,6 +247,17 @@ TEST(DistsimMultiWorkerTest, MisusesSayWhatToPass) {
   };
   const std::vector<Case> cases = {
       {TrainArgs({"--platform=host"}), {}, "needs TF_CONFIG"},
+      {TrainArgs({"--cluster_resolver=kubernetes"}),
+       {},
+       "unknown cluster resolver \"kubernetes\""},
+      // Slurm asked for outside a Slurm step.
+      {TrainArgs({"--cluster_resolver=slurm"}), {}, "SLURM_PROCID"},
+      {TrainArgs({}),
+       {{"SLURM_PROCID", "0"},
+        {"SLURM_STEP_NUM_TASKS", "2"},
+        {"SLURM_STEP_NODELIST", "n[1-"},
+        {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"}},
+       "SLURM_STEP_NODELIST"},
       {TrainArgs({"--platform=sim:dgx_h100"}), {}, "dgx_h100_cluster"},
       {TrainArgs({"--platform=sim:dgx_h100_cluster:2"}),
        {{"TF_CONFIG", "{\"cluster\": {\"worker\": [\"127.0.0.1:1\"]}}"}},

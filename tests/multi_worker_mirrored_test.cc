@@ -1,10 +1,12 @@
-// MultiWorkerMirroredStrategy across real processes: workers (mw_worker) on
-// 127.0.0.1 train the small classifier and must reach the weights that
+// MultiWorkerMirroredStrategy across real processes: 2 to 4 workers
+// (mw_worker) on 127.0.0.1, found through TF_CONFIG or a Slurm step's
+// variables, train the small classifier and must reach the weights that
 // MirroredStrategy reaches in one process with as many replicas; a worker
-// that dies makes the survivor fail fast with UNAVAILABLE naming it; a
-// collective past its timeout is DEADLINE_EXCEEDED on every worker; a
-// worker's server refuses calls without the cluster token; a bad TF_CONFIG
-// makes the worker exit non-zero naming the field. Every child is reaped (the
+// that dies, or freezes with its sockets open, makes the others fail fast
+// with UNAVAILABLE naming it; a collective past its timeout is
+// DEADLINE_EXCEEDED on every worker; a worker's server refuses calls
+// without the cluster token; a bad TF_CONFIG or Slurm environment makes the
+// worker exit non-zero naming the field. Every child is reaped (the
 // ChildProcess destructor kills what still runs) and every wait is bounded.
 #include <algorithm>
 #include <cmath>
@@ -124,19 +126,24 @@ std::vector<float> MirroredWeights(int n, int64_t steps) {
   return flat;
 }
 
-void ExpectTrainedLikeMirrored(const std::string& test, int n, bool with_chief,
-                               const std::string& rpc_layer = "",
-                               int local_devices = 1) {
-  constexpr int64_t kSteps = 4;
-  std::vector<std::vector<std::string>> args;
-  for (int w = 0; w < n; ++w) {
-    args.push_back(
-        {absl::StrCat("--steps=", kSteps),
-         absl::StrCat("--local_devices=", local_devices),
-         absl::StrCat("--weights_out=",
-                      TmpPath(absl::StrCat(test, "_w", w, ".bin")))});
-  }
-  auto children = StartWorkers(test, n, with_chief, args, rpc_layer);
+constexpr int64_t kTrainSteps = 4;
+
+// The flags of worker w of `test` that trains and writes its weights.
+std::vector<std::string> TrainArgs(const std::string& test, int w,
+                                   int local_devices) {
+  return {absl::StrCat("--steps=", kTrainSteps),
+          absl::StrCat("--local_devices=", local_devices),
+          absl::StrCat("--weights_out=",
+                       TmpPath(absl::StrCat(test, "_w", w, ".bin")))};
+}
+
+// Every one of the `n` workers of `test` (started with TrainArgs) exits 0,
+// serves `rpc_layer` ("grpc" when empty), and wrote the weights that
+// MirroredStrategy reaches on n * local_devices devices of one process.
+void ExpectWorkersTrainedLikeMirrored(
+    const std::string& test,
+    const std::vector<std::unique_ptr<ChildProcess>>& children, int n,
+    const std::string& rpc_layer, int local_devices) {
   ASSERT_EQ(children.size(), static_cast<size_t>(n));
   for (int w = 0; w < n; ++w) {
     absl::StatusOr<ExitInfo> exit = children[w]->Wait(kWait);
@@ -159,7 +166,7 @@ void ExpectTrainedLikeMirrored(const std::string& test, int n, bool with_chief,
         << children[w]->Stdout();
   }
   const std::vector<float> reference =
-      MirroredWeights(n * local_devices, kSteps);
+      MirroredWeights(n * local_devices, kTrainSteps);
   ASSERT_FALSE(reference.empty());
   std::vector<std::vector<float>> weights;
   for (int w = 0; w < n; ++w) {
@@ -181,12 +188,48 @@ void ExpectTrainedLikeMirrored(const std::string& test, int n, bool with_chief,
   }
 }
 
+void ExpectTrainedLikeMirrored(const std::string& test, int n, bool with_chief,
+                               const std::string& rpc_layer = "",
+                               int local_devices = 1) {
+  std::vector<std::vector<std::string>> args;
+  for (int w = 0; w < n; ++w) args.push_back(TrainArgs(test, w, local_devices));
+  auto children = StartWorkers(test, n, with_chief, args, rpc_layer);
+  ExpectWorkersTrainedLikeMirrored(test, children, n, rpc_layer, local_devices);
+}
+
 TEST(MultiWorkerMirroredTest, TwoWorkersReachMirroredWeights) {
   ExpectTrainedLikeMirrored("two", 2, /*with_chief=*/false);
 }
 
 TEST(MultiWorkerMirroredTest, ChiefAndTwoWorkersReachMirroredWeights) {
   ExpectTrainedLikeMirrored("three", 3, /*with_chief=*/true);
+}
+
+// The most processes the issue asks for: a chief and three workers.
+TEST(MultiWorkerMirroredTest, ChiefAndThreeWorkersReachMirroredWeights) {
+  ExpectTrainedLikeMirrored("four", 4, /*with_chief=*/true);
+}
+
+// Two workers launched as a Slurm step on this host would be (srun sets
+// SLURM_PROCID and the step's variables, and no TF_CONFIG): the
+// SlurmClusterResolver places them at port_base and port_base + 1.
+TEST(MultiWorkerMirroredTest, SlurmStepWorkersReachMirroredWeights) {
+  absl::StatusOr<int> base = distsim_test::FreePortRange(2);
+  ASSERT_TRUE(base.ok()) << base.status();
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  for (int w = 0; w < 2; ++w) {
+    std::vector<std::string> args = TrainArgs("slurm", w, 1);
+    args.push_back(absl::StrCat("--slurm_port_base=", *base));
+    auto child = ChildProcess::Spawn(WorkerBinary(), args,
+                                     {{"SLURM_PROCID", absl::StrCat(w)},
+                                      {"SLURM_STEP_NUM_TASKS", "2"},
+                                      {"SLURM_STEP_NODELIST", "127.0.0.1"},
+                                      {"SLURM_STEP_TASKS_PER_NODE", "2"}},
+                                     TmpPath(absl::StrCat("slurm_worker", w)));
+    ASSERT_TRUE(child.ok()) << child.status();
+    children.push_back(*std::move(child));
+  }
+  ExpectWorkersTrainedLikeMirrored("slurm", children, 2, "", 1);
 }
 
 // Two workers of two devices each: 4 replicas, reduced hierarchically
@@ -237,6 +280,31 @@ INSTANTIATE_TEST_SUITE_P(RpcLayers, DeadWorkerTest,
                            return info.param.empty() ? std::string("grpc")
                                                      : std::string("tcp");
                          });
+
+// A worker that freezes (SIGSTOP) keeps its sockets open, so nothing but
+// the heartbeats can tell the others it is gone: each of the three others
+// fails with UNAVAILABLE naming it within a few heartbeats, not after the
+// collective timeout (10 minutes by default).
+TEST(MultiWorkerMirroredTest, FrozenWorkerIsFoundByHeartbeats) {
+  constexpr int kWorkers = 4;
+  std::vector<std::vector<std::string>> args(kWorkers, {"--steps=200"});
+  args[kWorkers - 1].push_back("--freeze_after_step=2");
+  auto children = StartWorkers("frozen", kWorkers, false, args);
+  ASSERT_EQ(children.size(), static_cast<size_t>(kWorkers));
+  const std::string frozen = absl::StrCat("/job:worker/task:", kWorkers - 1);
+  for (int w = 0; w < kWorkers - 1; ++w) {
+    absl::StatusOr<ExitInfo> exit = children[w]->Wait(absl::Seconds(30));
+    ASSERT_TRUE(exit.ok()) << "worker " << w << ": " << exit.status();
+    EXPECT_TRUE(exit->exited && exit->code == 1) << "worker " << w;
+    const std::string err = children[w]->Stderr();
+    EXPECT_THAT(err, HasSubstr("UNAVAILABLE")) << "worker " << w;
+    EXPECT_THAT(err, HasSubstr(frozen)) << "worker " << w;
+    EXPECT_THAT(err, HasSubstr("heartbeats")) << "worker " << w;
+  }
+  // The frozen worker never finished on its own.
+  EXPECT_THAT(children[kWorkers - 1]->Stdout(), Not(HasSubstr("done")));
+  children[kWorkers - 1]->Kill();
+}
 
 // The last worker stalls inside a step for longer than the collective
 // timeout: the others' all-reduce times out, the first to give up aborts the
@@ -346,22 +414,66 @@ TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
   (*holder)->Kill();
 }
 
-void ExpectBadConfig(const std::string& test, const std::string& tf_config,
-                     const std::string& field) {
-  auto child = ChildProcess::Spawn(WorkerBinary(), {"--steps=1"},
-                                   {{"TF_CONFIG", tf_config}}, TmpPath(test));
+// A worker started with `env` (and `args`) exits 1 with `code` and the
+// name of the bad `field` in its error.
+void ExpectBadEnvironment(
+    const std::string& test,
+    const std::vector<std::pair<std::string, std::string>>& env,
+    const std::string& field, const std::string& code = "INVALID_ARGUMENT",
+    std::vector<std::string> args = {}) {
+  args.push_back("--steps=1");
+  auto child = ChildProcess::Spawn(WorkerBinary(), args, env, TmpPath(test));
   ASSERT_TRUE(child.ok()) << child.status();
   absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
   ASSERT_TRUE(exit.ok()) << exit.status();
   EXPECT_TRUE(exit->exited);
   EXPECT_EQ(exit->code, 1);
   const std::string err = (*child)->Stderr();
-  EXPECT_THAT(err, HasSubstr("INVALID_ARGUMENT"));
+  EXPECT_THAT(err, HasSubstr(code));
   EXPECT_THAT(err, HasSubstr(field));
+}
+
+void ExpectBadConfig(const std::string& test, const std::string& tf_config,
+                     const std::string& field) {
+  ExpectBadEnvironment(test, {{"TF_CONFIG", tf_config}}, field);
 }
 
 TEST(MultiWorkerMirroredTest, MalformedTfConfigExitsNamingIt) {
   ExpectBadConfig("malformed", "{\"cluster\": {\"worker\": [", "TF_CONFIG");
+}
+
+TEST(MultiWorkerMirroredTest, UnknownRpcLayerExitsNamingIt) {
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  ExpectBadConfig("rpc_layer",
+                  TfConfig(*ports, false, "worker", 0, "grpc+rdma"),
+                  "(TF_CONFIG's \"rpc_layer\") is \"grpc+rdma\"");
+}
+
+// Slurm steps gone wrong: each worker names the variable to fix.
+TEST(MultiWorkerMirroredTest, BadSlurmEnvironmentsExitNamingTheVariable) {
+  const std::vector<std::pair<std::string, std::string>> step = {
+      {"SLURM_PROCID", "0"},
+      {"SLURM_STEP_NUM_TASKS", "2"},
+      {"SLURM_STEP_NODELIST", "127.0.0.1"},
+      {"SLURM_STEP_TASKS_PER_NODE", "2"}};
+  auto with = [&](const std::string& name, const std::string& value) {
+    std::vector<std::pair<std::string, std::string>> env = step;
+    for (auto& [k, v] : env) {
+      if (k == name) v = value;
+    }
+    return env;
+  };
+  ExpectBadEnvironment("slurm_nodelist",
+                       with("SLURM_STEP_NODELIST", "t02n[13-"),
+                       "SLURM_STEP_NODELIST");
+  ExpectBadEnvironment("slurm_procid", with("SLURM_PROCID", "2"),
+                       "SLURM_PROCID");
+  ExpectBadEnvironment("slurm_tasks", with("SLURM_STEP_TASKS_PER_NODE", "3"),
+                       "SLURM_STEP_TASKS_PER_NODE");
+  // Asked for Slurm outside a Slurm step.
+  ExpectBadEnvironment("slurm_outside", {}, "SLURM_PROCID",
+                       "FAILED_PRECONDITION", {"--cluster_resolver=slurm"});
 }
 
 TEST(MultiWorkerMirroredTest, TaskIndexOutOfRangeExitsNamingIt) {

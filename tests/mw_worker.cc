@@ -15,6 +15,10 @@
 //   --stall_seconds=S      (default 10)
 //   --cluster_token_file=PATH  the cluster token (ServerOptions::cluster_token)
 //   --local_devices=N      host devices (replicas) of this worker (default 1)
+//   --freeze_after_step=K  SIGSTOP itself once step K is done (its sockets
+//                          stay open; only heartbeats can tell it is gone)
+//   --cluster_resolver=R   auto (default), tf_config or slurm
+//   --slurm_port_base=P    SlurmClusterResolverOptions::port_base
 // Prints "worker <index> done checksum <hex>" and exits 0 on success; prints
 // "mw_worker failed: <status>" to stderr and exits 1 on an error.
 #include <signal.h>
@@ -31,6 +35,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
+#include "distribute/cluster/environment_resolver.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "distribute/server/channel.h"
 #include "distribute/server/server.h"
@@ -43,9 +48,12 @@ absl::Status Main(int argc, char** argv) {
   absl::StatusOr<distsim_test::WorkerFlags> flags =
       distsim_test::WorkerFlags::Parse(argc, argv);
   if (!flags.ok()) return flags.status();
-  int64_t steps, timeout, die_after, stall_after, stall_seconds, local_devices;
+  int64_t steps, timeout, die_after, stall_after, stall_seconds, local_devices,
+      freeze_after, port_base;
   for (auto [name, fallback, out] :
        {std::make_tuple("steps", int64_t{4}, &steps),
+        std::make_tuple("freeze_after_step", int64_t{-1}, &freeze_after),
+        std::make_tuple("slurm_port_base", int64_t{8888}, &port_base),
         std::make_tuple("timeout_seconds", int64_t{0}, &timeout),
         std::make_tuple("die_after_step", int64_t{-1}, &die_after),
         std::make_tuple("stall_after_step", int64_t{-1}, &stall_after),
@@ -69,8 +77,18 @@ absl::Status Main(int argc, char** argv) {
     if (!token.ok()) return token.status();
     server_options.cluster_token = *std::move(token);
   }
+  absl::StatusOr<distribute::cluster::ResolverKind> kind =
+      distribute::cluster::ParseResolverKind(
+          flags->Get("cluster_resolver").value_or("auto"));
+  if (!kind.ok()) return kind.status();
+  distribute::cluster::SlurmClusterResolverOptions slurm;
+  slurm.port_base = port_base;
+  slurm.gpus_per_node = 0;  // Host devices only.
+  absl::StatusOr<std::unique_ptr<distribute::cluster::ClusterResolver>>
+      resolver = distribute::cluster::ResolverFromEnvironment(*kind, slurm);
+  if (!resolver.ok()) return resolver.status();
   auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
-      **platform, nullptr, communication, server_options);
+      **platform, *std::move(resolver), communication, server_options);
   if (!strategy.ok()) return strategy.status();
   const int worker = (*strategy)->WorkerIndex();
   if (const distribute::Server* server = (*strategy)->server()) {
@@ -86,6 +104,10 @@ absl::Status Main(int argc, char** argv) {
         if (report.step == die_after) {
           std::fflush(stdout);
           raise(SIGKILL);
+        }
+        if (report.step == freeze_after) {
+          std::fflush(stdout);
+          raise(SIGSTOP);
         }
         if (report.step == stall_after) {
           absl::SleepFor(absl::Seconds(stall_seconds));

@@ -159,4 +159,35 @@ absl::StatusOr<std::vector<int>> FreePorts(int n) {
   return ports;
 }
 
+absl::StatusOr<int> FreePortRange(int n) {
+  constexpr int kTries = 50;
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    absl::StatusOr<std::vector<int>> base = FreePorts(1);
+    if (!base.ok()) return base.status();
+    const int first = (*base)[0];
+    if (first + n - 1 > 65535) continue;
+    std::vector<int> fds;
+    bool all_free = true;
+    for (int port = first; port < first + n && all_free; ++port) {
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      if (fd < 0) {
+        all_free = false;
+        break;
+      }
+      fds.push_back(fd);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(static_cast<uint16_t>(port));
+      all_free =
+          bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    }
+    for (int fd : fds) close(fd);
+    if (all_free) return first;
+  }
+  return absl::UnavailableError(
+      absl::StrCat("found no ", n, " consecutive free ports on 127.0.0.1 in ",
+                   kTries, " tries"));
+}
+
 }  // namespace distsim_test

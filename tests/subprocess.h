@@ -70,6 +70,11 @@ class ChildProcess {
 // to port 0 together, then released).
 absl::StatusOr<std::vector<int>> FreePorts(int n);
 
+// The first of `n` consecutive TCP ports of 127.0.0.1 that were all free a
+// moment ago (what a Slurm cluster's port_base needs); UNAVAILABLE when
+// none is found in a few tries.
+absl::StatusOr<int> FreePortRange(int n);
+
 }  // namespace distsim_test
 
 #endif  // TESTS_SUBPROCESS_H_

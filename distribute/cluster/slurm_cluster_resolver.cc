@@ -164,11 +164,21 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
   int64_t requested = 0;
   for (const auto& job : jobs) requested += job.second;
   if (requested != num_tasks) {
+    // Name where each count came from, so the fix is clear.
+    const char* requested_from = options.jobs.empty()
+                                     ? "from SLURM_STEP_NUM_TASKS"
+                                     : "from the jobs option";
+    const char* assigned_from =
+        !options.tasks_per_host.empty() ? "the tasks_per_host option"
+        : options.tasks_per_node.has_value()
+            ? "the tasks_per_node option over SLURM_STEP_NODELIST"
+            : "SLURM_STEP_TASKS_PER_NODE over SLURM_STEP_NODELIST";
     return absl::InvalidArgumentError(absl::StrCat(
         kPrefix, "Requested ", requested, " tasks (",
-        absl::StrJoin(jobs, ", ", absl::PairFormatter(": ")), ") but ",
-        requested > num_tasks ? "only " : "", num_tasks,
-        " were assigned by Slurm; the jobs must add up to the step's tasks"));
+        absl::StrJoin(jobs, ", ", absl::PairFormatter(": ")), ", ",
+        requested_from, ") but ", requested > num_tasks ? "only " : "",
+        num_tasks, " were assigned by Slurm (", assigned_from,
+        "); the jobs must add up to the step's tasks"));
   }
   if (resolver->rank_ >= num_tasks) {
     return absl::InvalidArgumentError(

@@ -377,13 +377,23 @@ INSTANTIATE_TEST_SUITE_P(
                    WithJobs(Gpus(0), {{"ps", 2}, {"worker", 4}}), kTwoNodes,
                    absl::StatusCode::kInvalidArgument,
                    "SlurmClusterResolver: Requested 6 tasks (ps: 2, worker: "
-                   "4) but only 4 were assigned by Slurm; the jobs must add "
-                   "up to the step's tasks"},
+                   "4, from the jobs option) but only 4 were assigned by "
+                   "Slurm (SLURM_STEP_TASKS_PER_NODE over "
+                   "SLURM_STEP_NODELIST); the jobs must add up to the step's "
+                   "tasks"},
         SlurmError{"TooFewTasksRequested", WithJobs(Gpus(0), {{"worker", 3}}),
                    kTwoNodes, absl::StatusCode::kInvalidArgument,
-                   "SlurmClusterResolver: Requested 3 tasks (worker: 3) but "
-                   "4 were assigned by Slurm; the jobs must add up to the "
-                   "step's tasks"},
+                   "SlurmClusterResolver: Requested 3 tasks (worker: 3, from "
+                   "the jobs option) but 4 were assigned by Slurm "
+                   "(SLURM_STEP_TASKS_PER_NODE over SLURM_STEP_NODELIST); the "
+                   "jobs must add up to the step's tasks"},
+        SlurmError{"StepTasksDisagree", Gpus(0),
+                   TwoNodesWith({{"SLURM_STEP_NUM_TASKS", "3"}}),
+                   absl::StatusCode::kInvalidArgument,
+                   "SlurmClusterResolver: Requested 3 tasks (worker: 3, from "
+                   "SLURM_STEP_NUM_TASKS) but 4 were assigned by Slurm "
+                   "(SLURM_STEP_TASKS_PER_NODE over SLURM_STEP_NODELIST); the "
+                   "jobs must add up to the step's tasks"},
         SlurmError{"NegativeJob",
                    WithJobs(Gpus(0), {{"ps", -1}, {"worker", 5}}), kTwoNodes,
                    absl::StatusCode::kInvalidArgument,

@@ -18,8 +18,6 @@
 namespace distribute {
 namespace {
 
-// Room for the chunk's header and framing beside its bytes.
-constexpr int64_t kChunkOverhead = int64_t{64} << 10;
 // How long the best-effort abort notices to peers may take.
 constexpr absl::Duration kNotifyTimeout = absl::Seconds(1);
 // Waits block at once. A message over gRPC takes hundreds of microseconds,
@@ -171,7 +169,7 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
         std::string(StripGrpcScheme(options.rank_targets[r]));
   }
   const int64_t max_pack =
-      local.channel_options().max_message_bytes - kChunkOverhead;
+      local.channel_options().max_message_bytes - kGrpcChunkOverheadBytes;
   if (options.bytes_per_pack < 1 || options.bytes_per_pack > max_pack) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bytes_per_pack is ", options.bytes_per_pack, "; it must be in [1, ",

@@ -70,6 +70,10 @@ class MailboxRegistry;
 class MessageSender;
 }  // namespace server_internal
 
+// What a Deliver chunk's framing may add to its bytes: a chunk holds at
+// most max_message_bytes less this.
+inline constexpr int64_t kGrpcChunkOverheadBytes = int64_t{64} << 10;
+
 struct GrpcTransportOptions {
   // Names the group on every server; unique per group instance (a group
   // that is created again after a failure needs a new key).

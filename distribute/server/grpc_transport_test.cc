@@ -109,6 +109,35 @@ TEST_P(GrpcTransportTest, SendsAndReceivesEverySize) {
   }
 }
 
+// The receiving server counts what arrives: over gRPC a message streams in
+// chunks of at most bytes_per_pack bytes; the data plane sends it whole.
+TEST_P(GrpcTransportTest, ReceiverCountsChunksOfBytesPerPack) {
+  std::vector<std::unique_ptr<devices::Transport>> endpoints;
+  for (int r = 0; r < 2; ++r) {
+    GrpcTransportOptions options = Options(r, "packs");
+    options.bytes_per_pack = 1000;
+    auto endpoint = GrpcTransport::Create(*cluster_.servers[r], options);
+    ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+    endpoints.push_back(*std::move(endpoint));
+  }
+  const Server::ReceiveStats before = cluster_.servers[1]->received();
+  std::vector<std::byte> data = Pattern(10'500, 3);
+  std::vector<std::byte> out(data.size());
+  auto recv = endpoints[1]->Recv(0, 1, absl::MakeSpan(out));
+  ASSERT_TRUE(recv.ok()) << recv.status();
+  auto send = endpoints[0]->Send(1, 1, absl::MakeConstSpan(data));
+  ASSERT_TRUE(send.ok()) << send.status();
+  ASSERT_TRUE((*recv)->Wait(kWait).ok());
+  ASSERT_TRUE((*send)->Wait(kWait).ok());
+  EXPECT_TRUE(out == data);
+  const Server::ReceiveStats after = cluster_.servers[1]->received();
+  EXPECT_EQ(after.messages - before.messages, 1);
+  EXPECT_EQ(after.bytes - before.bytes, 10'500);
+  EXPECT_EQ(after.chunks - before.chunks, GetParam() == "grpc" ? 11 : 1);
+  // The sender received nothing.
+  EXPECT_EQ(cluster_.servers[0]->received().messages, 0);
+}
+
 TEST_P(GrpcTransportTest, TagsAreIndependentAndSameTagIsFifo) {
   auto endpoints = Pair();
   ASSERT_EQ(endpoints.size(), 2u);

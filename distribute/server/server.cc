@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "distribute/server/internal/blob_store.h"
 #include "distribute/server/internal/mailbox.h"
+#include "distribute/server/internal/receive_counters.h"
 #include "distribute/server/internal/server_security.h"
 #include "distribute/server/internal/tcp_data_plane.h"
 #include "distribute/server/internal/worker_service_impl.h"
@@ -101,6 +102,7 @@ Server::Server(cluster::ClusterSpec cluster, std::string job_name,
       functions_(std::make_unique<FunctionRegistry>()),
       mailboxes_(std::make_shared<server_internal::MailboxRegistry>()),
       blobs_(std::make_shared<server_internal::BlobStore>()),
+      received_(std::make_shared<server_internal::ReceiveCounters>()),
       peer_filter_(server_internal::PeerFilter::ForCluster(
           cluster_, options_.restrict_to_cluster_hosts)),
       address_(std::move(address)) {
@@ -117,6 +119,7 @@ Server::Server(cluster::ClusterSpec cluster, std::string job_name,
   config.peer_filter = peer_filter_.get();
   config.mailboxes = mailboxes_;
   config.blobs = blobs_;
+  config.received = received_;
   service_ =
       std::make_unique<server_internal::WorkerServiceImpl>(std::move(config));
   bulk_service_ =
@@ -124,6 +127,14 @@ Server::Server(cluster::ClusterSpec cluster, std::string job_name,
 }
 
 Server::~Server() { Stop(); }
+
+Server::ReceiveStats Server::received() const {
+  ReceiveStats stats;
+  stats.messages = received_->messages.load(std::memory_order_relaxed);
+  stats.chunks = received_->chunks.load(std::memory_order_relaxed);
+  stats.bytes = received_->bytes.load(std::memory_order_relaxed);
+  return stats;
+}
 
 absl::Status Server::Start() {
   absl::MutexLock lock(&mu_);
@@ -165,6 +176,7 @@ absl::Status Server::Start() {
     config.cluster_token = options_.cluster_token;
     config.peer_filter = peer_filter_.get();
     config.mailboxes = mailboxes_;
+    config.received = received_;
     absl::StatusOr<std::unique_ptr<server_internal::TcpDataPlane>> plane =
         server_internal::TcpDataPlane::Start(server_internal::HostOf(address_),
                                              std::move(config));

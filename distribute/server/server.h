@@ -48,6 +48,7 @@ namespace distribute {
 namespace server_internal {
 class BlobStore;
 class BulkTransferService;
+struct ReceiveCounters;
 class TcpDataPlane;
 class MailboxRegistry;
 class PeerFilter;
@@ -139,6 +140,17 @@ class Server {
   // cluster, or "" if none is.
   std::string TaskAt(absl::string_view address) const;
 
+  // What this server has received for its transport endpoints since it was
+  // created. Over gRPC a message arrives as a Deliver stream of chunks of at
+  // most the sender's bytes_per_pack bytes (GrpcTransportOptions); over the
+  // grpc+tcp data plane each message counts as one chunk.
+  struct ReceiveStats {
+    int64_t messages = 0;
+    int64_t chunks = 0;
+    int64_t bytes = 0;
+  };
+  ReceiveStats received() const;
+
   // The functions RunFunction calls may run.
   FunctionRegistry& function_registry() { return *functions_; }
 
@@ -176,6 +188,7 @@ class Server {
   std::unique_ptr<FunctionRegistry> functions_;
   std::shared_ptr<server_internal::MailboxRegistry> mailboxes_;
   std::shared_ptr<server_internal::BlobStore> blobs_;
+  std::shared_ptr<server_internal::ReceiveCounters> received_;
   std::unique_ptr<server_internal::PeerFilter> peer_filter_;
   std::unique_ptr<server_internal::WorkerServiceImpl> service_;
   std::unique_ptr<server_internal::BulkTransferService> bulk_service_;

@@ -6,20 +6,22 @@
 // --strategy=multi_worker_mirrored runs MultiWorkerMirroredStrategy two
 // ways:
 //  * on a simulated multi-host platform (--platform=sim:TOPOLOGY, the
-//    default being sim:dgx_h100_cluster:2 when TF_CONFIG is not set), the
+//    default being sim:dgx_h100_cluster:2 outside a cluster), the
 //    whole cluster runs in this process, one worker per simulated host
 //    (distribute/in_process_cluster.h); the chief (task 0) prints the step
 //    lines with the simulated step time of all replicas, and the JSON line
 //    gives "num_workers".
-//  * with TF_CONFIG set (platform "host" unless --platform says otherwise),
-//    this process is one worker of the cluster that TF_CONFIG describes;
+//  * with TF_CONFIG set, or inside a Slurm step (srun; see
+//    --cluster_resolver), with platform "host" unless --platform says
+//    otherwise, this process is one worker of the cluster they describe;
 //    each worker's replicas are its GPUs, else its first CPU. Start one
-//    process per worker with its own TF_CONFIG task. Every worker prints its
+//    process per worker (its own TF_CONFIG task, or one srun task each).
+//    Every worker prints its
 //    step lines, the summary and (with --json) the JSON line, which also
 //    gives "worker_index" and "num_workers"; the workers' results are the
 //    same, so a launcher may read any of them (the chief's, worker 0, by
 //    convention).
-// A real platform without TF_CONFIG, or a simulated topology of one host,
+// A real platform outside a cluster, or a simulated topology of one host,
 // is an error that says what to pass.
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +37,8 @@
 #include "devices/device.h"
 #include "devices/platform.h"
 #include "devices/platform_registry.h"
+#include "distribute/cluster/environment_resolver.h"
+#include "distribute/cluster/slurm_cluster_resolver.h"
 #include "distribute/in_process_cluster.h"
 #include "distribute/local_strategies.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
@@ -212,6 +216,13 @@ absl::Status RunSimulatedCluster(devices::Platform& platform,
                                       workers.num_workers()));
 }
 
+// How a worker process was launched, for messages.
+std::string LaunchedBy(distribute::cluster::ResolverKind kind) {
+  return kind == distribute::cluster::ResolverKind::kSlurm
+             ? "SLURM_PROCID is set"
+             : "TF_CONFIG is set";
+}
+
 }  // namespace
 
 absl::Status RunTrain(const std::vector<std::string>& args) {
@@ -233,6 +244,19 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   double timeout_seconds = 0;
   flags.Double("timeout_seconds", &timeout_seconds,
                "multi_worker_mirrored: bound on each collective (0: none)");
+  std::string resolver_name = "auto";
+  flags.String("cluster_resolver", &resolver_name,
+               "multi_worker_mirrored: how a worker finds its cluster: auto "
+               "(TF_CONFIG when set, else the Slurm step inside srun), "
+               "tf_config or slurm");
+  int64_t slurm_port_base = 8888;
+  flags.Int("slurm_port_base", &slurm_port_base,
+            "Slurm: the port of the first task on each node (the k'th task "
+            "of a node listens on port_base + k)");
+  int64_t slurm_gpus_per_node = -1;
+  flags.Int("slurm_gpus_per_node", &slurm_gpus_per_node,
+            "Slurm: GPUs on each node (-1: what CUDA_VISIBLE_DEVICES shows "
+            "on --platform=cuda, 0 otherwise)");
   std::string token_file;
   distribute::TlsOptions tls;
   flags.String("cluster_token_file", &token_file,
@@ -269,27 +293,40 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
     }
   }
   const bool multi_worker = strategy_name == "multi_worker_mirrored";
-  const char* tf_config = std::getenv("TF_CONFIG");
-  const bool has_tf_config = tf_config != nullptr && tf_config[0] != '\0';
+  absl::StatusOr<distribute::cluster::ResolverKind> resolver_kind =
+      distribute::cluster::ParseResolverKind(resolver_name);
+  if (!resolver_kind.ok()) return resolver_kind.status();
+  // Whether this process was launched as a worker of a cluster (TF_CONFIG,
+  // or a Slurm step for --cluster_resolver=auto or slurm).
+  const std::optional<distribute::cluster::ResolverKind> launched =
+      distribute::cluster::DetectCluster(*resolver_kind);
+  const bool launched_as_worker =
+      launched.has_value() ||
+      (multi_worker &&
+       *resolver_kind == distribute::cluster::ResolverKind::kSlurm);
   if (platform_spec.empty()) {
     platform_spec =
-        !multi_worker ? std::string(kDefaultPlatform)
-                      : (has_tf_config ? "host" : std::string(kDefaultCluster));
+        !multi_worker
+            ? std::string(kDefaultPlatform)
+            : (launched_as_worker ? "host" : std::string(kDefaultCluster));
   }
   const bool simulated_cluster =
       multi_worker && absl::StartsWith(platform_spec, "sim:");
-  if (simulated_cluster && has_tf_config) {
+  if (simulated_cluster && launched_as_worker) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--strategy=multi_worker_mirrored --platform=", platform_spec,
-        " runs the whole simulated cluster in this process, but TF_CONFIG is "
-        "set; unset TF_CONFIG, or pass --platform=host to run as a worker of "
-        "the TF_CONFIG cluster"));
+        " runs the whole simulated cluster in this process, but this process "
+        "was launched as a worker (",
+        launched.has_value() ? LaunchedBy(*launched) : "--cluster_resolver",
+        "); unset TF_CONFIG (or run outside srun), or pass --platform=host "
+        "to run as a worker of that cluster"));
   }
-  if (multi_worker && !simulated_cluster && !has_tf_config) {
+  if (multi_worker && !simulated_cluster && !launched_as_worker) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--strategy=multi_worker_mirrored on platform ", platform_spec,
-        " needs TF_CONFIG (this process is one worker of that cluster; start "
-        "one process per worker), or pass --platform=sim:",
+        " needs TF_CONFIG or a Slurm step (this process is one worker of "
+        "that cluster; start one process per worker, e.g. with srun), or "
+        "pass --platform=sim:",
         kDefaultCluster.substr(4),
         " (any multi-host sim: topology) to simulate the cluster in this "
         "process"));
@@ -299,6 +336,33 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
         "--replicas=", replicas,
         " does not apply to multi_worker_mirrored: "
         "each worker's replicas are its GPUs, else its first CPU"));
+  }
+
+  // The worker's cluster resolver, made before the platform: a Slurm task
+  // takes its share of the node's GPUs (CUDA_VISIBLE_DEVICES), which CUDA
+  // reads once, when the platform starts.
+  std::unique_ptr<distribute::cluster::ClusterResolver> resolver;
+  if (multi_worker && !simulated_cluster) {
+    const bool cuda = absl::StartsWith(platform_spec, "cuda");
+    distribute::cluster::SlurmClusterResolverOptions slurm;
+    slurm.port_base = slurm_port_base;
+    if (slurm_gpus_per_node >= 0) {
+      slurm.gpus_per_node = slurm_gpus_per_node;
+    } else if (!cuda) {
+      slurm.gpus_per_node = 0;  // The replicas are CPUs.
+    }
+    absl::StatusOr<std::unique_ptr<distribute::cluster::ClusterResolver>> made =
+        distribute::cluster::ResolverFromEnvironment(*resolver_kind,
+                                                     std::move(slurm));
+    if (!made.ok()) return made.status();
+    resolver = *std::move(made);
+    auto* slurm_resolver =
+        dynamic_cast<distribute::cluster::SlurmClusterResolver*>(
+            resolver.get());
+    if (slurm_resolver != nullptr && cuda) {
+      absl::Status applied = slurm_resolver->ApplyCudaVisibleDevices();
+      if (!applied.ok()) return applied;
+    }
   }
 
   RegisterAllPlatforms();
@@ -340,7 +404,7 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       server_options.cluster_token = *std::move(token);
     }
     auto s = distribute::MultiWorkerMirroredStrategy::Create(
-        **platform, nullptr, communication, server_options);
+        **platform, std::move(resolver), communication, server_options);
     if (!s.ok()) return s.status();
     strategy = *std::move(s);
   } else {

@@ -470,6 +470,10 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     if (message.ok()) {
       absl::Status ended = (*mailbox)->EndMessage(*message, outcome);
       if (outcome.ok()) outcome = ended;
+      if (config_.received != nullptr) {
+        config_.received->Message();
+        config_.received->Chunk(static_cast<int64_t>(frame.size));
+      }
     }
     if (!WriteStatus(fd, outcome)) return;
     connection.busy.store(false, std::memory_order_release);

@@ -50,6 +50,7 @@
 #include "absl/time/time.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/peer_sender.h"
+#include "distribute/server/internal/receive_counters.h"
 #include "distribute/server/internal/server_security.h"
 #include "distribute/server/worker_service.pb.h"
 
@@ -63,6 +64,8 @@ struct TcpDataPlaneConfig {
   // Not owned; must outlive the data plane.
   PeerFilter* peer_filter = nullptr;
   std::shared_ptr<MailboxRegistry> mailboxes;
+  // Counts the messages received, one chunk each; may be null.
+  std::shared_ptr<ReceiveCounters> received;
   // How long a new connection may take to say hello.
   absl::Duration hello_timeout = absl::Seconds(10);
 };

@@ -117,11 +117,14 @@ grpc::Status WorkerServiceImpl::Deliver(
   auto begun = BeginDelivery(chunk);
   if (!begun.ok()) return ToGrpcStatus(begun.status());
   auto& [mailbox, message] = *begun;
-  absl::Status status =
-      mailbox->AddChunk(*message, chunk.offset(), chunk.data());
-  while (status.ok() && reader->Read(&chunk)) {
-    status = mailbox->AddChunk(*message, chunk.offset(), chunk.data());
-  }
+  auto add = [&, &mailbox = mailbox, &message = message] {
+    if (config_.received != nullptr) {
+      config_.received->Chunk(static_cast<int64_t>(chunk.data().size()));
+    }
+    return mailbox->AddChunk(*message, chunk.offset(), chunk.data());
+  };
+  absl::Status status = add();
+  while (status.ok() && reader->Read(&chunk)) status = add();
   if (status.ok() && context->IsCancelled()) {
     status = absl::CancelledError("the sender cancelled the message");
   }
@@ -141,11 +144,18 @@ grpc::Status WorkerServiceImpl::DeliverRaw(
   auto begun = BeginDelivery(chunk.meta);
   if (!begun.ok()) return ToGrpcStatus(begun.status());
   auto& [mailbox, message] = *begun;
-  absl::Status status =
-      mailbox->AddChunk(*message, chunk.meta.offset(), chunk.pieces);
-  while (status.ok() && reader->Read(&chunk)) {
-    status = mailbox->AddChunk(*message, chunk.meta.offset(), chunk.pieces);
-  }
+  auto add = [&, &mailbox = mailbox, &message = message] {
+    if (config_.received != nullptr) {
+      int64_t bytes = 0;
+      for (absl::string_view piece : chunk.pieces) {
+        bytes += static_cast<int64_t>(piece.size());
+      }
+      config_.received->Chunk(bytes);
+    }
+    return mailbox->AddChunk(*message, chunk.meta.offset(), chunk.pieces);
+  };
+  absl::Status status = add();
+  while (status.ok() && reader->Read(&chunk)) status = add();
   if (status.ok() && context->IsCancelled()) {
     status = absl::CancelledError("the sender cancelled the message");
   }
@@ -173,6 +183,7 @@ WorkerServiceImpl::BeginDelivery(const server::DeliverChunk& first) {
   absl::StatusOr<std::shared_ptr<Inbound>> message =
       (*mailbox)->BeginMessage(header);
   if (!message.ok()) return message.status();
+  if (config_.received != nullptr) config_.received->Message();
   return std::make_pair(*std::move(mailbox), *std::move(message));
 }
 

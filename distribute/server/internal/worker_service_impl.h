@@ -25,6 +25,7 @@
 #include "distribute/server/internal/blob_store.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/raw_chunk.h"
+#include "distribute/server/internal/receive_counters.h"
 #include "distribute/server/internal/server_security.h"
 #include "distribute/server/worker_service.grpc.pb.h"
 
@@ -42,6 +43,8 @@ struct WorkerServiceConfig {
   PeerFilter* peer_filter = nullptr;
   std::shared_ptr<MailboxRegistry> mailboxes;
   std::shared_ptr<BlobStore> blobs;
+  // Counts what Deliver streams bring; may be null.
+  std::shared_ptr<ReceiveCounters> received;
 };
 
 class WorkerServiceImpl final : public server::WorkerService::Service {

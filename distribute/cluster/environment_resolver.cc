@@ -1,0 +1,73 @@
+#include "distribute/cluster/environment_resolver.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "distribute/cluster/tf_config_cluster_resolver.h"
+
+namespace distribute {
+namespace cluster {
+
+absl::StatusOr<ResolverKind> ParseResolverKind(absl::string_view name) {
+  for (ResolverKind kind :
+       {ResolverKind::kAuto, ResolverKind::kTfConfig, ResolverKind::kSlurm}) {
+    if (name == ResolverKindName(kind)) return kind;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown cluster resolver \"", name,
+      "\"; use auto (TF_CONFIG when set, else Slurm inside a Slurm step), "
+      "tf_config or slurm"));
+}
+
+absl::string_view ResolverKindName(ResolverKind kind) {
+  switch (kind) {
+    case ResolverKind::kAuto:
+      return "auto";
+    case ResolverKind::kTfConfig:
+      return "tf_config";
+    case ResolverKind::kSlurm:
+      return "slurm";
+  }
+  return "auto";
+}
+
+std::optional<ResolverKind> DetectCluster(ResolverKind kind,
+                                          const EnvLookup& env) {
+  const std::optional<std::string> tf_config = env("TF_CONFIG");
+  const bool has_tf_config = tf_config.has_value() && !tf_config->empty();
+  const bool in_slurm = env("SLURM_PROCID").has_value();
+  switch (kind) {
+    case ResolverKind::kTfConfig:
+      if (has_tf_config) return kind;
+      break;
+    case ResolverKind::kSlurm:
+      if (in_slurm) return kind;
+      break;
+    case ResolverKind::kAuto:
+      if (has_tf_config) return ResolverKind::kTfConfig;
+      if (in_slurm) return ResolverKind::kSlurm;
+      break;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::unique_ptr<ClusterResolver>> ResolverFromEnvironment(
+    ResolverKind kind, SlurmClusterResolverOptions slurm,
+    const EnvLookup& env) {
+  const std::optional<ResolverKind> found = DetectCluster(kind, env);
+  if (found == ResolverKind::kSlurm || kind == ResolverKind::kSlurm) {
+    // Outside a Slurm step the resolver itself says SLURM_PROCID is missing.
+    absl::StatusOr<std::unique_ptr<SlurmClusterResolver>> resolver =
+        SlurmClusterResolver::Create(std::move(slurm), env);
+    if (!resolver.ok()) return resolver.status();
+    return std::unique_ptr<ClusterResolver>(*std::move(resolver));
+  }
+  absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>> resolver =
+      TFConfigClusterResolver::FromEnv(env);
+  if (!resolver.ok()) return resolver.status();
+  return std::unique_ptr<ClusterResolver>(*std::move(resolver));
+}
+
+}  // namespace cluster
+}  // namespace distribute
