@@ -5,9 +5,10 @@
 // that dies, or freezes with its sockets open, makes the others fail fast
 // with UNAVAILABLE naming it; a collective past its timeout is
 // DEADLINE_EXCEEDED on every worker; a worker's server refuses calls
-// without the cluster token; a bad TF_CONFIG or Slurm environment makes the
-// worker exit non-zero naming the field. Every child is reaped (the
-// ChildProcess destructor kills what still runs) and every wait is bounded.
+// without the cluster token and workers of another cluster; a bad TF_CONFIG or
+// Slurm environment makes the worker exit non-zero naming the field. Every
+// child is reaped (the ChildProcess destructor kills what still runs) and every
+// wait is bounded.
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -416,6 +417,38 @@ TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
 
 // A worker started with `env` (and `args`) exits 1 with `code` and the
 // name of the bad `field` in its error.
+// A worker of another cluster whose TF_CONFIG names a live worker's address
+// (a stale task of an earlier job on a reused port, or a typo in one
+// TF_CONFIG) is refused by that worker's server and exits naming the
+// mismatch, while the cluster it dialled trains undisturbed.
+TEST(MultiWorkerMirroredTest, WorkerOfAnotherClusterIsRefused) {
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(3);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  const std::vector<int> cluster = {(*ports)[0], (*ports)[1]};
+  std::vector<std::unique_ptr<ChildProcess>> members;
+  for (int w = 0; w < 2; ++w) {
+    auto child = ChildProcess::Spawn(
+        WorkerBinary(), TrainArgs("guarded", w, 1),
+        {{"TF_CONFIG", TfConfig(cluster, false, "worker", w)}},
+        TmpPath(absl::StrCat("guarded_worker", w)));
+    ASSERT_TRUE(child.ok()) << child.status();
+    members.push_back(*std::move(child));
+  }
+  // Its cluster: worker 0 of the real one, and itself at a third port.
+  auto outsider = ChildProcess::Spawn(
+      WorkerBinary(), {"--steps=2"},
+      {{"TF_CONFIG", TfConfig({(*ports)[0], (*ports)[2]}, false, "worker", 1)}},
+      TmpPath("guarded_outsider"));
+  ASSERT_TRUE(outsider.ok()) << outsider.status();
+  absl::StatusOr<ExitInfo> refused = (*outsider)->Wait(kWait);
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_TRUE(refused->exited && refused->code == 1);
+  const std::string err = (*outsider)->Stderr();
+  EXPECT_THAT(err, HasSubstr("PERMISSION_DENIED"));
+  EXPECT_THAT(err, HasSubstr("belongs to another cluster"));
+  ExpectWorkersTrainedLikeMirrored("guarded", members, 2, "", 1);
+}
+
 void ExpectBadEnvironment(
     const std::string& test,
     const std::vector<std::pair<std::string, std::string>>& env,

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 namespace distribute {
@@ -387,6 +388,15 @@ int64_t ClusterSpec::total_tasks() const {
   for (const auto& job : jobs_)
     total += static_cast<int64_t>(job.second.size());
   return total;
+}
+
+std::string ClusterSpec::Fingerprint() const {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis.
+  for (unsigned char c : ToJson()) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;  // FNV-1a 64 prime.
+  }
+  return absl::StrFormat("%016x", hash);
 }
 
 std::string ClusterSpec::ToJson() const {

@@ -32,6 +32,19 @@ TEST(ClusterSpecTest, EmptyByDefault) {
   EXPECT_EQ(spec.AsClusterDef().job_size(), 0);
 }
 
+TEST(ClusterSpecTest, FingerprintIsStableAndTellsSpecsApart) {
+  auto a = ClusterSpec::Create({{"worker", {"w0:1", "w1:1"}}});
+  auto same = ClusterSpec::FromJson("{\"worker\": [\"w0:1\", \"w1:1\"]}");
+  auto moved = ClusterSpec::Create({{"worker", {"w0:1", "w1:2"}}});
+  ASSERT_TRUE(a.ok() && same.ok() && moved.ok());
+  EXPECT_EQ(a->Fingerprint().size(), 16u);
+  EXPECT_EQ(a->Fingerprint(), same->Fingerprint());
+  EXPECT_NE(a->Fingerprint(), moved->Fingerprint());
+  // FNV-1a of the JSON, fixed across processes and builds.
+  EXPECT_EQ(ClusterSpec().ToJson(), "{}");
+  EXPECT_EQ(ClusterSpec().Fingerprint(), "08f44b07b5901a25");
+}
+
 TEST(ClusterSpecTest, DenseJobs) {
   ClusterSpec spec = PsWorker();
   EXPECT_THAT(spec.jobs(), ElementsAre("ps", "worker"));

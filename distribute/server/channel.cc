@@ -144,6 +144,13 @@ void PrepareClientContext(const ChannelOptions& options, absl::Duration timeout,
   if (options.cluster_token.has_value()) {
     context.AddMetadata(kClusterTokenMetadataKey, *options.cluster_token);
   }
+  if (!options.caller_task.empty()) {
+    context.AddMetadata(kCallerTaskMetadataKey, options.caller_task);
+  }
+  if (!options.cluster_fingerprint.empty()) {
+    context.AddMetadata(kClusterFingerprintMetadataKey,
+                        options.cluster_fingerprint);
+  }
   if (timeout != absl::InfiniteDuration()) {
     context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   }

@@ -31,6 +31,11 @@ namespace distribute {
 // The metadata key that carries the cluster token on every call.
 inline constexpr char kClusterTokenMetadataKey[] = "x-distsim-cluster-token";
 
+// The metadata keys that say which task calls and the fingerprint of its
+// cluster (ClusterSpec::Fingerprint), on calls from a task.
+inline constexpr char kCallerTaskMetadataKey[] = "x-distsim-task";
+inline constexpr char kClusterFingerprintMetadataKey[] = "x-distsim-cluster";
+
 // 256 MiB, the default bound on one gRPC message.
 inline constexpr int64_t kDefaultMaxMessageBytes = int64_t{256} << 20;
 
@@ -59,6 +64,14 @@ struct ChannelOptions {
   TlsOptions tls;
   // Bound on one message in either direction.
   int64_t max_message_bytes = kDefaultMaxMessageBytes;
+  // When the caller is a task of a cluster: its name ("/job:worker/task:1")
+  // and its cluster's ClusterSpec::Fingerprint(), sent on every call (and in
+  // grpc+tcp hellos), so that the server of another cluster, or of one that
+  // lacks this task, refuses the call instead of mixing two jobs' messages.
+  // A Server sets both for its own clients; a client that is not a task
+  // leaves them empty.
+  std::string caller_task;
+  std::string cluster_fingerprint;
 };
 
 // One gRPC channel argument (name, integer value).
@@ -81,7 +94,8 @@ const std::vector<IntChannelArg>& BulkTransferChannelArgs();
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
     absl::string_view target, const ChannelOptions& options);
 
-// Adds the token metadata and, for a finite `timeout`, the deadline.
+// Adds the token and caller metadata and, for a finite `timeout`, the
+// deadline.
 void PrepareClientContext(const ChannelOptions& options, absl::Duration timeout,
                           grpc::ClientContext& context);
 

@@ -328,7 +328,8 @@ std::shared_ptr<MessageSender> GrpcTransport::Sender(int peer) {
       sender = std::make_shared<server_internal::TcpPeerSender>(
           server_internal::HostOf(options_.rank_targets[peer]),
           data_ports_[peer], std::move(header), channel_options_.cluster_token,
-          Describe(peer), options_.connect_timeout);
+          channel_options_.cluster_fingerprint, Describe(peer),
+          options_.connect_timeout);
     } else {
       sender = std::make_shared<PeerSender>(
           channels_[peer], channel_options_, std::move(header),

@@ -358,26 +358,54 @@ TEST_P(GrpcTransportTest, RendezvousTimesOutNamingMissingTasks) {
 }
 
 TEST_P(GrpcTransportTest, RendezvousWaitsForLateServers) {
-  // Rank 2's server starts a little after rank 0 begins its rendezvous.
-  auto ports = server_internal::PickFreePorts(1);
+  // Task 1's server starts a little after task 0 begins its rendezvous.
+  auto ports = server_internal::PickFreePorts(2);
   ASSERT_TRUE(ports.ok());
-  const std::string late = absl::StrCat("127.0.0.1:", (*ports)[0]);
-  auto spec = cluster::ClusterSpec::Create({{"late", {late}}});
+  std::vector<std::string> targets;
+  for (int port : *ports) targets.push_back(absl::StrCat("127.0.0.1:", port));
+  auto spec = cluster::ClusterSpec::Create({{"worker", targets}});
   ASSERT_TRUE(spec.ok());
+  ServerOptions server_options;
+  server_options.protocol = GetParam();
+  auto early = Server::Create(*spec, "worker", 0, server_options);
+  ASSERT_TRUE(early.ok()) << early.status();
   std::unique_ptr<Server> late_server;
   std::thread starter([&] {
     absl::SleepFor(absl::Milliseconds(200));
-    ServerOptions late_options;
-    late_options.protocol = GetParam();
-    auto server = Server::Create(*spec, "late", 0, late_options);
+    auto server = Server::Create(*spec, "worker", 1, server_options);
     ASSERT_TRUE(server.ok()) << server.status();
     late_server = *std::move(server);
   });
   GrpcTransportOptions options = Options(0, "late");
-  options.rank_targets.push_back(late);
-  auto endpoint = GrpcTransport::Create(*cluster_.servers[0], options);
+  options.rank_targets = targets;
+  auto endpoint = GrpcTransport::Create(**early, options);
   starter.join();
   EXPECT_TRUE(endpoint.ok()) << endpoint.status();
+}
+
+// Endpoints whose servers were given different clusters (a misconfigured
+// TF_CONFIG, or a stale task of another job on a reused port) do not form
+// a group: the rendezvous is refused, naming the other cluster.
+TEST_P(GrpcTransportTest, ServersOfAnotherClusterRefuseTheRendezvous) {
+  auto ports = server_internal::PickFreePorts(1);
+  ASSERT_TRUE(ports.ok());
+  // Rank 1 of the group lives in a cluster of its own.
+  const std::string stranger = absl::StrCat("127.0.0.1:", (*ports)[0]);
+  auto spec = cluster::ClusterSpec::Create({{"worker", {stranger}}});
+  ASSERT_TRUE(spec.ok());
+  ServerOptions server_options;
+  server_options.protocol = GetParam();
+  auto other = Server::Create(*spec, "worker", 0, server_options);
+  ASSERT_TRUE(other.ok()) << other.status();
+  GrpcTransportOptions options = Options(0, "mixed");
+  options.rank_targets = {cluster_.addresses[0], stranger};
+  options.connect_timeout = absl::Seconds(5);
+  auto endpoint = GrpcTransport::Create(*cluster_.servers[0], options);
+  EXPECT_EQ(endpoint.status().code(), absl::StatusCode::kPermissionDenied)
+      << endpoint.status();
+  EXPECT_NE(endpoint.status().message().find("belongs to another cluster"),
+            std::string::npos)
+      << endpoint.status();
 }
 
 INSTANTIATE_TEST_SUITE_P(Protocols, GrpcTransportTest,

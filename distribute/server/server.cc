@@ -106,7 +106,12 @@ Server::Server(cluster::ClusterSpec cluster, std::string job_name,
       peer_filter_(server_internal::PeerFilter::ForCluster(
           cluster_, options_.restrict_to_cluster_hosts)),
       address_(std::move(address)) {
+  caller_check_ =
+      std::make_unique<server_internal::CallerCheck>(cluster_, task_name());
   channel_options_.cluster_token = options_.cluster_token;
+  // This task's own calls say who it is and which cluster it belongs to.
+  channel_options_.caller_task = task_name();
+  channel_options_.cluster_fingerprint = caller_check_->fingerprint();
   channel_options_.tls = options_.tls;
   channel_options_.max_message_bytes = options_.max_message_bytes;
   server_internal::WorkerServiceConfig config;
@@ -117,6 +122,9 @@ Server::Server(cluster::ClusterSpec cluster, std::string job_name,
   config.max_message_bytes = options_.max_message_bytes;
   config.functions = functions_.get();
   config.peer_filter = peer_filter_.get();
+  if (options_.refuse_other_clusters) {
+    config.caller_check = caller_check_.get();
+  }
   config.mailboxes = mailboxes_;
   config.blobs = blobs_;
   config.received = received_;
@@ -175,6 +183,9 @@ absl::Status Server::Start() {
     config.task = task_name();
     config.cluster_token = options_.cluster_token;
     config.peer_filter = peer_filter_.get();
+    if (options_.refuse_other_clusters) {
+      config.caller_check = caller_check_.get();
+    }
     config.mailboxes = mailboxes_;
     config.received = received_;
     absl::StatusOr<std::unique_ptr<server_internal::TcpDataPlane>> plane =

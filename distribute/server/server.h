@@ -49,6 +49,7 @@ namespace server_internal {
 class BlobStore;
 class BulkTransferService;
 struct ReceiveCounters;
+class CallerCheck;
 class TcpDataPlane;
 class MailboxRegistry;
 class PeerFilter;
@@ -78,6 +79,14 @@ struct ServerOptions {
   int64_t max_message_bytes = kDefaultMaxMessageBytes;
   // Refuse calls from addresses that are not a task host of the cluster.
   bool restrict_to_cluster_hosts = true;
+  // Refuse calls from tasks whose cluster spec differs from this server's
+  // (ClusterSpec::Fingerprint, which every task's calls carry) or that this
+  // cluster lacks: a misconfigured TF_CONFIG, or a stale task of another job
+  // on a reused port, then fails its rendezvous with PERMISSION_DENIED
+  // instead of mixing its messages into this job's. Turn off only where each
+  // task's spec is partial by design (say, tasks that know only their own
+  // address because the system picks the ports).
+  bool refuse_other_clusters = true;
 };
 
 class Server {
@@ -190,6 +199,7 @@ class Server {
   std::shared_ptr<server_internal::BlobStore> blobs_;
   std::shared_ptr<server_internal::ReceiveCounters> received_;
   std::unique_ptr<server_internal::PeerFilter> peer_filter_;
+  std::unique_ptr<server_internal::CallerCheck> caller_check_;
   std::unique_ptr<server_internal::WorkerServiceImpl> service_;
   std::unique_ptr<server_internal::BulkTransferService> bulk_service_;
 

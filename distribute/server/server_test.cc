@@ -74,6 +74,44 @@ TEST(ServerTest, CreateStartsAndAnswersPing) {
   EXPECT_EQ(who.address(), (*server)->address());
 }
 
+// A task's calls say which task and cluster they come from: the server
+// admits its own cluster's tasks and clients that are not tasks, and
+// refuses a task of another cluster or one its cluster lacks.
+TEST(ServerTest, RefusesTasksOfOtherClusters) {
+  auto cluster = server_internal::TestCluster::Start(2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const Server& server = *cluster->servers[0];
+  // What the cluster's own servers send.
+  EXPECT_EQ(cluster->servers[1]->channel_options().caller_task,
+            "/job:worker/task:1");
+  EXPECT_EQ(cluster->servers[1]->channel_options().cluster_fingerprint,
+            cluster->spec.Fingerprint());
+  EXPECT_TRUE(
+      Ping(server.target(), cluster->servers[1]->channel_options()).ok());
+  EXPECT_TRUE(Ping(server.target(), {}).ok());  // Not a task: admitted.
+
+  ChannelOptions other_cluster;
+  other_cluster.caller_task = "/job:worker/task:1";
+  other_cluster.cluster_fingerprint =
+      OneWorker(1).Fingerprint();  // Another cluster's spec.
+  absl::Status refused = Ping(server.target(), other_cluster);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << refused;
+  EXPECT_TRUE(
+      absl::StrContains(refused.message(), "belongs to another cluster"))
+      << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "/job:worker/task:1"))
+      << refused;
+
+  ChannelOptions stranger;
+  stranger.caller_task = "/job:ps/task:0";
+  stranger.cluster_fingerprint = cluster->spec.Fingerprint();
+  refused = Ping(server.target(), stranger);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(),
+                                "not a task of this server's cluster"))
+      << refused;
+}
+
 TEST(ServerTest, StopFromAnotherThreadEndsJoin) {
   auto server = Server::CreateLocalServer();
   ASSERT_TRUE(server.ok()) << server.status();

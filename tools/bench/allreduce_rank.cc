@@ -26,6 +26,8 @@ absl::StatusOr<std::unique_ptr<GrpcAllReduceRank>> GrpcAllReduceRank::Start(
   if (!spec.ok()) return spec.status();
   distribute::ServerOptions server_options;
   server_options.protocol = options.protocol;
+  // Each rank's spec holds only its own address, so the ranks' specs differ.
+  server_options.refuse_other_clusters = false;
   absl::StatusOr<std::unique_ptr<distribute::Server>> server =
       distribute::Server::Create(*spec, "worker", options.rank, server_options);
   if (!server.ok()) return server.status();

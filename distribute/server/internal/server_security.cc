@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
@@ -189,6 +190,71 @@ absl::Status CheckClusterToken(
         "the same token");
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+// (job, index) of "/job:<job>/task:<index>", nullopt for anything else.
+std::optional<std::pair<std::string, int64_t>> ParseTaskName(
+    absl::string_view name) {
+  if (!absl::ConsumePrefix(&name, "/job:")) return std::nullopt;
+  const size_t slash = name.find("/task:");
+  if (slash == absl::string_view::npos || slash == 0) return std::nullopt;
+  int64_t index = 0;
+  if (!absl::SimpleAtoi(name.substr(slash + 6), &index) || index < 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(std::string(name.substr(0, slash)), index);
+}
+
+absl::string_view MetadataValue(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+    const char* key) {
+  auto it = metadata.find(key);
+  if (it == metadata.end()) return absl::string_view();
+  return absl::string_view(it->second.data(), it->second.size());
+}
+
+}  // namespace
+
+CallerCheck::CallerCheck(const cluster::ClusterSpec& spec,
+                         std::string server_task)
+    : spec_(spec),
+      fingerprint_(spec.Fingerprint()),
+      server_task_(std::move(server_task)) {}
+
+absl::Status CallerCheck::Check(absl::string_view task,
+                                absl::string_view fingerprint,
+                                absl::string_view peer) const {
+  const std::string caller = task.empty()
+                                 ? absl::StrCat("a task at ", peer)
+                                 : absl::StrCat("task ", task, " (", peer, ")");
+  if (!fingerprint.empty() && fingerprint != fingerprint_) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "task ", server_task_, " refuses the call from ", caller,
+        ": it belongs to another cluster (cluster fingerprint ", fingerprint,
+        ", this server's is ", fingerprint_,
+        "); every task of a cluster must be given the same cluster spec "
+        "(TF_CONFIG's \"cluster\"), and a task of another job must not "
+        "dial this one's addresses"));
+  }
+  // Without a fingerprint the caller does not claim to be a task.
+  if (fingerprint.empty()) return absl::OkStatus();
+  std::optional<std::pair<std::string, int64_t>> parsed = ParseTaskName(task);
+  if (!parsed.has_value() ||
+      !spec_.task_address(parsed->first, parsed->second).ok()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "task ", server_task_, " refuses the call from ", caller,
+        ": that is not a task of this server's cluster ", spec_.ToJson()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CallerCheck::CheckMetadata(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+    absl::string_view peer) const {
+  return Check(MetadataValue(metadata, kCallerTaskMetadataKey),
+               MetadataValue(metadata, kClusterFingerprintMetadataKey), peer);
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadServerCredentials(

@@ -1,6 +1,7 @@
 // The server side of the package's security: which peers may call (the
 // hosts of the cluster's tasks), whether a call carries the cluster token,
-// and the server's TLS credentials.
+// whether a calling task belongs to this cluster, and the server's TLS
+// credentials.
 //
 // Example:
 //   server_internal::PeerFilter filter =
@@ -73,6 +74,35 @@ class PeerFilter {
   std::set<std::string> ips_ ABSL_GUARDED_BY(mu_);
   bool loopback_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time resolved_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+};
+
+// Refuses callers that say they are tasks of another cluster (their
+// ClusterSpec::Fingerprint differs) or tasks that this cluster lacks. A
+// caller that presents no fingerprint does not claim to be a task (it is a
+// client, such as a tool) and is left to the host filter and the token.
+class CallerCheck {
+ public:
+  // For the server of `server_task` ("/job:worker/task:0") in `spec`.
+  CallerCheck(const cluster::ClusterSpec& spec, std::string server_task);
+  CallerCheck(const CallerCheck&) = delete;
+  CallerCheck& operator=(const CallerCheck&) = delete;
+
+  // OK, or PERMISSION_DENIED naming the caller (`task` at `peer`) and what
+  // to fix.
+  absl::Status Check(absl::string_view task, absl::string_view fingerprint,
+                     absl::string_view peer) const;
+  // Check() of a call's kCallerTaskMetadataKey and
+  // kClusterFingerprintMetadataKey.
+  absl::Status CheckMetadata(
+      const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+      absl::string_view peer) const;
+
+  const std::string& fingerprint() const { return fingerprint_; }
+
+ private:
+  const cluster::ClusterSpec spec_;
+  const std::string fingerprint_;
+  const std::string server_task_;
 };
 
 // The host part of "host:port" or "[v6]:port", without brackets.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "gtest/gtest.h"
 
@@ -77,6 +78,36 @@ TEST(ClusterTokenTest, ChecksPresenceAndValue) {
   metadata.emplace(kClusterTokenMetadataKey, "s3cret-and-more");
   EXPECT_EQ(CheckClusterToken(metadata, std::string("s3cret")).code(),
             absl::StatusCode::kUnauthenticated);
+}
+
+TEST(CallerCheckTest, RefusesTasksOfOtherClustersAndStrangers) {
+  auto spec = cluster::ClusterSpec::Create(
+      {{"chief", {"10.0.0.1:1"}}, {"worker", {"10.0.0.2:1", "10.0.0.3:1"}}});
+  ASSERT_TRUE(spec.ok());
+  CallerCheck check(*spec, "/job:worker/task:0");
+  const std::string mine = spec->Fingerprint();
+  EXPECT_EQ(check.fingerprint(), mine);
+  const std::string peer = "ipv4:10.0.0.3:4000";
+  EXPECT_TRUE(check.Check("/job:worker/task:1", mine, peer).ok());
+  EXPECT_TRUE(check.Check("/job:chief/task:0", mine, peer).ok());
+  // No fingerprint: a client, not a task.
+  EXPECT_TRUE(check.Check("", "", peer).ok());
+  EXPECT_TRUE(check.Check("/job:anything/task:7", "", peer).ok());
+
+  absl::Status other =
+      check.Check("/job:worker/task:1", "00000000000000ff", peer);
+  EXPECT_EQ(other.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(absl::StrContains(other.message(), "another cluster")) << other;
+  EXPECT_TRUE(absl::StrContains(other.message(), "/job:worker/task:1"))
+      << other;
+  EXPECT_TRUE(absl::StrContains(other.message(), peer)) << other;
+  for (const char* stranger :
+       {"/job:worker/task:2", "/job:ps/task:0", "/job:worker/task:-1",
+        "/job:worker", "worker/task:1", "/job:/task:0"}) {
+    absl::Status refused = check.Check(stranger, mine, peer);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << stranger;
+    EXPECT_TRUE(absl::StrContains(refused.message(), "not a task")) << refused;
+  }
 }
 
 TEST(ServerCredentialsTest, MissingFilesAreInvalidArgumentNamingThem) {

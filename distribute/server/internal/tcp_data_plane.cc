@@ -377,6 +377,14 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     return;
   }
   const server::MessageHeader& who = hello.header();
+  if (config_.caller_check != nullptr) {
+    absl::Status admitted = config_.caller_check->Check(
+        who.src_task(), hello.cluster_fingerprint(), peer);
+    if (!admitted.ok()) {
+      WriteStatus(fd, admitted);
+      return;
+    }
+  }
   absl::StatusOr<std::shared_ptr<GroupMailbox>> mailbox =
       config_.mailboxes->ForIncoming(who.group_key(), who.dst_rank());
   if (!mailbox.ok()) {
@@ -486,11 +494,13 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
 TcpPeerSender::TcpPeerSender(std::string host, int port,
                              server::MessageHeader header,
                              std::optional<std::string> cluster_token,
-                             std::string peer, absl::Duration connect_timeout)
+                             std::string cluster_fingerprint, std::string peer,
+                             absl::Duration connect_timeout)
     : host_(std::move(host)),
       port_(port),
       header_(std::move(header)),
       cluster_token_(std::move(cluster_token)),
+      cluster_fingerprint_(std::move(cluster_fingerprint)),
       peer_(std::move(peer)),
       connect_timeout_(connect_timeout) {}
 
@@ -619,6 +629,7 @@ absl::Status TcpPeerSender::Connect() {
   }
   server::DataPlaneHello hello;
   if (cluster_token_.has_value()) hello.set_cluster_token(*cluster_token_);
+  hello.set_cluster_fingerprint(cluster_fingerprint_);
   *hello.mutable_header() = header_;
   const std::string bytes = hello.SerializeAsString();
   const uint32_t length = static_cast<uint32_t>(bytes.size());

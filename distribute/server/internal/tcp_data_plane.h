@@ -63,6 +63,8 @@ struct TcpDataPlaneConfig {
   std::optional<std::string> cluster_token;
   // Not owned; must outlive the data plane.
   PeerFilter* peer_filter = nullptr;
+  // Not owned; refuses tasks of other clusters; may be null (no check).
+  const CallerCheck* caller_check = nullptr;
   std::shared_ptr<MailboxRegistry> mailboxes;
   // Counts the messages received, one chunk each; may be null.
   std::shared_ptr<ReceiveCounters> received;
@@ -125,8 +127,11 @@ class TcpDataPlane {
 class TcpPeerSender : public MessageSender {
  public:
   // `header` names the group, both ranks and the sending task.
+  // `cluster_fingerprint`: the sender's ClusterSpec::Fingerprint(), sent in
+  // the hello ("" when the sender is not a task).
   TcpPeerSender(std::string host, int port, server::MessageHeader header,
-                std::optional<std::string> cluster_token, std::string peer,
+                std::optional<std::string> cluster_token,
+                std::string cluster_fingerprint, std::string peer,
                 absl::Duration connect_timeout);
   TcpPeerSender(const TcpPeerSender&) = delete;
   TcpPeerSender& operator=(const TcpPeerSender&) = delete;
@@ -159,6 +164,7 @@ class TcpPeerSender : public MessageSender {
   const int port_;
   const server::MessageHeader header_;
   const std::optional<std::string> cluster_token_;
+  const std::string cluster_fingerprint_;
   const std::string peer_;
   const absl::Duration connect_timeout_;
 

@@ -284,7 +284,7 @@ TEST(TcpPeerSenderTest, NobodyListeningFailsTheSendNamingThePeer) {
   header.set_group_key("g");
   header.set_src_rank(0);
   header.set_dst_rank(1);
-  TcpPeerSender sender("127.0.0.1", port, header, std::nullopt,
+  TcpPeerSender sender("127.0.0.1", port, header, std::nullopt, "",
                        "rank 1 (test peer)", absl::Seconds(5));
   auto op = std::make_shared<SendOp>();
   op->tag = 1;
@@ -310,7 +310,7 @@ TEST(TcpPeerSenderTest, ARefusedHelloFailsTheSendWithTheServersReason) {
   header.set_src_rank(1);
   header.set_dst_rank(0);
   TcpPeerSender sender("127.0.0.1", server->data_port(), header,
-                       std::string("wrong"), "rank 0 (test peer)",
+                       std::string("wrong"), "", "rank 0 (test peer)",
                        absl::Seconds(5));
   auto op = std::make_shared<SendOp>();
   op->tag = 1;
@@ -322,6 +322,40 @@ TEST(TcpPeerSenderTest, ARefusedHelloFailsTheSendWithTheServersReason) {
       << status;
   EXPECT_NE(status.message().find("wrong cluster token"), std::string::npos)
       << status;
+}
+
+// A sender of another cluster (its hello's fingerprint differs), or one
+// that names a task this cluster lacks, is refused before any byte of its
+// messages is taken.
+TEST(TcpPeerSenderTest, ATaskOfAnotherClusterIsRefused) {
+  std::unique_ptr<Server> server = GrpcTcpServer("s3cret");
+  ASSERT_NE(server, nullptr);
+  struct Case {
+    std::string src_task;
+    std::string fingerprint;
+    std::string says;
+  };
+  for (const Case& c :
+       {Case{"/job:worker/task:0", "0123456789abcdef",
+             "belongs to another cluster"},
+        Case{"/job:worker/task:9", server->cluster_spec().Fingerprint(),
+             "not a task of this server's cluster"}}) {
+    server::MessageHeader header;
+    header.set_group_key("g");
+    header.set_src_rank(1);
+    header.set_dst_rank(0);
+    header.set_src_task(c.src_task);
+    TcpPeerSender sender("127.0.0.1", server->data_port(), header,
+                         std::string("s3cret"), c.fingerprint,
+                         "rank 0 (test peer)", absl::Seconds(5));
+    auto op = std::make_shared<SendOp>();
+    op->tag = 1;
+    ASSERT_TRUE(sender.Post(op).ok());
+    ASSERT_TRUE(op->completion.WaitFor(kWait));
+    const absl::Status& status = op->completion.status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
+    EXPECT_NE(status.message().find(c.says), std::string::npos) << status;
+  }
 }
 
 TEST(HostOfTest, StripsPortAndBrackets) {

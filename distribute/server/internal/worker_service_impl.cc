@@ -40,8 +40,13 @@ grpc::Status WorkerServiceImpl::Authorize(grpc::ServerContext* context) const {
                      ": it is not the address of a task of the cluster (only "
                      "the cluster's task hosts may call its servers)"));
   }
+  absl::Status token =
+      CheckClusterToken(context->client_metadata(), config_.cluster_token);
+  if (!token.ok() || config_.caller_check == nullptr) {
+    return ToGrpcStatus(token);
+  }
   return ToGrpcStatus(
-      CheckClusterToken(context->client_metadata(), config_.cluster_token));
+      config_.caller_check->CheckMetadata(context->client_metadata(), peer));
 }
 
 grpc::Status WorkerServiceImpl::Ping(grpc::ServerContext* context,

@@ -41,6 +41,8 @@ struct WorkerServiceConfig {
   // Owned by the Server, which outlives the service.
   FunctionRegistry* functions = nullptr;
   PeerFilter* peer_filter = nullptr;
+  // Refuses tasks of other clusters; may be null (no check).
+  const CallerCheck* caller_check = nullptr;
   std::shared_ptr<MailboxRegistry> mailboxes;
   std::shared_ptr<BlobStore> blobs;
   // Counts what Deliver streams bring; may be null.
