@@ -16,6 +16,7 @@
 #include "distribute/cluster/simple_cluster_resolver.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/collective/cost_model.h"
+#include "distribute/collective/routed_transport.h"
 #include "distribute/collective/schedule_communicator.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/local_strategies.h"
@@ -26,6 +27,10 @@ namespace {
 
 constexpr char kGroupKey[] = "MultiWorkerMirroredStrategy/all-replicas";
 constexpr absl::Duration kConnectTimeout = absl::Seconds(60);
+// What AUTO assumes of messages between two devices of one worker, which
+// travel in memory: a copy at a few GB/s and a thread hand-off.
+constexpr double kInMemoryBandwidth = 5e9;
+constexpr double kInMemoryLatencyUs = 5;
 
 // Where the workers are: the chief (if any), then the "worker" tasks in
 // index order, as "host:port"; and this task's position among them.
@@ -159,16 +164,28 @@ int64_t TransportChunkBytes(const Server& server, int64_t bytes_per_pack) {
   return std::max<int64_t>(1, std::min(bytes_per_pack, largest));
 }
 
-// gRPC endpoints of this worker's local ranks; Deliver streams are chunked
-// by bytes_per_pack (CommunicationOptions).
+// The endpoints of this worker's local ranks (its devices `local`, in
+// order): over gRPC to other workers, Deliver streams chunked by
+// bytes_per_pack (CommunicationOptions); between two of its own devices in
+// memory, through the platform's transport group (RoutedTransport).
 MultiWorkerAllReduce::EndpointFactory GrpcEndpoints(
-    Server& server, std::vector<std::string> rank_targets, int first_rank,
-    int ranks_per_worker, int64_t bytes_per_pack) {
+    Server& server, devices::Platform& platform, std::vector<std::string> local,
+    std::vector<std::string> rank_targets, int first_rank,
+    int64_t bytes_per_pack) {
   const int64_t chunk_bytes = TransportChunkBytes(server, bytes_per_pack);
+  const int ranks_per_worker = static_cast<int>(local.size());
   return
-      [&server, rank_targets = std::move(rank_targets), first_rank,
-       ranks_per_worker, chunk_bytes]()
+      [&server, &platform, local = std::move(local),
+       rank_targets = std::move(rank_targets), first_rank, ranks_per_worker,
+       chunk_bytes]()
           -> absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> {
+        std::vector<std::unique_ptr<devices::Transport>> in_memory;
+        if (ranks_per_worker > 1) {
+          absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>
+              group = platform.CreateTransportGroup(local);
+          if (!group.ok()) return group.status();
+          in_memory = *std::move(group);
+        }
         std::vector<std::unique_ptr<devices::Transport>> endpoints;
         for (int r = 0; r < ranks_per_worker; ++r) {
           GrpcTransportOptions transport;
@@ -182,6 +199,12 @@ MultiWorkerAllReduce::EndpointFactory GrpcEndpoints(
           absl::StatusOr<std::unique_ptr<devices::Transport>> endpoint =
               GrpcTransport::Create(server, std::move(transport));
           if (!endpoint.ok()) return endpoint.status();
+          if (!in_memory.empty()) {
+            endpoint = collective::RoutedTransport::Create(
+                std::move(in_memory[static_cast<size_t>(r)]), first_rank,
+                *std::move(endpoint));
+            if (!endpoint.ok()) return endpoint.status();
+          }
           endpoints.push_back(*std::move(endpoint));
         }
         return endpoints;
@@ -287,7 +310,8 @@ absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>>
 MultiWorkerMirroredStrategy::Create(
     devices::Platform& platform,
     std::unique_ptr<cluster::ClusterResolver> resolver,
-    CommunicationOptions options, ServerOptions server_options) {
+    CommunicationOptions options, ServerOptions server_options,
+    std::vector<std::string> local_devices) {
   absl::Status valid = options.Validate();
   if (!valid.ok()) return valid;
   if (resolver == nullptr) {
@@ -299,7 +323,8 @@ MultiWorkerMirroredStrategy::Create(
   if (!spec.ok()) return spec.status();
 
   absl::StatusOr<std::vector<std::string>> local =
-      ResolveDevices(platform, DefaultDevices(platform));
+      ResolveDevices(platform, local_devices.empty() ? DefaultDevices(platform)
+                                                     : local_devices);
   if (!local.ok()) return local.status();
   const int per_worker = static_cast<int>(local->size());
 
@@ -393,11 +418,15 @@ MultiWorkerMirroredStrategy::Create(
       // across once instead of once per device; RING forces one ring.
       collective::GroupTopology topology =
           GrpcGroupTopology(server->protocol());
-      if (per_worker > 1) topology.ranks_per_node = per_worker;
+      if (per_worker > 1) {
+        // A worker's own devices exchange in memory (RoutedTransport).
+        topology.ranks_per_node = per_worker;
+        topology.intra_bw_Bps = kInMemoryBandwidth;
+        topology.intra_latency_us = kInMemoryLatencyUs;
+      }
       ops = std::make_shared<MultiWorkerAllReduce>(
-          GrpcEndpoints(*server, std::move(rank_targets),
-                        workers.index * per_worker, per_worker,
-                        options.bytes_per_pack),
+          GrpcEndpoints(*server, platform, *local, std::move(rank_targets),
+                        workers.index * per_worker, options.bytes_per_pack),
           workers.index * per_worker, per_worker,
           /*hierarchical=*/per_worker > 1, options, topology);
     }

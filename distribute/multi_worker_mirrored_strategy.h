@@ -115,10 +115,15 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // token and TLS setup. Its protocol is the resolver's rpc_layer when that
   // is set. A worker whose calls the others refuse fails with their
   // UNAUTHENTICATED or PERMISSION_DENIED.
+  // local_devices: this worker's replica devices; empty: its GPUs, else its
+  // first CPU (TF's choice). Every worker must have as many (worker w's
+  // replicas are global replicas w * n .. w * n + n - 1); with several, the
+  // all-reduce is hierarchical and their exchanges stay in memory.
   static absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> Create(
       devices::Platform& platform,
       std::unique_ptr<cluster::ClusterResolver> resolver = nullptr,
-      CommunicationOptions options = {}, ServerOptions server = {});
+      CommunicationOptions options = {}, ServerOptions server = {},
+      std::vector<std::string> local_devices = {});
 
   // One strategy per task of `platform`, worker w being the w'th task in
   // index order (task 0 is the chief): its replicas are the task's GPUs,

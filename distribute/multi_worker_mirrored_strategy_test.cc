@@ -31,8 +31,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::unique_ptr<devices::HostPlatform> Host(int task) {
+std::unique_ptr<devices::HostPlatform> Host(int task, int num_devices = 1) {
   devices::HostPlatformOptions options;
+  options.num_devices = num_devices;
   options.job_prefix = absl::StrCat("/job:worker/replica:0/task:", task);
   return *devices::HostPlatform::Create(options);
 }
@@ -119,20 +120,21 @@ TEST(MultiWorkerMirroredStrategyTest, UnknownRpcLayerNamesTfConfigField) {
 // on its own thread with its own platform.
 void TwoWorkers(
     const std::function<void(MultiWorkerMirroredStrategy&, int worker)>& fn,
-    CommunicationOptions options = {}) {
+    CommunicationOptions options = {}, int local_devices = 1) {
   const std::vector<int> ports = FreePorts(2);
   std::vector<std::thread> threads;
   for (int w = 0; w < 2; ++w) {
     threads.emplace_back([&, w] {
-      auto platform = Host(w);
+      auto platform = Host(w, local_devices);
       const std::string config =
           absl::StrCat("{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
                        "\", \"127.0.0.1:", ports[1],
                        "\"]}, \"task\": {\"type\": "
                        "\"worker\", \"index\": ",
                        w, "}}");
+      // Every host device is a replica.
       auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platform, Resolver(config), options);
+          *platform, Resolver(config), options, {}, platform->DeviceNames());
       ASSERT_TRUE(strategy.ok()) << strategy.status();
       fn(**strategy, w);
     });
@@ -311,6 +313,39 @@ TEST(MultiWorkerMirroredStrategyTest, BytesPerPackChunksTheMessages) {
         EXPECT_GT(got.chunks, got.messages);
       },
       options);
+}
+
+// Workers of two devices each: the hierarchical all-reduce moves data
+// between a worker's own devices in memory, so only the leaders' exchange
+// reaches the servers (before, every local hop went through the worker's
+// own server as well: three times the bytes).
+TEST(MultiWorkerMirroredStrategyTest, LocalDevicesExchangeInMemory) {
+  constexpr int kFloats = 16384;  // 64 KiB per replica.
+  constexpr int64_t kBytes = kFloats * 4;
+  TwoWorkers(
+      [&](MultiWorkerMirroredStrategy& strategy, int w) {
+        ASSERT_EQ(strategy.NumReplicasInSync(), 4);
+        ASSERT_NE(strategy.server(), nullptr);
+        const Server::ReceiveStats before = strategy.server()->received();
+        auto out = strategy.Run(
+            [&](ReplicaContext& ctx, const std::vector<devices::Tensor>&)
+                -> absl::StatusOr<std::vector<devices::Tensor>> {
+              const float mine = 1.0f + ctx.ReplicaIdInSyncGroup();
+              return ctx.AllReduce(ReduceOp::kSum,
+                                   {Floats(std::vector<float>(kFloats, mine))});
+            });
+        ASSERT_TRUE(out.ok()) << out.status();
+        for (int r = 0; r < 2; ++r) {
+          EXPECT_EQ((*out)[0].value(r).data<float>()[kFloats - 1], 10.0f)
+              << "worker " << w << " local replica " << r;
+        }
+        const Server::ReceiveStats after = strategy.server()->received();
+        // The other worker's reduced data came over, once.
+        EXPECT_GE(after.bytes - before.bytes, kBytes / 2);
+        EXPECT_LE(after.bytes - before.bytes, kBytes + kBytes / 2)
+            << "worker " << w << ": local hops went through the server";
+      },
+      {}, /*local_devices=*/2);
 }
 
 TEST(MultiWorkerMirroredStrategyTest, VariablesStartFromTheChief) {

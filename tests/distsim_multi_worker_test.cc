@@ -85,14 +85,17 @@ distsim::TrainOptions Options() {
   return options;
 }
 
-// Runs `distsim train` as worker w with envs[w] and `extra` flags; each
-// must succeed as worker w of 2 with 2 replicas. Their JSON lines.
+// Runs `distsim train` as worker w with envs[w] and `extra` flags, with
+// `per_worker` host devices as replicas each; each must succeed as worker w
+// of 2 with 2 * per_worker replicas. Their JSON lines.
 std::vector<std::string> RunTwoWorkers(
     const std::string& test,
     const std::vector<std::vector<std::pair<std::string, std::string>>>& envs,
-    const std::vector<std::string>& extra = {}) {
+    const std::vector<std::string>& extra = {}, int per_worker = 1) {
   std::vector<std::unique_ptr<ChildProcess>> workers;
-  std::vector<std::string> args = {"--platform=host", "--timeout_seconds=60"};
+  std::vector<std::string> args = {absl::StrCat("--platform=host:", per_worker),
+                                   absl::StrCat("--replicas=", per_worker),
+                                   "--timeout_seconds=60"};
   args.insert(args.end(), extra.begin(), extra.end());
   for (int w = 0; w < 2; ++w) {
     auto child = ChildProcess::Spawn(Distsim(), TrainArgs(args), envs[w],
@@ -114,17 +117,17 @@ std::vector<std::string> RunTwoWorkers(
     json[w] = LastLine(workers[w]->Stdout());
     EXPECT_EQ(JsonField(json[w], "worker_index"), absl::StrCat(w));
     EXPECT_EQ(JsonField(json[w], "num_workers"), "2");
-    EXPECT_EQ(JsonField(json[w], "replicas"), "2");
+    EXPECT_EQ(JsonField(json[w], "replicas"), absl::StrCat(2 * per_worker));
   }
   EXPECT_EQ(JsonField(json[0], "weights_checksum"),
             JsonField(json[1], "weights_checksum"));
   return json;
 }
 
-// The final loss of MirroredStrategy on two host devices of one process.
-double MirroredLoss() {
+// The final loss of MirroredStrategy on `n` host devices of one process.
+double MirroredLoss(int n = 2) {
   devices::HostPlatformOptions host;
-  host.num_devices = 2;
+  host.num_devices = n;
   auto platform = devices::HostPlatform::Create(host);
   EXPECT_TRUE(platform.ok()) << platform.status();
   auto mirrored = distribute::MirroredStrategy::Create(
@@ -136,7 +139,8 @@ double MirroredLoss() {
 }
 
 // Inside a Slurm step (srun sets SLURM_PROCID and the step's variables; no
-// TF_CONFIG) the workers find each other through the SlurmClusterResolver.
+// TF_CONFIG) the workers find each other through the SlurmClusterResolver;
+// with --replicas=2 each trains two replicas of its own (4 in all).
 TEST(DistsimMultiWorkerTest, SlurmStepWorkersTrainLikeMirrored) {
   absl::StatusOr<int> base = distsim_test::FreePortRange(2);
   ASSERT_TRUE(base.ok()) << base.status();
@@ -148,10 +152,11 @@ TEST(DistsimMultiWorkerTest, SlurmStepWorkersTrainLikeMirrored) {
                     {"SLURM_STEP_TASKS_PER_NODE", "2"}});
   }
   std::vector<std::string> json = RunTwoWorkers(
-      "slurm_worker", envs, {absl::StrCat("--slurm_port_base=", *base)});
+      "slurm_worker", envs, {absl::StrCat("--slurm_port_base=", *base)},
+      /*per_worker=*/2);
   ASSERT_EQ(json.size(), 2u);
   EXPECT_NEAR(std::strtod(JsonField(json[0], "final_loss").c_str(), nullptr),
-              MirroredLoss(), 1e-6);
+              MirroredLoss(4), 1e-5);
 }
 
 TEST(DistsimMultiWorkerTest, TwoRealWorkersTrainLikeMirrored) {

@@ -154,6 +154,11 @@ void ExpectWorkersTrainedLikeMirrored(
         << children[w]->Stderr();
     EXPECT_THAT(children[w]->Stdout(),
                 HasSubstr(absl::StrCat("worker ", w, " done checksum")));
+    // The weights alone cannot tell how many replicas shared the batch.
+    EXPECT_THAT(
+        children[w]->Stdout(),
+        HasSubstr(absl::StrCat("worker ", w, " has ", local_devices, " of ",
+                               n * local_devices, " replicas")));
     // The servers speak TF_CONFIG's rpc_layer ("grpc" when it has none),
     // and only grpc+tcp servers open a data port.
     const std::string protocol = rpc_layer.empty() ? "grpc" : rpc_layer;

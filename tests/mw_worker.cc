@@ -87,10 +87,15 @@ absl::Status Main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<distribute::cluster::ClusterResolver>>
       resolver = distribute::cluster::ResolverFromEnvironment(*kind, slurm);
   if (!resolver.ok()) return resolver.status();
+  // Every host device is a replica (by default only the first CPU is).
   auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
-      **platform, *std::move(resolver), communication, server_options);
+      **platform, *std::move(resolver), communication, server_options,
+      (*platform)->DeviceNames());
   if (!strategy.ok()) return strategy.status();
   const int worker = (*strategy)->WorkerIndex();
+  std::printf("worker %d has %d of %d replicas\n", worker,
+              static_cast<int>((*strategy)->extended().WorkerDevices().size()),
+              (*strategy)->NumReplicasInSync());
   if (const distribute::Server* server = (*strategy)->server()) {
     // What the tests check TF_CONFIG's rpc_layer against.
     std::printf("worker %d serves %s, data port %d\n", worker,

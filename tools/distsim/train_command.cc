@@ -14,7 +14,8 @@
 //  * with TF_CONFIG set, or inside a Slurm step (srun; see
 //    --cluster_resolver), with platform "host" unless --platform says
 //    otherwise, this process is one worker of the cluster they describe;
-//    each worker's replicas are its GPUs, else its first CPU. Start one
+//    each worker's replicas are its GPUs, else its first CPU (--replicas=N:
+//    its first N devices). Start one
 //    process per worker (its own TF_CONFIG task, or one srun task each).
 //    Every worker prints its
 //    step lines, the summary and (with --json) the JSON line, which also
@@ -270,7 +271,9 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                "the PEM CA that signs every worker's certificate (mutual "
                "TLS)");
   flags.Int("replicas", &replicas,
-            "replica devices (0: all GPUs, else all CPUs)");
+            "replica devices (0: all GPUs, else all CPUs; for a "
+            "multi_worker_mirrored worker process, this worker's, 0 meaning "
+            "its GPUs, else its first CPU)");
   flags.Int("steps", &options.steps, "training steps");
   flags.Int("global_batch", &options.global_batch, "global batch size");
   int64_t seed = static_cast<int64_t>(options.seed);
@@ -331,11 +334,11 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
         " (any multi-host sim: topology) to simulate the cluster in this "
         "process"));
   }
-  if (multi_worker && replicas != 0) {
+  if (simulated_cluster && replicas != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--replicas=", replicas,
-        " does not apply to multi_worker_mirrored: "
-        "each worker's replicas are its GPUs, else its first CPU"));
+        " does not apply to a simulated multi_worker_mirrored cluster: each "
+        "simulated host's replicas are its GPUs"));
   }
 
   // The worker's cluster resolver, made before the platform: a Slurm task
@@ -403,8 +406,13 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       if (!token.ok()) return token.status();
       server_options.cluster_token = *std::move(token);
     }
+    // --replicas=0 leaves the choice to the strategy (TF's: the GPUs, else
+    // the first CPU); every worker must give the same.
+    std::vector<std::string> local;
+    if (replicas > 0) local = *devs;
     auto s = distribute::MultiWorkerMirroredStrategy::Create(
-        **platform, std::move(resolver), communication, server_options);
+        **platform, std::move(resolver), communication, server_options,
+        std::move(local));
     if (!s.ok()) return s.status();
     strategy = *std::move(s);
   } else {
