@@ -157,11 +157,12 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
 // the transport's default for 0 ("let the library decide"), else the pack
 // size, capped where a chunk would outgrow the server's message bound.
 int64_t TransportChunkBytes(const Server& server, int64_t bytes_per_pack) {
-  const int64_t default_chunk = GrpcTransportOptions().bytes_per_pack;
-  if (bytes_per_pack <= 0) return default_chunk;
+  const int64_t wanted = bytes_per_pack > 0
+                             ? bytes_per_pack
+                             : GrpcTransportOptions().bytes_per_pack;
   const int64_t largest =
       server.channel_options().max_message_bytes - kGrpcChunkOverheadBytes;
-  return std::max<int64_t>(1, std::min(bytes_per_pack, largest));
+  return std::max<int64_t>(1, std::min(wanted, largest));
 }
 
 // The endpoints of this worker's local ranks (its devices `local`, in

@@ -420,15 +420,22 @@ TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
   (*holder)->Kill();
 }
 
-// A worker started with `env` (and `args`) exits 1 with `code` and the
-// name of the bad `field` in its error.
-// A worker of another cluster whose TF_CONFIG names a live worker's address
-// (a stale task of an earlier job on a reused port, or a typo in one
-// TF_CONFIG) is refused by that worker's server and exits naming the
-// mismatch, while the cluster it dialled trains undisturbed.
+// A worker whose TF_CONFIG gives another cluster but names a live worker's
+// address (one TF_CONFIG that disagrees with the others, or a task of
+// another job with a different spec on a reused port) is refused by that
+// worker's server and exits naming the mismatch, while the cluster it
+// dialled trains undisturbed.
 TEST(MultiWorkerMirroredTest, WorkerOfAnotherClusterIsRefused) {
   absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(3);
   ASSERT_TRUE(ports.ok()) << ports.status();
+  // The outsider starts first: its rendezvous waits for worker 0 of the
+  // real cluster (its own cluster is that worker and itself, at a third
+  // port), so it is refused however fast the real cluster trains.
+  auto outsider = ChildProcess::Spawn(
+      WorkerBinary(), {"--steps=2"},
+      {{"TF_CONFIG", TfConfig({(*ports)[0], (*ports)[2]}, false, "worker", 1)}},
+      TmpPath("guarded_outsider"));
+  ASSERT_TRUE(outsider.ok()) << outsider.status();
   const std::vector<int> cluster = {(*ports)[0], (*ports)[1]};
   std::vector<std::unique_ptr<ChildProcess>> members;
   for (int w = 0; w < 2; ++w) {
@@ -439,12 +446,6 @@ TEST(MultiWorkerMirroredTest, WorkerOfAnotherClusterIsRefused) {
     ASSERT_TRUE(child.ok()) << child.status();
     members.push_back(*std::move(child));
   }
-  // Its cluster: worker 0 of the real one, and itself at a third port.
-  auto outsider = ChildProcess::Spawn(
-      WorkerBinary(), {"--steps=2"},
-      {{"TF_CONFIG", TfConfig({(*ports)[0], (*ports)[2]}, false, "worker", 1)}},
-      TmpPath("guarded_outsider"));
-  ASSERT_TRUE(outsider.ok()) << outsider.status();
   absl::StatusOr<ExitInfo> refused = (*outsider)->Wait(kWait);
   ASSERT_TRUE(refused.ok()) << refused.status();
   EXPECT_TRUE(refused->exited && refused->code == 1);
@@ -454,6 +455,8 @@ TEST(MultiWorkerMirroredTest, WorkerOfAnotherClusterIsRefused) {
   ExpectWorkersTrainedLikeMirrored("guarded", members, 2, "", 1);
 }
 
+// A worker started with `env` (and `args`) exits 1 with `code` and the
+// name of the bad `field` in its error.
 void ExpectBadEnvironment(
     const std::string& test,
     const std::vector<std::pair<std::string, std::string>>& env,

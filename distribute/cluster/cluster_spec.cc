@@ -391,8 +391,13 @@ int64_t ClusterSpec::total_tasks() const {
 }
 
 std::string ClusterSpec::Fingerprint() const {
+  // Jobs without tasks change nothing about who may call: leave them out.
+  std::map<std::string, JobTasks> nonempty;
+  for (const auto& [job, tasks] : jobs_) {
+    if (!tasks.empty()) nonempty.emplace(job, tasks);
+  }
   uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis.
-  for (unsigned char c : ToJson()) {
+  for (unsigned char c : ClusterSpec(std::move(nonempty)).ToJson()) {
     hash ^= c;
     hash *= 0x100000001b3ULL;  // FNV-1a 64 prime.
   }

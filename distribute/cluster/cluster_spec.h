@@ -94,9 +94,10 @@ class ClusterSpec {
   // decimal index; FromJson(ToJson()) gives back an equal ClusterSpec.
   std::string ToJson() const;
   // 16 hex digits that are the same for equal specs in every process and
-  // build (a 64-bit FNV-1a hash of ToJson()): what tasks compare to tell
-  // that they were given the same cluster. Not a secret and not
-  // collision-proof against an adversary; the cluster token is.
+  // build (a 64-bit FNV-1a hash of ToJson(), jobs without tasks left out):
+  // what tasks compare to tell that they were given the same cluster. It
+  // catches misconfiguration; it is not a secret and not collision-proof
+  // against an adversary (the cluster token is the authentication).
   std::string Fingerprint() const;
   // One line for logs: "ClusterSpec{ps: [ps0:2222], worker: {1: w1:2222}}".
   std::string DebugString() const;

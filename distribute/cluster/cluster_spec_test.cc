@@ -40,6 +40,11 @@ TEST(ClusterSpecTest, FingerprintIsStableAndTellsSpecsApart) {
   EXPECT_EQ(a->Fingerprint().size(), 16u);
   EXPECT_EQ(a->Fingerprint(), same->Fingerprint());
   EXPECT_NE(a->Fingerprint(), moved->Fingerprint());
+  // An empty job changes nothing.
+  auto with_empty = ClusterSpec::Create(
+      {{"worker", {"w0:1", "w1:1"}}, {"ps", std::vector<std::string>{}}});
+  ASSERT_TRUE(with_empty.ok()) << with_empty.status();
+  EXPECT_EQ(with_empty->Fingerprint(), a->Fingerprint());
   // FNV-1a of the JSON, fixed across processes and builds.
   EXPECT_EQ(ClusterSpec().ToJson(), "{}");
   EXPECT_EQ(ClusterSpec().Fingerprint(), "08f44b07b5901a25");

@@ -36,13 +36,15 @@ std::optional<ResolverKind> DetectCluster(ResolverKind kind,
                                           const EnvLookup& env) {
   const std::optional<std::string> tf_config = env("TF_CONFIG");
   const bool has_tf_config = tf_config.has_value() && !tf_config->empty();
-  const bool in_slurm = env("SLURM_PROCID").has_value();
+  // srun sets both; an sbatch script sets SLURM_PROCID without a step.
+  const bool in_slurm = env("SLURM_PROCID").has_value() &&
+                        env("SLURM_STEP_NUM_TASKS").has_value();
   switch (kind) {
     case ResolverKind::kTfConfig:
       if (has_tf_config) return kind;
       break;
     case ResolverKind::kSlurm:
-      if (in_slurm) return kind;
+      if (env("SLURM_PROCID").has_value()) return kind;
       break;
     case ResolverKind::kAuto:
       if (has_tf_config) return ResolverKind::kTfConfig;

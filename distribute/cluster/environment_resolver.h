@@ -37,7 +37,9 @@ absl::string_view ResolverKindName(ResolverKind kind);
 
 // The resolver `kind` selects in `env`, or nullopt when it finds no cluster
 // there: kTfConfig needs a non-empty TF_CONFIG, kSlurm needs SLURM_PROCID,
-// and kAuto takes the first of those that is present.
+// and kAuto takes TF_CONFIG when set, else Slurm inside a job step
+// (SLURM_PROCID and SLURM_STEP_NUM_TASKS, which srun sets; an sbatch
+// script has SLURM_PROCID alone and is no cluster).
 std::optional<ResolverKind> DetectCluster(ResolverKind kind,
                                           const EnvLookup& env = ProcessEnv());
 

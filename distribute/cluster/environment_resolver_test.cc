@@ -53,6 +53,10 @@ TEST(EnvironmentResolverTest, AutoPrefersTfConfigThenSlurm) {
   EXPECT_EQ(DetectCluster(ResolverKind::kAuto, EnvFromMap({{"TF_CONFIG", ""}})),
             std::nullopt);
   EXPECT_EQ(DetectCluster(ResolverKind::kSlurm, EnvFromMap({})), std::nullopt);
+  // An sbatch script (not a step): SLURM_PROCID without the step's tasks.
+  EXPECT_EQ(
+      DetectCluster(ResolverKind::kAuto, EnvFromMap({{"SLURM_PROCID", "0"}})),
+      std::nullopt);
   // An explicit kind ignores the other launcher's variables.
   EXPECT_EQ(DetectCluster(ResolverKind::kSlurm, EnvFromMap(both)),
             ResolverKind::kSlurm);

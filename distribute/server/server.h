@@ -81,11 +81,15 @@ struct ServerOptions {
   bool restrict_to_cluster_hosts = true;
   // Refuse calls from tasks whose cluster spec differs from this server's
   // (ClusterSpec::Fingerprint, which every task's calls carry) or that this
-  // cluster lacks: a misconfigured TF_CONFIG, or a stale task of another job
-  // on a reused port, then fails its rendezvous with PERMISSION_DENIED
-  // instead of mixing its messages into this job's. Turn off only where each
-  // task's spec is partial by design (say, tasks that know only their own
-  // address because the system picks the ports).
+  // cluster lacks: a task with a TF_CONFIG that disagrees, or a task of
+  // another job with another spec on a reused port, then fails its
+  // rendezvous with PERMISSION_DENIED instead of mixing its messages into
+  // this job's. It guards against misconfiguration, not attack: a caller
+  // that sends no fingerprint is taken for a client (not a task), and a
+  // stale task of an earlier run of the same spec looks the same as a live
+  // one; a cluster token per run (cluster_token) keeps both out. Turn off
+  // only where each task's spec is partial by design (say, tasks that know
+  // only their own address because the system picks the ports).
   bool refuse_other_clusters = true;
 };
 

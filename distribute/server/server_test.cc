@@ -112,6 +112,18 @@ TEST(ServerTest, RefusesTasksOfOtherClusters) {
       << refused;
 }
 
+// Where specs are partial by design, the check can be turned off.
+TEST(ServerTest, RefuseOtherClustersOffAdmitsThem) {
+  ServerOptions options;
+  options.refuse_other_clusters = false;
+  auto server = CreateOnFreePort(OneWorker, "worker", options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  ChannelOptions other_cluster;
+  other_cluster.caller_task = "/job:worker/task:5";
+  other_cluster.cluster_fingerprint = "00000000000000ff";
+  EXPECT_TRUE(Ping((*server)->target(), other_cluster).ok());
+}
+
 TEST(ServerTest, StopFromAnotherThreadEndsJoin) {
   auto server = Server::CreateLocalServer();
   ASSERT_TRUE(server.ok()) << server.status();

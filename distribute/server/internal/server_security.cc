@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/security/server_credentials.h"
@@ -207,6 +208,12 @@ std::optional<std::pair<std::string, int64_t>> ParseTaskName(
   return std::make_pair(std::string(name.substr(0, slash)), index);
 }
 
+std::vector<std::string> JobNames(const cluster::ClusterSpec& spec) {
+  std::vector<std::string> names;
+  for (const auto& [job, tasks] : spec.job_map()) names.push_back(job);
+  return names;
+}
+
 absl::string_view MetadataValue(
     const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
     const char* key) {
@@ -245,7 +252,9 @@ absl::Status CallerCheck::Check(absl::string_view task,
       !spec_.task_address(parsed->first, parsed->second).ok()) {
     return absl::PermissionDeniedError(absl::StrCat(
         "task ", server_task_, " refuses the call from ", caller,
-        ": that is not a task of this server's cluster ", spec_.ToJson()));
+        ": that is not a task of this server's cluster (", spec_.total_tasks(),
+        " tasks in jobs ", absl::StrJoin(JobNames(spec_), ", "),
+        "); give every task the same cluster spec"));
   }
   return absl::OkStatus();
 }

@@ -476,12 +476,13 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
       return;
     }
     if (message.ok()) {
-      absl::Status ended = (*mailbox)->EndMessage(*message, outcome);
-      if (outcome.ok()) outcome = ended;
-      if (config_.received != nullptr) {
+      // Counted before EndMessage wakes the receiver.
+      if (outcome.ok() && config_.received != nullptr) {
         config_.received->Message();
         config_.received->Chunk(static_cast<int64_t>(frame.size));
       }
+      absl::Status ended = (*mailbox)->EndMessage(*message, outcome);
+      if (outcome.ok()) outcome = ended;
     }
     if (!WriteStatus(fd, outcome)) return;
     connection.busy.store(false, std::memory_order_release);
