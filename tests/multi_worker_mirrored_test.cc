@@ -428,9 +428,10 @@ TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
 TEST(MultiWorkerMirroredTest, WorkerOfAnotherClusterIsRefused) {
   absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(3);
   ASSERT_TRUE(ports.ok()) << ports.status();
-  // The outsider starts first: its rendezvous waits for worker 0 of the
-  // real cluster (its own cluster is that worker and itself, at a third
-  // port), so it is refused however fast the real cluster trains.
+  // The outsider's cluster is worker 0 of the real one and itself, at a
+  // third port. Its rendezvous waits for worker 0, which pauses after step 1
+  // for 3 s, so the outsider reaches it while it runs however the processes
+  // are scheduled.
   auto outsider = ChildProcess::Spawn(
       WorkerBinary(), {"--steps=2"},
       {{"TF_CONFIG", TfConfig({(*ports)[0], (*ports)[2]}, false, "worker", 1)}},
@@ -439,8 +440,11 @@ TEST(MultiWorkerMirroredTest, WorkerOfAnotherClusterIsRefused) {
   const std::vector<int> cluster = {(*ports)[0], (*ports)[1]};
   std::vector<std::unique_ptr<ChildProcess>> members;
   for (int w = 0; w < 2; ++w) {
+    std::vector<std::string> args = TrainArgs("guarded", w, 1);
+    args.push_back("--stall_after_step=1");
+    args.push_back("--stall_seconds=3");
     auto child = ChildProcess::Spawn(
-        WorkerBinary(), TrainArgs("guarded", w, 1),
+        WorkerBinary(), args,
         {{"TF_CONFIG", TfConfig(cluster, false, "worker", w)}},
         TmpPath(absl::StrCat("guarded_worker", w)));
     ASSERT_TRUE(child.ok()) << child.status();
