@@ -477,7 +477,7 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     }
     if (message.ok()) {
       // Counted before EndMessage wakes the receiver.
-      if (outcome.ok() && config_.received != nullptr) {
+      if (outcome.ok()) {
         config_.received->Message();
         config_.received->Chunk(static_cast<int64_t>(frame.size));
       }

@@ -66,8 +66,9 @@ struct TcpDataPlaneConfig {
   // Not owned; refuses tasks of other clusters; may be null (no check).
   const CallerCheck* caller_check = nullptr;
   std::shared_ptr<MailboxRegistry> mailboxes;
-  // Counts the messages received, one chunk each; may be null.
-  std::shared_ptr<ReceiveCounters> received;
+  // Counts the messages received, one chunk each (the Server reads it).
+  std::shared_ptr<ReceiveCounters> received =
+      std::make_shared<ReceiveCounters>();
   // How long a new connection may take to say hello.
   absl::Duration hello_timeout = absl::Seconds(10);
 };

@@ -123,9 +123,7 @@ grpc::Status WorkerServiceImpl::Deliver(
   if (!begun.ok()) return ToGrpcStatus(begun.status());
   auto& [mailbox, message] = *begun;
   auto add = [&, &mailbox = mailbox, &message = message] {
-    if (config_.received != nullptr) {
-      config_.received->Chunk(static_cast<int64_t>(chunk.data().size()));
-    }
+    config_.received->Chunk(static_cast<int64_t>(chunk.data().size()));
     return mailbox->AddChunk(*message, chunk.offset(), chunk.data());
   };
   absl::Status status = add();
@@ -150,13 +148,11 @@ grpc::Status WorkerServiceImpl::DeliverRaw(
   if (!begun.ok()) return ToGrpcStatus(begun.status());
   auto& [mailbox, message] = *begun;
   auto add = [&, &mailbox = mailbox, &message = message] {
-    if (config_.received != nullptr) {
-      int64_t bytes = 0;
-      for (absl::string_view piece : chunk.pieces) {
-        bytes += static_cast<int64_t>(piece.size());
-      }
-      config_.received->Chunk(bytes);
+    int64_t bytes = 0;
+    for (absl::string_view piece : chunk.pieces) {
+      bytes += static_cast<int64_t>(piece.size());
     }
+    config_.received->Chunk(bytes);
     return mailbox->AddChunk(*message, chunk.meta.offset(), chunk.pieces);
   };
   absl::Status status = add();
@@ -188,7 +184,7 @@ WorkerServiceImpl::BeginDelivery(const server::DeliverChunk& first) {
   absl::StatusOr<std::shared_ptr<Inbound>> message =
       (*mailbox)->BeginMessage(header);
   if (!message.ok()) return message.status();
-  if (config_.received != nullptr) config_.received->Message();
+  config_.received->Message();
   return std::make_pair(*std::move(mailbox), *std::move(message));
 }
 

@@ -45,8 +45,9 @@ struct WorkerServiceConfig {
   const CallerCheck* caller_check = nullptr;
   std::shared_ptr<MailboxRegistry> mailboxes;
   std::shared_ptr<BlobStore> blobs;
-  // Counts what Deliver streams bring; may be null.
-  std::shared_ptr<ReceiveCounters> received;
+  // Counts what Deliver streams bring (the Server reads it).
+  std::shared_ptr<ReceiveCounters> received =
+      std::make_shared<ReceiveCounters>();
 };
 
 class WorkerServiceImpl final : public server::WorkerService::Service {
