@@ -287,6 +287,32 @@ INSTANTIATE_TEST_SUITE_P(RpcLayers, DeadWorkerTest,
                                                      : std::string("tcp");
                          });
 
+// TF needs as many devices on every worker; here the three workers have 2,
+// 1 and 2. Each numbers the group's replicas by its own count, so before
+// the rendezvous compared layouts they waited for each other's messages
+// until killed (there is no collective timeout by default). Now every
+// worker fails within seconds naming both layouts.
+TEST(MultiWorkerMirroredTest, WorkersOfUnequalDeviceCountsFailNamingThem) {
+  auto children =
+      StartWorkers("unequal", 3, false,
+                   {TrainArgs("unequal", 0, 2), TrainArgs("unequal", 1, 1),
+                    TrainArgs("unequal", 2, 2)});
+  ASSERT_EQ(children.size(), 3u);
+  for (int w = 0; w < 3; ++w) {
+    absl::StatusOr<ExitInfo> exit = children[w]->Wait(absl::Seconds(30));
+    ASSERT_TRUE(exit.ok()) << "worker " << w << ": " << exit.status();
+    EXPECT_TRUE(exit->exited && exit->code == 1) << "worker " << w;
+    const std::string err = children[w]->Stderr();
+    EXPECT_THAT(err, HasSubstr("FAILED_PRECONDITION")) << "worker " << w;
+    EXPECT_THAT(err, HasSubstr("has two layouts")) << "worker " << w;
+    EXPECT_THAT(err, HasSubstr("sees 3 ranks (1 on /job:worker/task:0, 1 on "
+                               "/job:worker/task:1, 1 on /job:worker/task:2)"))
+        << "worker " << w;
+    EXPECT_THAT(err, HasSubstr("as many local devices on every worker"))
+        << "worker " << w;
+  }
+}
+
 // A worker that freezes (SIGSTOP) keeps its sockets open, so nothing but
 // the heartbeats can tell the others it is gone: each of the three others
 // fails with UNAVAILABLE naming it within a few heartbeats, not after the

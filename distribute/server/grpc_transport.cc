@@ -1,5 +1,6 @@
 #include "distribute/server/grpc_transport.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -108,6 +109,57 @@ class RecvRequest : public devices::Request {
   const absl::Duration spin_;
 };
 
+// How long a server that answered the rendezvous may then be unreachable
+// before the layout check gives up on it: it has most likely exited (a
+// task that fails its own rendezvous does).
+constexpr absl::Duration kGoneGrace = absl::Seconds(2);
+// The rendezvous asks the servers that have not answered yet again this
+// often, looking in between for an abort of the group on its own server.
+constexpr absl::Duration kRendezvousPoll = absl::Seconds(1);
+
+// Sends `layout` to every server (one per task of the group). OK once each
+// accepted it; a refusal (FAILED_PRECONDITION: the task's endpoints see
+// another layout) or other error comes back naming `names[i]`. A server
+// that is unreachable is retried for kGoneGrace, then reported UNAVAILABLE.
+absl::Status AgreeOnLayout(
+    const std::vector<server::WorkerService::Stub*>& servers,
+    const std::vector<std::string>& names, const ChannelOptions& options,
+    const server::PingRequest& layout, absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + kGoneGrace;
+  std::vector<size_t> pending(servers.size());
+  for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  while (true) {
+    std::vector<server::WorkerService::Stub*> asked;
+    for (size_t i : pending) asked.push_back(servers[i]);
+    std::vector<server_internal::PingResult> answers = server_internal::PingAll(
+        asked, options, timeout, /*wait_for_ready=*/false, layout);
+    std::vector<size_t> unreachable;
+    for (size_t k = 0; k < answers.size(); ++k) {
+      const absl::Status& status = answers[k].status;
+      if (status.ok()) continue;
+      if (status.code() == absl::StatusCode::kUnavailable) {
+        unreachable.push_back(pending[k]);
+        continue;
+      }
+      return absl::Status(
+          status.code(),
+          absl::StrCat("the server of ", names[pending[k]],
+                       " refused the group: ", status.message()));
+    }
+    if (unreachable.empty()) return absl::OkStatus();
+    if (absl::Now() >= give_up) {
+      std::vector<std::string> gone;
+      for (size_t i : unreachable) gone.push_back(names[i]);
+      return absl::UnavailableError(absl::StrCat(
+          "the servers of ", absl::StrJoin(gone, ", "),
+          " answered the rendezvous but then stopped answering; those tasks "
+          "have most likely exited (see their logs)"));
+    }
+    pending = std::move(unreachable);
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
 std::string DeviceName(const server::PingResponse& who) {
   return absl::StrCat("/job:", who.job(), "/replica:0/task:", who.task_index(),
                       "/device:CPU:0");
@@ -197,9 +249,42 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
     stub_ptrs.push_back(stubs.back().get());
     channels.push_back(*std::move(channel));
   }
-  std::vector<server_internal::PingResult> answers = server_internal::PingAll(
-      stub_ptrs, local.channel_options(), options.connect_timeout,
-      /*wait_for_ready=*/true);
+  // Asked in rounds of at most kRendezvousPoll, so that a group already
+  // aborted on this server (a peer refused it: its layout differs) ends the
+  // wait instead of a dead peer's connect_timeout.
+  std::vector<server_internal::PingResult> answers(size);
+  std::vector<int> waiting(size);
+  for (int r = 0; r < size; ++r) waiting[r] = r;
+  const absl::Time deadline = absl::Now() + options.connect_timeout;
+  while (true) {
+    std::vector<server::WorkerService::Stub*> asked;
+    for (int r : waiting) asked.push_back(stub_ptrs[r]);
+    std::vector<server_internal::PingResult> round = server_internal::PingAll(
+        asked, local.channel_options(),
+        std::min(kRendezvousPoll, deadline - absl::Now()),
+        /*wait_for_ready=*/true);
+    std::vector<int> still;
+    for (size_t k = 0; k < round.size(); ++k) {
+      const int r = waiting[k];
+      answers[r] = std::move(round[k]);
+      const absl::Status& status = answers[r].status;
+      if (status.code() == absl::StatusCode::kDeadlineExceeded ||
+          status.code() == absl::StatusCode::kUnavailable) {
+        still.push_back(r);
+      }
+    }
+    waiting = std::move(still);
+    absl::Status aborted = local.mailboxes()->GroupStatus(options.group_key);
+    if (!aborted.ok()) {
+      return absl::Status(aborted.code(),
+                          absl::StrCat("transport group \"", options.group_key,
+                                       "\" rank ", options.rank,
+                                       ": the group was aborted during the "
+                                       "rendezvous: ",
+                                       aborted.message()));
+    }
+    if (waiting.empty() || absl::Now() >= deadline) break;
+  }
   std::vector<std::string> missing;
   for (int r = 0; r < size; ++r) {
     const absl::Status& status = answers[r].status;
@@ -237,15 +322,23 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
   }
   std::vector<std::string> devices;
   std::vector<int> data_ports;
+  server::PingRequest layout;
+  server::GroupLayout& group = *layout.mutable_group();
+  group.set_group_key(options.group_key);
+  group.set_rank(options.rank);
+  group.set_task(local.task_name());
   const bool local_data_plane = local.data_port() > 0;
   for (const auto& answer : answers) {
     devices.push_back(DeviceName(answer.response));
     data_ports.push_back(local_data_plane ? answer.response.data_port() : 0);
+    group.add_rank_tasks(absl::StrCat("/job:", answer.response.job(),
+                                      "/task:", answer.response.task_index()));
   }
 
   absl::StatusOr<std::shared_ptr<GroupMailbox>> mailbox =
-      local.mailboxes()->Register(options.group_key, options.rank,
-                                  options.rank_targets);
+      local.mailboxes()->Register(
+          options.group_key, options.rank, options.rank_targets,
+          {group.rank_tasks().begin(), group.rank_tasks().end()});
   if (!mailbox.ok()) return mailbox.status();
   std::unique_ptr<GrpcTransport> transport(new GrpcTransport(
       std::move(options), local.task_name(), std::move(devices),
@@ -257,6 +350,38 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
   // Aborted before the listener was set (a peer's abort notice came first).
   if (transport->mailbox_->aborted()) {
     transport->OnAbort(transport->mailbox_->status());
+  }
+
+  // Every rank's server must agree with this endpoint on the group: ranks
+  // that number the group differently (workers with different numbers of
+  // local devices) would otherwise wait for each other's messages forever.
+  // The layout is checked after this endpoint registered its own, so of two
+  // endpoints that disagree the later check sees the earlier one, fails,
+  // and aborts it on its server, which relays the refusal to its peers.
+  std::vector<server::WorkerService::Stub*> servers;
+  std::vector<std::string> names;
+  std::vector<std::string> server_targets;
+  for (int r = 0; r < size; ++r) {
+    const std::string& target = transport->options_.rank_targets[r];
+    if (std::find(server_targets.begin(), server_targets.end(), target) !=
+        server_targets.end()) {
+      continue;
+    }
+    server_targets.push_back(target);
+    servers.push_back(stub_ptrs[r]);
+    names.push_back(absl::StrCat("rank ", r, " (", group.rank_tasks(r), ")"));
+  }
+  absl::Status agreed =
+      AgreeOnLayout(servers, names, local.channel_options(), layout,
+                    transport->options_.connect_timeout);
+  // A refusal relayed by a peer says more than a peer gone silent.
+  if (transport->mailbox_->aborted()) agreed = transport->mailbox_->status();
+  if (!agreed.ok()) {
+    return absl::Status(
+        agreed.code(),
+        absl::StrCat("transport group \"", transport->options_.group_key,
+                     "\" rank ", transport->options_.rank, ": ",
+                     agreed.message()));
   }
   return std::unique_ptr<devices::Transport>(std::move(transport));
 }
@@ -415,6 +540,7 @@ absl::Status GrpcTransport::Abort(absl::Status reason) {
 }
 
 void GrpcTransport::OnAbort(const absl::Status& status) {
+  if (mailbox_->relay_abort()) NotifyPeers(status);
   std::vector<std::shared_ptr<MessageSender>> senders;
   {
     absl::MutexLock lock(&mu_);

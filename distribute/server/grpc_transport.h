@@ -115,7 +115,12 @@ class GrpcTransport : public devices::Transport {
  public:
   // An endpoint of rank options.rank on `local` (which must be running).
   // Waits, for at most connect_timeout, until every rank's server answers a
-  // Ping: DEADLINE_EXCEEDED naming the ranks and tasks that did not.
+  // Ping: DEADLINE_EXCEEDED naming the ranks and tasks that did not. Then
+  // registers this rank and shows every server the group's layout (the
+  // task of each rank): FAILED_PRECONDITION naming both layouts when a
+  // server's endpoints of the group see another (a refused peer's endpoints
+  // are aborted and tell their peers, so no rank waits for messages that
+  // cannot come); UNAVAILABLE when a server that answered is then gone.
   // INVALID_ARGUMENT for an empty group key or target list, a rank outside
   // it, a bad bytes_per_pack or connect_timeout, or when
   // rank_targets[rank] is not `local`; ALREADY_EXISTS if this rank of the

@@ -414,6 +414,56 @@ TEST_P(GrpcTransportTest, ServersOfAnotherClusterRefuseTheRendezvous) {
       << endpoint.status();
 }
 
+// Task 0 holds two ranks of the group, task 1 believes in one each (the
+// workers of a MultiWorkerMirroredStrategy with different device counts):
+// instead of waiting for each other's messages forever, task 1's endpoint
+// is refused naming both layouts, and task 0's pending receive fails.
+TEST_P(GrpcTransportTest, RanksThatSeeAnotherLayoutAreRefused) {
+  GrpcTransportOptions wide = Options(0, "layout");
+  wide.rank_targets = {cluster_.addresses[0], cluster_.addresses[0],
+                       cluster_.addresses[1]};
+  auto first = GrpcTransport::Create(*cluster_.servers[0], wide);
+  ASSERT_TRUE(first.ok()) << first.status();
+  std::vector<std::byte> out(4);
+  auto pending = (*first)->Recv(2, 1, absl::MakeSpan(out));
+  ASSERT_TRUE(pending.ok()) << pending.status();
+
+  auto narrow =
+      GrpcTransport::Create(*cluster_.servers[1], Options(1, "layout"));
+  EXPECT_EQ(narrow.status().code(), absl::StatusCode::kFailedPrecondition)
+      << narrow.status();
+  EXPECT_NE(narrow.status().message().find(
+                "sees 2 ranks (1 on /job:worker/task:0, 1 on "
+                "/job:worker/task:1)"),
+            std::string::npos)
+      << narrow.status();
+  EXPECT_NE(narrow.status().message().find(
+                "sees 3 ranks (2 on /job:worker/task:0, 1 on "
+                "/job:worker/task:1)"),
+            std::string::npos)
+      << narrow.status();
+  absl::Status failed = (*pending)->Wait(kWait);
+  EXPECT_EQ(failed.code(), absl::StatusCode::kFailedPrecondition) << failed;
+  EXPECT_NE(failed.message().find("has two layouts"), std::string::npos)
+      << failed;
+
+  // Task 0's endpoint relays the refusal to its peers: a rank that agrees
+  // with it fails too, at once or at its first message.
+  GrpcTransportOptions last = wide;
+  last.rank = 2;
+  auto agreeing = GrpcTransport::Create(*cluster_.servers[1], last);
+  absl::Status relayed = agreeing.status();
+  if (agreeing.ok()) {
+    auto recv = (*agreeing)->Recv(0, 1, absl::MakeSpan(out));
+    relayed = recv.ok() ? (*recv)->Wait(kWait) : recv.status();
+  }
+  EXPECT_NE(relayed.message().find("has two layouts"), std::string::npos)
+      << relayed;
+
+  // Endpoints that agree still form the group under another key.
+  EXPECT_EQ(Pair("agreed").size(), 2u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Protocols, GrpcTransportTest,
                          ::testing::Values("grpc", "grpc+tcp"),
                          [](const ::testing::TestParamInfo<std::string>& info) {

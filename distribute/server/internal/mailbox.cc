@@ -1,9 +1,11 @@
 #include "distribute/server/internal/mailbox.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace distribute {
 namespace server_internal {
@@ -25,6 +27,20 @@ absl::Status SizeMismatch(const Inbound& m, int dst, size_t recv_size) {
       "size mismatch for tag ", m.tag, " from rank ", m.src, " to rank ", dst,
       ": Send has ", m.total, " bytes but the matching Recv expects ",
       recv_size, " bytes; both sides must agree on the message size"));
+}
+
+// "4 ranks (2 on /job:worker/task:0, 2 on /job:worker/task:1)": the runs
+// of consecutive ranks on one task.
+std::string DescribeLayout(const std::vector<std::string>& layout) {
+  std::vector<std::string> runs;
+  for (size_t i = 0; i < layout.size();) {
+    size_t end = i;
+    while (end < layout.size() && layout[end] == layout[i]) ++end;
+    runs.push_back(absl::StrCat(end - i, " on ", layout[i]));
+    i = end;
+  }
+  return absl::StrCat(layout.size(), layout.size() == 1 ? " rank" : " ranks",
+                      " (", absl::StrJoin(runs, ", "), ")");
 }
 
 }  // namespace
@@ -328,12 +344,13 @@ absl::Status GroupMailbox::EndMessage(const std::shared_ptr<Inbound>& message,
   return failure;
 }
 
-bool GroupMailbox::Abort(absl::Status status) {
+bool GroupMailbox::Abort(absl::Status status, bool relay) {
   std::vector<std::shared_ptr<RecvOp>> failed;
   {
     absl::MutexLock lock(&mu_);
     if (!abort_status_.ok()) return false;
     abort_status_ = status;
+    relay_.store(relay, std::memory_order_release);
     aborted_.store(true, std::memory_order_release);
     for (auto& [key, queue] : posted_) {
       for (auto& op : queue) failed.push_back(std::move(op));
@@ -383,7 +400,8 @@ absl::StatusOr<std::shared_ptr<GroupMailbox>> MailboxRegistry::ForIncoming(
 }
 
 absl::StatusOr<std::shared_ptr<GroupMailbox>> MailboxRegistry::Register(
-    const std::string& group_key, int rank, std::vector<std::string> targets) {
+    const std::string& group_key, int rank, std::vector<std::string> targets,
+    std::vector<std::string> layout) {
   absl::MutexLock lock(&mu_);
   if (stopped_) {
     return absl::FailedPreconditionError(
@@ -403,7 +421,38 @@ absl::StatusOr<std::shared_ptr<GroupMailbox>> MailboxRegistry::Register(
   entry.has_endpoint = true;
   entry.closed = false;
   entry.targets = std::move(targets);
+  entry.layout = std::move(layout);
   return entry.mailbox;
+}
+
+absl::Status MailboxRegistry::CheckLayout(
+    absl::string_view group_key, const std::vector<std::string>& layout,
+    absl::string_view caller) {
+  std::vector<std::shared_ptr<GroupMailbox>> hit;
+  absl::Status mismatch;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = entries_.lower_bound(Key(std::string(group_key), INT_MIN));
+         it != entries_.end() && it->first.first == group_key; ++it) {
+      const Entry& entry = it->second;
+      if (!entry.has_endpoint || entry.layout.empty() ||
+          entry.layout == layout) {
+        continue;
+      }
+      if (mismatch.ok()) {
+        mismatch = absl::FailedPreconditionError(absl::StrCat(
+            "transport group \"", group_key, "\" has two layouts: ", caller,
+            " sees ", DescribeLayout(layout), " but rank ", it->first.second,
+            " here sees ", DescribeLayout(entry.layout),
+            "; every rank must list the same ranks on the same tasks (a "
+            "MultiWorkerMirroredStrategy needs as many local devices on "
+            "every worker)"));
+      }
+      hit.push_back(entry.mailbox);
+    }
+  }
+  for (auto& mailbox : hit) mailbox->Abort(mismatch, /*relay=*/true);
+  return mismatch;
 }
 
 void MailboxRegistry::Unregister(const GroupMailbox& mailbox) {
@@ -421,6 +470,17 @@ void MailboxRegistry::Unregister(const GroupMailbox& mailbox) {
   gone->Abort(absl::UnavailableError(absl::StrCat(
       "rank ", gone->rank(), " of transport group \"", gone->group_key(),
       "\" has left: its endpoint was destroyed")));
+}
+
+absl::Status MailboxRegistry::GroupStatus(absl::string_view group_key) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = entries_.lower_bound(Key(std::string(group_key), INT_MIN));
+       it != entries_.end() && it->first.first == group_key; ++it) {
+    if (it->second.mailbox == nullptr) continue;
+    absl::Status status = it->second.mailbox->status();
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
 }
 
 int MailboxRegistry::AbortInvolving(absl::string_view target,

@@ -132,10 +132,14 @@ class GroupMailbox {
   // Fails every pending receive with `status` (UNAVAILABLE expected), drops
   // staged messages, refuses later ones, and calls the abort listener. The
   // first abort wins: returns false (and does nothing) if already aborted.
-  bool Abort(absl::Status status);
+  // `relay`: this server found the reason itself (a layout refusal), so the
+  // endpoint should pass it on to its peers, which may never ask here.
+  bool Abort(absl::Status status, bool relay = false);
   // OK while not aborted; afterwards the abort status.
   absl::Status status() const;
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  // Whether the abort that won asked to be relayed.
+  bool relay_abort() const { return relay_.load(std::memory_order_acquire); }
 
   // Called (once, outside the mailbox's locks) when the mailbox is aborted,
   // by Abort from any source. Setting a new listener (or nullptr) waits for
@@ -162,6 +166,7 @@ class GroupMailbox {
 
   mutable absl::Mutex mu_;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> relay_{false};
   absl::Status abort_status_ ABSL_GUARDED_BY(mu_);
   std::map<Key, std::deque<std::shared_ptr<RecvOp>>> posted_
       ABSL_GUARDED_BY(mu_);
@@ -190,12 +195,28 @@ class MailboxRegistry {
       absl::string_view group_key, int rank);
 
   // Claims the mailbox of (group_key, rank) for a new endpoint whose ranks
-  // live at `targets`. ALREADY_EXISTS if another live endpoint holds it;
-  // FAILED_PRECONDITION once the server has stopped.
+  // live at `targets`, served by the tasks `layout` (one per rank, as
+  // GroupLayout::rank_tasks; empty: not checked). ALREADY_EXISTS if another
+  // live endpoint holds it; FAILED_PRECONDITION once the server has stopped.
   absl::StatusOr<std::shared_ptr<GroupMailbox>> Register(
-      const std::string& group_key, int rank, std::vector<std::string> targets);
+      const std::string& group_key, int rank, std::vector<std::string> targets,
+      std::vector<std::string> layout = {});
+
+  // A rank of `group_key` served by `caller` sees the group as `layout`. If
+  // a live endpoint here registered another layout of the group, the two
+  // cannot exchange messages: every such endpoint's mailbox is aborted, and
+  // the returned FAILED_PRECONDITION (naming both layouts) goes back to the
+  // caller (the aborts ask to be relayed to the endpoints' peers). OK when
+  // they agree or no live endpoint here has a layout.
+  absl::Status CheckLayout(absl::string_view group_key,
+                           const std::vector<std::string>& layout,
+                           absl::string_view caller);
   // The endpoint is gone: aborts the mailbox and refuses later messages.
   void Unregister(const GroupMailbox& mailbox);
+
+  // OK, or the abort status of a mailbox of `group_key` here (a live
+  // endpoint's, or one made for an abort notice that came first).
+  absl::Status GroupStatus(absl::string_view group_key);
 
   // Aborts the registered mailboxes of groups that have a rank at `target`.
   // Returns how many were aborted by this call.
@@ -209,6 +230,7 @@ class MailboxRegistry {
     bool has_endpoint = false;
     bool closed = false;  // The endpoint was destroyed.
     std::vector<std::string> targets;
+    std::vector<std::string> layout;
   };
   using Key = std::pair<std::string, int>;
 

@@ -260,6 +260,7 @@ TEST(MailboxRegistryTest, RegistersOnceAndRefusesAfterUnregister) {
   EXPECT_EQ(registry.AbortInvolving("b:2", absl::UnavailableError("b died")),
             1);
   EXPECT_EQ((*mine)->status(), absl::UnavailableError("b died"));
+  EXPECT_FALSE((*mine)->relay_abort());
   registry.Unregister(**mine);
   EXPECT_EQ(registry.ForIncoming("g", 0).status().code(),
             absl::StatusCode::kUnavailable);
@@ -272,6 +273,48 @@ TEST(MailboxRegistryTest, RegistersOnceAndRefusesAfterUnregister) {
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(registry.ForIncoming("h", 0).status().code(),
             absl::StatusCode::kUnavailable);
+}
+
+// Two views of one group: the registered endpoints that disagree with a
+// caller are aborted and the caller is told both layouts; endpoints of
+// other groups, or without a layout, and callers that agree pass.
+TEST(MailboxRegistryTest, CheckLayoutAbortsEndpointsOfAnotherLayout) {
+  MailboxRegistry registry;
+  const std::vector<std::string> two = {"/job:worker/task:0",
+                                        "/job:worker/task:1"};
+  const std::vector<std::string> four = {
+      "/job:worker/task:0", "/job:worker/task:0", "/job:worker/task:1",
+      "/job:worker/task:1"};
+  auto rank0 = registry.Register("g", 0, {"a:1", "b:2"}, four);
+  auto rank1 = registry.Register("g", 1, {"a:1", "b:2"}, four);
+  auto other = registry.Register("h", 0, {"a:1", "b:2"}, two);
+  auto unchecked = registry.Register("g2", 0, {"a:1"});
+  ASSERT_TRUE(rank0.ok() && rank1.ok() && other.ok() && unchecked.ok());
+  EXPECT_TRUE(registry.CheckLayout("g", four, "rank 3 (b)").ok());
+  EXPECT_TRUE(registry.CheckLayout("g2", two, "rank 1 (b)").ok());
+  EXPECT_TRUE(registry.CheckLayout("absent", two, "rank 1 (b)").ok());
+
+  absl::Status refused =
+      registry.CheckLayout("g", two, "rank 1 (/job:worker/task:1)");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(
+      refused.message().find("rank 1 (/job:worker/task:1) sees 2 ranks (1 on "
+                             "/job:worker/task:0, 1 on /job:worker/task:1)"),
+      std::string::npos)
+      << refused;
+  EXPECT_NE(refused.message().find("sees 4 ranks (2 on /job:worker/task:0, 2 "
+                                   "on /job:worker/task:1)"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ((*rank0)->status(), refused);
+  EXPECT_EQ((*rank1)->status(), refused);
+  EXPECT_TRUE((*rank0)->relay_abort());  // Its peers may never ask here.
+  EXPECT_TRUE((*other)->status().ok());
+  EXPECT_TRUE((*unchecked)->status().ok());
+
+  // A destroyed endpoint's layout no longer counts.
+  registry.Unregister(**other);
+  EXPECT_TRUE(registry.CheckLayout("h", four, "rank 0 (a)").ok());
 }
 
 }  // namespace

@@ -11,7 +11,6 @@ namespace {
 
 struct Call {
   grpc::ClientContext context;
-  server::PingRequest request;
   server::PingResponse response;
   grpc::Status status;
   std::unique_ptr<grpc::ClientAsyncResponseReader<server::PingResponse>> reader;
@@ -24,8 +23,8 @@ struct Call {
 // channel would destroy the channel on the thread that serves it.
 std::vector<PingResult> PingAll(
     const std::vector<server::WorkerService::Stub*>& stubs,
-    const ChannelOptions& options, absl::Duration timeout,
-    bool wait_for_ready) {
+    const ChannelOptions& options, absl::Duration timeout, bool wait_for_ready,
+    const server::PingRequest& request) {
   grpc::CompletionQueue queue;
   std::vector<std::unique_ptr<Call>> calls;
   calls.reserve(stubs.size());
@@ -34,7 +33,7 @@ std::vector<PingResult> PingAll(
     Call& call = *calls.back();
     PrepareClientContext(options, timeout, call.context);
     call.context.set_wait_for_ready(wait_for_ready);
-    call.reader = stubs[i]->AsyncPing(&call.context, call.request, &queue);
+    call.reader = stubs[i]->AsyncPing(&call.context, request, &queue);
     call.reader->Finish(&call.response, &call.status,
                         reinterpret_cast<void*>(i));
   }

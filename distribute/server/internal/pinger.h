@@ -26,12 +26,14 @@ struct PingResult {
   server::PingResponse response;
 };
 
-// Pings every stub concurrently, each call bounded by `timeout`, and returns
-// the results in the stubs' order. With wait_for_ready a server that is not
-// up yet is waited for (until the timeout) instead of failing at once.
+// Pings every stub concurrently with `request`, each call bounded by
+// `timeout`, and returns the results in the stubs' order. With
+// wait_for_ready a server that is not up yet is waited for (until the
+// timeout) instead of failing at once.
 std::vector<PingResult> PingAll(
     const std::vector<server::WorkerService::Stub*>& stubs,
-    const ChannelOptions& options, absl::Duration timeout, bool wait_for_ready);
+    const ChannelOptions& options, absl::Duration timeout, bool wait_for_ready,
+    const server::PingRequest& request = server::PingRequest());
 
 }  // namespace server_internal
 }  // namespace distribute

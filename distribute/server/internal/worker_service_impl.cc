@@ -50,10 +50,19 @@ grpc::Status WorkerServiceImpl::Authorize(grpc::ServerContext* context) const {
 }
 
 grpc::Status WorkerServiceImpl::Ping(grpc::ServerContext* context,
-                                     const server::PingRequest* /*request*/,
+                                     const server::PingRequest* request,
                                      server::PingResponse* response) {
   grpc::Status admitted = Authorize(context);
   if (!admitted.ok()) return admitted;
+  if (request->has_group()) {
+    const server::GroupLayout& group = request->group();
+    absl::Status agreed = config_.mailboxes->CheckLayout(
+        group.group_key(),
+        std::vector<std::string>(group.rank_tasks().begin(),
+                                 group.rank_tasks().end()),
+        absl::StrCat("rank ", group.rank(), " (", group.task(), ")"));
+    if (!agreed.ok()) return ToGrpcStatus(agreed);
+  }
   response->set_job(config_.job);
   response->set_task_index(config_.task_index);
   response->set_incarnation(config_.incarnation);
