@@ -590,6 +590,10 @@ bool AllGpus(devices::Platform& platform,
 
 CrossDeviceOpsChoice SelectCrossDeviceOps(
     devices::Platform& platform, const std::vector<std::string>& devices) {
+  if (devices.empty()) {
+    return {std::make_shared<ReductionToOneDevice>(),
+            "No devices were given, not using nccl allreduce."};
+  }
   if (!AllGpus(platform, devices)) {
     return {std::make_shared<ReductionToOneDevice>(),
             "There are non-GPU devices in `tf.distribute.Strategy`, not "

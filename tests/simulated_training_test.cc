@@ -126,6 +126,10 @@ TEST(SimulatedTrainingTest, SelectionPicksNcclOnSimulatedGpus) {
   distribute::CrossDeviceOpsChoice mixed =
       distribute::SelectCrossDeviceOps(*sim, {"/gpu:0", "/cpu:0"});
   EXPECT_EQ(mixed.ops->name(), "ReductionToOneDevice");
+  distribute::CrossDeviceOpsChoice none =
+      distribute::SelectCrossDeviceOps(*sim, {});
+  EXPECT_EQ(none.ops->name(), "ReductionToOneDevice");
+  EXPECT_EQ(none.reason, "No devices were given, not using nccl allreduce.");
   auto strategy = *MirroredStrategy::Create(*sim, Devices("gpu", 8));
   EXPECT_EQ(strategy->extended().cross_device_ops().name(), "NcclAllReduce");
 
