@@ -60,23 +60,10 @@ bool Completion::Complete(absl::Status status) {
 
 bool Completion::WaitFor(absl::Duration timeout, absl::Duration spin) {
   if (done()) return true;
-  const absl::Time start = absl::Now();
-  const absl::Time deadline = start + timeout;
-  const absl::Time spin_until = start + std::min(spin, timeout);
-  const bool one_cpu = BoundToOneCpu();
-  for (int i = 1;; ++i) {
-    if (done()) return true;
-    if (one_cpu) {
-      std::this_thread::yield();
-      if (absl::Now() >= spin_until) break;
-      continue;
-    }
-    CpuRelax();
-    if (i % 64 == 0) {
-      if (absl::Now() >= spin_until) break;
-      // Give the completer a chance on an oversubscribed machine.
-      if (i % 1024 == 0) std::this_thread::yield();
-    }
+  const absl::Time deadline = absl::Now() + timeout;
+  if (SpinUntil([this] { return done(); }, std::min(spin, timeout),
+                BoundToOneCpu())) {
+    return true;
   }
   blocked_waiters_.fetch_add(1, std::memory_order_seq_cst);
   {

@@ -14,6 +14,7 @@
 #define DEVICES_COMPLETION_H_
 
 #include <atomic>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -67,6 +68,27 @@ int UsableCpus();
 // binds its ranks), as UsableCpus() says on the first call: a thread that
 // waits for another must then yield that CPU at every turn of its spin.
 bool BoundToOneCpu();
+
+// Spins until pred() or `spin` has passed, yielding now and then so that a
+// busy machine still runs the thread being waited for (at every turn when
+// `always_yield`: more threads than CPUs, or bound to one). Returns pred().
+template <typename Pred>
+bool SpinUntil(Pred pred, absl::Duration spin, bool always_yield) {
+  const absl::Time until = absl::Now() + spin;
+  for (int i = 1;; ++i) {
+    if (pred()) return true;
+    if (always_yield) {
+      std::this_thread::yield();
+      if (absl::Now() >= until) return pred();
+      continue;
+    }
+    CpuRelax();
+    if (i % 64 == 0) {
+      if (absl::Now() >= until) return pred();
+      if (i % 1024 == 0) std::this_thread::yield();
+    }
+  }
+}
 
 }  // namespace devices
 

@@ -14,27 +14,6 @@ namespace tools {
 namespace bench {
 namespace {
 
-// Spins until pred() or `spin` has passed, yielding now and then so that a
-// busy machine still runs the thread being waited for (at every turn when
-// `always_yield`: more threads than CPUs). Returns pred().
-template <typename Pred>
-bool SpinUntil(Pred pred, absl::Duration spin, bool always_yield) {
-  const absl::Time until = absl::Now() + spin;
-  for (int i = 1;; ++i) {
-    if (pred()) return true;
-    if (always_yield) {
-      std::this_thread::yield();
-      if (absl::Now() >= until) return pred();
-      continue;
-    }
-    devices::CpuRelax();
-    if (i % 64 == 0) {
-      if (absl::Now() >= until) return pred();
-      if (i % 1024 == 0) std::this_thread::yield();
-    }
-  }
-}
-
 // Pins the calling thread to CPU rank mod the CPU count when
 // DISTSIM_BENCH_PIN=1 (a benchmark's choice, never the library's). Returns
 // whether it did; `previous` receives the thread's former CPU set.
@@ -100,7 +79,7 @@ void RankThreads::Loop(int rank) {
       return round_.load(std::memory_order_seq_cst) != seen ||
              stop_.load(std::memory_order_seq_cst);
     };
-    if (!SpinUntil(ready, spin_, oversubscribed_)) {
+    if (!devices::SpinUntil(ready, spin_, oversubscribed_)) {
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
       {
         absl::MutexLock lock(&mu_);
@@ -131,7 +110,7 @@ absl::Status RankThreads::Run(const std::function<absl::Status(int)>& fn) {
   auto done = [this] {
     return remaining_.load(std::memory_order_seq_cst) == 0;
   };
-  if (!SpinUntil(done, spin_, oversubscribed_)) {
+  if (!devices::SpinUntil(done, spin_, oversubscribed_)) {
     run_blocked_.store(true, std::memory_order_seq_cst);
     {
       absl::MutexLock lock(&mu_);
