@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -117,46 +118,74 @@ constexpr absl::Duration kGoneGrace = absl::Seconds(2);
 // often, looking in between for an abort of the group on its own server.
 constexpr absl::Duration kRendezvousPoll = absl::Seconds(1);
 
-// Sends `layout` to every server (one per task of the group). OK once each
-// accepted it; a refusal (FAILED_PRECONDITION: the task's endpoints see
-// another layout) or other error comes back naming `names[i]`. A server
-// that is unreachable is retried for kGoneGrace, then reported UNAVAILABLE.
+// Shows `layout` to every server (one per task of the group), in rounds
+// of at most kRendezvousPoll until `deadline`, checking `aborted` (the
+// group on this server) between rounds. Returns OK once every server
+// accepted it; a server's layout refusal (FAILED_PRECONDITION, whole) or
+// `aborted`'s status; another refusal naming `names[i]`; UNAVAILABLE for a
+// server unreachable for kGoneGrace (it answered the rendezvous, so it has
+// most likely exited); DEADLINE_EXCEEDED for servers silent until
+// `deadline` (hung or stopped).
 absl::Status AgreeOnLayout(
     const std::vector<server::WorkerService::Stub*>& servers,
     const std::vector<std::string>& names, const ChannelOptions& options,
-    const server::PingRequest& layout, absl::Duration timeout) {
-  const absl::Time give_up = absl::Now() + kGoneGrace;
+    const server::PingRequest& layout, absl::Time deadline,
+    absl::FunctionRef<absl::Status()> aborted) {
   std::vector<size_t> pending(servers.size());
   for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  std::vector<absl::Time> unreachable_since(servers.size(),
+                                            absl::InfiniteFuture());
   while (true) {
     std::vector<server::WorkerService::Stub*> asked;
     for (size_t i : pending) asked.push_back(servers[i]);
     std::vector<server_internal::PingResult> answers = server_internal::PingAll(
-        asked, options, timeout, /*wait_for_ready=*/false, layout);
-    std::vector<size_t> unreachable;
+        asked, options, std::min(kRendezvousPoll, deadline - absl::Now()),
+        /*wait_for_ready=*/false, layout);
+    const absl::Time now = absl::Now();
+    std::vector<size_t> still;
+    std::vector<std::string> gone;
     for (size_t k = 0; k < answers.size(); ++k) {
+      const size_t i = pending[k];
       const absl::Status& status = answers[k].status;
       if (status.ok()) continue;
+      if (status.code() == absl::StatusCode::kFailedPrecondition) {
+        return status;
+      }
       if (status.code() == absl::StatusCode::kUnavailable) {
-        unreachable.push_back(pending[k]);
+        unreachable_since[i] = std::min(unreachable_since[i], now);
+        if (now - unreachable_since[i] >= kGoneGrace) gone.push_back(names[i]);
+        still.push_back(i);
+        continue;
+      }
+      if (status.code() == absl::StatusCode::kDeadlineExceeded) {
+        unreachable_since[i] = absl::InfiniteFuture();
+        still.push_back(i);
         continue;
       }
       return absl::Status(
           status.code(),
-          absl::StrCat("the server of ", names[pending[k]],
+          absl::StrCat("the server of ", names[i],
                        " refused the group: ", status.message()));
     }
-    if (unreachable.empty()) return absl::OkStatus();
-    if (absl::Now() >= give_up) {
-      std::vector<std::string> gone;
-      for (size_t i : unreachable) gone.push_back(names[i]);
+    absl::Status status = aborted();
+    if (!status.ok()) return status;
+    if (still.empty()) return absl::OkStatus();
+    if (!gone.empty()) {
       return absl::UnavailableError(absl::StrCat(
           "the servers of ", absl::StrJoin(gone, ", "),
           " answered the rendezvous but then stopped answering; those tasks "
           "have most likely exited (see their logs)"));
     }
-    pending = std::move(unreachable);
-    absl::SleepFor(absl::Milliseconds(50));
+    if (now >= deadline) {
+      std::vector<std::string> silent;
+      for (size_t i : still) silent.push_back(names[i]);
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the servers of ", absl::StrJoin(silent, ", "),
+          " answered the rendezvous but not the layout check before the "
+          "connect timeout; those tasks may be hung or stopped"));
+    }
+    pending = std::move(still);
+    absl::SleepFor(absl::Milliseconds(20));
   }
 }
 
@@ -276,6 +305,7 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
     waiting = std::move(still);
     absl::Status aborted = local.mailboxes()->GroupStatus(options.group_key);
     if (!aborted.ok()) {
+      local.mailboxes()->DropAbortedStrays(options.group_key);
       return absl::Status(aborted.code(),
                           absl::StrCat("transport group \"", options.group_key,
                                        "\" rank ", options.rank,
@@ -371,17 +401,23 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
     servers.push_back(stub_ptrs[r]);
     names.push_back(absl::StrCat("rank ", r, " (", group.rank_tasks(r), ")"));
   }
+  const std::string key = transport->options_.group_key;
+  const int rank = transport->options_.rank;
+  server_internal::MailboxRegistry& registry = *local.mailboxes();
   absl::Status agreed =
-      AgreeOnLayout(servers, names, local.channel_options(), layout,
-                    transport->options_.connect_timeout);
-  // A refusal relayed by a peer says more than a peer gone silent.
-  if (transport->mailbox_->aborted()) agreed = transport->mailbox_->status();
+      AgreeOnLayout(servers, names, local.channel_options(), layout, deadline,
+                    [&registry, &key] { return registry.GroupStatus(key); });
+  if (agreed.code() == absl::StatusCode::kFailedPrecondition) {
+    // Refused (or told of a refusal): this endpoint's peers may never ask
+    // the server that refused, so it tells them. The refusal names the
+    // group and both layouts already.
+    transport->NotifyPeers(std::string(agreed.message()), agreed.code());
+    return agreed;
+  }
   if (!agreed.ok()) {
     return absl::Status(
-        agreed.code(),
-        absl::StrCat("transport group \"", transport->options_.group_key,
-                     "\" rank ", transport->options_.rank, ": ",
-                     agreed.message()));
+        agreed.code(), absl::StrCat("transport group \"", key, "\" rank ", rank,
+                                    ": ", agreed.message()));
   }
   return std::unique_ptr<devices::Transport>(std::move(transport));
 }
@@ -535,12 +571,14 @@ absl::Status GrpcTransport::Abort(absl::Status reason) {
       absl::StrCat("transport group \"", options_.group_key, "\" of ", size(),
                    " ranks was aborted by rank ", rank_, " (task ", task_,
                    "): ", reason.ToString())));
-  NotifyPeers(reason);
+  NotifyPeers(reason.ToString(), devices::GroupAbortCode(reason.code()));
   return absl::OkStatus();
 }
 
 void GrpcTransport::OnAbort(const absl::Status& status) {
-  if (mailbox_->relay_abort()) NotifyPeers(status);
+  if (mailbox_->relay_abort()) {
+    NotifyPeers(std::string(status.message()), status.code());
+  }
   std::vector<std::shared_ptr<MessageSender>> senders;
   {
     absl::MutexLock lock(&mu_);
@@ -552,14 +590,12 @@ void GrpcTransport::OnAbort(const absl::Status& status) {
   }
 }
 
-void GrpcTransport::NotifyPeers(const absl::Status& reason) {
+void GrpcTransport::NotifyPeers(std::string reason, absl::StatusCode code) {
   absl::MutexLock lock(&mu_);
   if (notified_) return;
   notified_ = true;
-  notifier_ = std::thread([this, text = reason.ToString(),
-                           code = devices::GroupAbortCode(reason.code())] {
-    SendAbortNotices(text, code);
-  });
+  notifier_ = std::thread(
+      [this, text = std::move(reason), code] { SendAbortNotices(text, code); });
 }
 
 void GrpcTransport::SendAbortNotices(std::string reason,

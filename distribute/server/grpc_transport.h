@@ -118,9 +118,20 @@ class GrpcTransport : public devices::Transport {
   // Ping: DEADLINE_EXCEEDED naming the ranks and tasks that did not. Then
   // registers this rank and shows every server the group's layout (the
   // task of each rank): FAILED_PRECONDITION naming both layouts when a
-  // server's endpoints of the group see another (a refused peer's endpoints
-  // are aborted and tell their peers, so no rank waits for messages that
-  // cannot come); UNAVAILABLE when a server that answered is then gone.
+  // server's endpoints of the group see another. Both sides of a refusal
+  // tell their peers (the refused endpoint as it fails, the server's
+  // endpoints as they are aborted), so no rank waits for messages that
+  // cannot come. The whole wait is bounded by connect_timeout, and ends
+  // early with the abort status when the group is aborted on `local`;
+  // UNAVAILABLE when a server that answered the rendezvous is unreachable
+  // for 2 s after it (its task has exited: a rank that sends its messages
+  // and exits before a peer's endpoint exists makes that peer's Create
+  // fail, where endpoints that do not need each other could have formed).
+  //
+  // The check compares the tasks each endpoint lists; tasks a layout does
+  // not list are not asked. MultiWorkerMirroredStrategy's workers list every
+  // worker of one cluster spec (servers of another spec refuse each other),
+  // so their layouts differ, if at all, in the ranks per task.
   // INVALID_ARGUMENT for an empty group key or target list, a rank outside
   // it, a bad bytes_per_pack or connect_timeout, or when
   // rank_targets[rank] is not `local`; ALREADY_EXISTS if this rank of the
@@ -162,8 +173,10 @@ class GrpcTransport : public devices::Transport {
   // Fails pending sends; the mailbox's abort listener.
   void OnAbort(const absl::Status& status);
   // Tells every peer's server, from a thread of its own, that this group is
-  // aborted (best effort, once).
-  void NotifyPeers(const absl::Status& status);
+  // aborted with `code` (UNAVAILABLE or DEADLINE_EXCEEDED for an abort;
+  // FAILED_PRECONDITION passes on a layout refusal) because of `reason`
+  // (best effort, once).
+  void NotifyPeers(std::string reason, absl::StatusCode code);
   // The body of that thread.
   void SendAbortNotices(std::string reason, absl::StatusCode code);
   std::string Describe(int rank) const;

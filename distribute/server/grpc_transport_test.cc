@@ -457,6 +457,7 @@ TEST_P(GrpcTransportTest, RanksThatSeeAnotherLayoutAreRefused) {
     auto recv = (*agreeing)->Recv(0, 1, absl::MakeSpan(out));
     relayed = recv.ok() ? (*recv)->Wait(kWait) : recv.status();
   }
+  EXPECT_EQ(relayed.code(), absl::StatusCode::kFailedPrecondition) << relayed;
   EXPECT_NE(relayed.message().find("has two layouts"), std::string::npos)
       << relayed;
 

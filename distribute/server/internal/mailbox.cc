@@ -427,23 +427,25 @@ absl::StatusOr<std::shared_ptr<GroupMailbox>> MailboxRegistry::Register(
 
 absl::Status MailboxRegistry::CheckLayout(
     absl::string_view group_key, const std::vector<std::string>& layout,
-    absl::string_view caller) {
+    absl::string_view caller, absl::string_view here) {
   std::vector<std::shared_ptr<GroupMailbox>> hit;
   absl::Status mismatch;
+  absl::Status aborted;  // Of an endpoint here that agrees.
   {
     absl::MutexLock lock(&mu_);
     for (auto it = entries_.lower_bound(Key(std::string(group_key), INT_MIN));
          it != entries_.end() && it->first.first == group_key; ++it) {
       const Entry& entry = it->second;
-      if (!entry.has_endpoint || entry.layout.empty() ||
-          entry.layout == layout) {
+      if (!entry.has_endpoint || entry.layout.empty()) continue;
+      if (entry.layout == layout) {
+        if (aborted.ok()) aborted = entry.mailbox->status();
         continue;
       }
       if (mismatch.ok()) {
         mismatch = absl::FailedPreconditionError(absl::StrCat(
             "transport group \"", group_key, "\" has two layouts: ", caller,
             " sees ", DescribeLayout(layout), " but rank ", it->first.second,
-            " here sees ", DescribeLayout(entry.layout),
+            " (", here, ") sees ", DescribeLayout(entry.layout),
             "; every rank must list the same ranks on the same tasks (a "
             "MultiWorkerMirroredStrategy needs as many local devices on "
             "every worker)"));
@@ -452,7 +454,14 @@ absl::Status MailboxRegistry::CheckLayout(
     }
   }
   for (auto& mailbox : hit) mailbox->Abort(mismatch, /*relay=*/true);
-  return mismatch;
+  if (!mismatch.ok() || aborted.ok()) return mismatch;
+  // The group is already over here: a refusal passes on as it is, any
+  // other abort as ABORTED (the caller must not take it for a server that
+  // is briefly unreachable).
+  if (aborted.code() == absl::StatusCode::kFailedPrecondition) return aborted;
+  return absl::AbortedError(absl::StrCat("transport group \"", group_key,
+                                         "\" is already aborted on ", here,
+                                         ": ", aborted.ToString()));
 }
 
 void MailboxRegistry::Unregister(const GroupMailbox& mailbox) {
@@ -470,6 +479,27 @@ void MailboxRegistry::Unregister(const GroupMailbox& mailbox) {
   gone->Abort(absl::UnavailableError(absl::StrCat(
       "rank ", gone->rank(), " of transport group \"", gone->group_key(),
       "\" has left: its endpoint was destroyed")));
+  DropAbortedStrays(gone->group_key());
+}
+
+void MailboxRegistry::DropAbortedStrays(absl::string_view group_key) {
+  std::vector<std::shared_ptr<GroupMailbox>> dropped;  // Freed unlocked.
+  absl::MutexLock lock(&mu_);
+  const auto first = entries_.lower_bound(Key(std::string(group_key), INT_MIN));
+  auto end = first;
+  while (end != entries_.end() && end->first.first == group_key) {
+    if (end->second.has_endpoint) return;
+    ++end;
+  }
+  for (auto it = first; it != end;) {
+    const Entry& entry = it->second;
+    if (!entry.closed && entry.mailbox != nullptr && entry.mailbox->aborted()) {
+      dropped.push_back(entry.mailbox);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 absl::Status MailboxRegistry::GroupStatus(absl::string_view group_key) {

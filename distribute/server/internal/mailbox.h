@@ -201,22 +201,34 @@ class MailboxRegistry {
   absl::StatusOr<std::shared_ptr<GroupMailbox>> Register(
       const std::string& group_key, int rank, std::vector<std::string> targets,
       std::vector<std::string> layout = {});
-
-  // A rank of `group_key` served by `caller` sees the group as `layout`. If
-  // a live endpoint here registered another layout of the group, the two
-  // cannot exchange messages: every such endpoint's mailbox is aborted, and
-  // the returned FAILED_PRECONDITION (naming both layouts) goes back to the
-  // caller (the aborts ask to be relayed to the endpoints' peers). OK when
-  // they agree or no live endpoint here has a layout.
-  absl::Status CheckLayout(absl::string_view group_key,
-                           const std::vector<std::string>& layout,
-                           absl::string_view caller);
   // The endpoint is gone: aborts the mailbox and refuses later messages.
   void Unregister(const GroupMailbox& mailbox);
 
-  // OK, or the abort status of a mailbox of `group_key` here (a live
-  // endpoint's, or one made for an abort notice that came first).
+  // A rank of `group_key`, `caller`, sees the group as `layout`. If a live
+  // endpoint here (on task `here`) registered another layout of the group,
+  // the two cannot exchange messages: every such endpoint's mailbox is
+  // aborted, and the returned FAILED_PRECONDITION (naming both layouts)
+  // goes back to the caller; the aborts ask to be relayed to the endpoints'
+  // peers. When the endpoints here agree but were aborted, the group is
+  // over: their refusal (FAILED_PRECONDITION) as it is, or ABORTED carrying
+  // another abort's status. OK when they agree and run, or no live endpoint
+  // here has a layout.
+  absl::Status CheckLayout(absl::string_view group_key,
+                           const std::vector<std::string>& layout,
+                           absl::string_view caller, absl::string_view here);
+
+  // OK, or the abort status of a mailbox of `group_key` here: a live
+  // endpoint's, or one an abort notice made before its endpoint (for any
+  // rank: a notice to a rank this server does not hold comes from a peer
+  // that numbers the group differently, and dooms the group too).
   absl::Status GroupStatus(absl::string_view group_key);
+
+  // Once no endpoint of `group_key` is left here, forgets the aborted
+  // mailboxes that notices made for ranks without an endpoint, so that a
+  // later group of the same key does not inherit their abort. Unregister
+  // calls it; so does an endpoint whose rendezvous fails before it
+  // registered.
+  void DropAbortedStrays(absl::string_view group_key);
 
   // Aborts the registered mailboxes of groups that have a rank at `target`.
   // Returns how many were aborted by this call.

@@ -261,9 +261,11 @@ TEST(MailboxRegistryTest, RegistersOnceAndRefusesAfterUnregister) {
             1);
   EXPECT_EQ((*mine)->status(), absl::UnavailableError("b died"));
   EXPECT_FALSE((*mine)->relay_abort());
+  EXPECT_FALSE(registry.GroupStatus("g").ok());
   registry.Unregister(**mine);
   EXPECT_EQ(registry.ForIncoming("g", 0).status().code(),
             absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(registry.GroupStatus("g").ok());  // Its endpoint is gone.
   auto again = registry.Register("g", 0, {});
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE((*again)->status().ok());
@@ -290,21 +292,22 @@ TEST(MailboxRegistryTest, CheckLayoutAbortsEndpointsOfAnotherLayout) {
   auto other = registry.Register("h", 0, {"a:1", "b:2"}, two);
   auto unchecked = registry.Register("g2", 0, {"a:1"});
   ASSERT_TRUE(rank0.ok() && rank1.ok() && other.ok() && unchecked.ok());
-  EXPECT_TRUE(registry.CheckLayout("g", four, "rank 3 (b)").ok());
-  EXPECT_TRUE(registry.CheckLayout("g2", two, "rank 1 (b)").ok());
-  EXPECT_TRUE(registry.CheckLayout("absent", two, "rank 1 (b)").ok());
+  EXPECT_TRUE(registry.CheckLayout("g", four, "rank 3 (b)", "a").ok());
+  EXPECT_TRUE(registry.CheckLayout("g2", two, "rank 1 (b)", "a").ok());
+  EXPECT_TRUE(registry.CheckLayout("absent", two, "rank 1 (b)", "a").ok());
 
-  absl::Status refused =
-      registry.CheckLayout("g", two, "rank 1 (/job:worker/task:1)");
+  absl::Status refused = registry.CheckLayout(
+      "g", two, "rank 1 (/job:worker/task:1)", "/job:worker/task:0");
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(
       refused.message().find("rank 1 (/job:worker/task:1) sees 2 ranks (1 on "
                              "/job:worker/task:0, 1 on /job:worker/task:1)"),
       std::string::npos)
       << refused;
-  EXPECT_NE(refused.message().find("sees 4 ranks (2 on /job:worker/task:0, 2 "
-                                   "on /job:worker/task:1)"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.message().find("rank 0 (/job:worker/task:0) sees 4 ranks (2 on "
+                             "/job:worker/task:0, 2 on /job:worker/task:1)"),
+      std::string::npos)
       << refused;
   EXPECT_EQ((*rank0)->status(), refused);
   EXPECT_EQ((*rank1)->status(), refused);
@@ -312,9 +315,45 @@ TEST(MailboxRegistryTest, CheckLayoutAbortsEndpointsOfAnotherLayout) {
   EXPECT_TRUE((*other)->status().ok());
   EXPECT_TRUE((*unchecked)->status().ok());
 
+  EXPECT_EQ(registry.GroupStatus("g"), refused);
+  EXPECT_TRUE(registry.GroupStatus("h").ok());
+  // Those who agree with the aborted endpoints hear the refusal; for
+  // another abort, ABORTED with its status.
+  EXPECT_EQ(registry.CheckLayout("g", four, "rank 3 (b)", "a"), refused);
+  (*other)->Abort(absl::UnavailableError("task 1 died"));
+  absl::Status over = registry.CheckLayout("h", two, "rank 1 (b)", "a");
+  EXPECT_EQ(over.code(), absl::StatusCode::kAborted);
+  EXPECT_NE(over.message().find("task 1 died"), std::string::npos) << over;
+
   // A destroyed endpoint's layout no longer counts.
   registry.Unregister(**other);
-  EXPECT_TRUE(registry.CheckLayout("h", four, "rank 0 (a)").ok());
+  EXPECT_TRUE(registry.CheckLayout("h", four, "rank 0 (a)", "a").ok());
+}
+
+// A notice for a rank that has no endpoint here leaves an aborted mailbox
+// behind: it fails the group's rendezvous here, until no endpoint of the
+// group is left and it is dropped (a later group of the key starts clean).
+TEST(MailboxRegistryTest, AbortedStraysFailTheGroupUntilItIsGone) {
+  MailboxRegistry registry;
+  auto stray = registry.ForIncoming("g", 3);
+  auto waiting = registry.ForIncoming("g", 4);  // Staged, not aborted.
+  ASSERT_TRUE(stray.ok() && waiting.ok());
+  (*stray)->Abort(absl::UnavailableError("notice"));
+  EXPECT_EQ(registry.GroupStatus("g"), absl::UnavailableError("notice"));
+  EXPECT_TRUE(registry.GroupStatus("other").ok());
+
+  auto live = registry.Register("g", 1, {"a:1"}, {"/job:worker/task:0"});
+  ASSERT_TRUE(live.ok());
+  registry.DropAbortedStrays("g");  // An endpoint is left: kept.
+  EXPECT_FALSE(registry.GroupStatus("g").ok());
+  registry.Unregister(**live);  // The last one: dropped.
+  EXPECT_TRUE(registry.GroupStatus("g").ok());
+  auto again = registry.Register("g", 3, {"a:1"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE((*again)->status().ok());
+  auto kept = registry.Register("g", 4, {"a:1"});
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->get(), waiting->get());  // Early arrivals survive.
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ grpc::Status WorkerServiceImpl::Ping(grpc::ServerContext* context,
         group.group_key(),
         std::vector<std::string>(group.rank_tasks().begin(),
                                  group.rank_tasks().end()),
-        absl::StrCat("rank ", group.rank(), " (", group.task(), ")"));
+        absl::StrCat("rank ", group.rank(), " (", group.task(), ")"),
+        task_name());
     if (!agreed.ok()) return ToGrpcStatus(agreed);
   }
   response->set_job(config_.job);
@@ -210,8 +211,17 @@ grpc::Status WorkerServiceImpl::AbortGroup(
       config_.mailboxes->ForIncoming(request->group_key(), request->dst_rank());
   // A stopped server or a departed endpoint has nothing left to abort.
   if (!mailbox.ok()) return grpc::Status::OK;
+  const auto code = static_cast<absl::StatusCode>(request->code());
+  if (code == absl::StatusCode::kFailedPrecondition) {
+    // A layout refusal, passed on: it stays a FAILED_PRECONDITION (retrying
+    // cannot help) and already names the group.
+    (*mailbox)->Abort(absl::FailedPreconditionError(
+        absl::StrCat("rank ", request->src_rank(), " (task ",
+                     request->src_task(), ") passes on: ", request->reason())));
+    return grpc::Status::OK;
+  }
   (*mailbox)->Abort(absl::Status(
-      devices::GroupAbortCode(static_cast<absl::StatusCode>(request->code())),
+      devices::GroupAbortCode(code),
       absl::StrCat("transport group \"", request->group_key(),
                    "\" was aborted by rank ", request->src_rank(), " (task ",
                    request->src_task(), "): ", request->reason())));
