@@ -297,6 +297,53 @@ absl::StatusOr<std::vector<std::vector<std::string>>> TaskDevices(
   return out;
 }
 
+// The first `count` devices of `kind` on the platform, in its order.
+absl::StatusOr<std::vector<std::string>> FirstDevices(
+    devices::Platform& platform, devices::DeviceKind kind, int64_t count) {
+  std::vector<std::string> found;
+  for (const std::string& n : platform.DeviceNames()) {
+    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
+    if (!d.ok()) return d.status();
+    if ((*d)->kind() != kind) continue;
+    if (static_cast<int64_t>(found.size()) < count) found.push_back(n);
+  }
+  if (static_cast<int64_t>(found.size()) < count) {
+    const absl::string_view type = devices::DeviceKindName(kind);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "MultiWorkerMirroredStrategy: the cluster resolver's num_accelerators "
+        "gives each worker ",
+        count, " ", type, " but platform '", platform.name(), "' has ",
+        found.size(),
+        "; give the resolver this worker's count (Slurm: "
+        "gpus_per_node) or pass local_devices"));
+  }
+  return found;
+}
+
+// TF's choice of a worker's replicas (CollectiveAllReduceExtended's
+// _initialize_local_devices): a TFConfigClusterResolver's worker takes the
+// process's GPUs, else its first CPU; with any other resolver its
+// num_accelerators() says how many: that many GPUs, else TPUs, else the
+// first CPU.
+absl::StatusOr<std::vector<std::string>> WorkerDevices(
+    devices::Platform& platform, const cluster::ClusterResolver& resolver) {
+  if (dynamic_cast<const cluster::TFConfigClusterResolver*>(&resolver) !=
+      nullptr) {
+    return ResolveDevices(platform, DefaultDevices(platform));
+  }
+  absl::StatusOr<cluster::AcceleratorCounts> counts =
+      resolver.num_accelerators();
+  if (!counts.ok()) return counts.status();
+  for (devices::DeviceKind kind :
+       {devices::DeviceKind::kGPU, devices::DeviceKind::kTPU}) {
+    auto it = counts->find(std::string(devices::DeviceKindName(kind)));
+    if (it != counts->end() && it->second > 0) {
+      return FirstDevices(platform, kind, it->second);
+    }
+  }
+  return FirstDevices(platform, devices::DeviceKind::kCPU, 1);
+}
+
 }  // namespace
 
 void SetCrossWorkerNativeOps(CrossWorkerNativeOpsFactory factory) {
@@ -324,8 +371,8 @@ MultiWorkerMirroredStrategy::Create(
   if (!spec.ok()) return spec.status();
 
   absl::StatusOr<std::vector<std::string>> local =
-      ResolveDevices(platform, local_devices.empty() ? DefaultDevices(platform)
-                                                     : local_devices);
+      local_devices.empty() ? WorkerDevices(platform, *resolver)
+                            : ResolveDevices(platform, local_devices);
   if (!local.ok()) return local.status();
   const int per_worker = static_cast<int>(local->size());
 

@@ -115,10 +115,14 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // token and TLS setup. Its protocol is the resolver's rpc_layer when that
   // is set. A worker whose calls the others refuse fails with their
   // UNAUTHENTICATED or PERMISSION_DENIED.
-  // local_devices: this worker's replica devices; empty: its GPUs, else its
-  // first CPU (TF's choice). Every worker must have as many (worker w's
-  // replicas are global replicas w * n .. w * n + n - 1); with several, the
-  // all-reduce is hierarchical and their exchanges stay in memory.
+  // local_devices: this worker's replica devices; empty: TF's choice, which
+  // with a TFConfigClusterResolver is the process's GPUs, else its first
+  // CPU, and with any other resolver follows its num_accelerators(): the
+  // first that many GPUs, else TPUs, else the first CPU
+  // (FAILED_PRECONDITION when the platform has fewer). Every worker must have
+  // as many (worker w's replicas are global replicas w * n .. w * n + n - 1);
+  // with several, the all-reduce is hierarchical and their exchanges stay in
+  // memory.
   static absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> Create(
       devices::Platform& platform,
       std::unique_ptr<cluster::ClusterResolver> resolver = nullptr,

@@ -7,8 +7,11 @@
 #include <vector>
 
 #include "devices/host_platform.h"
+#include "distribute/cluster/simple_cluster_resolver.h"
+#include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/local_strategies.h"
+#include "distribute/multi_worker_mirrored_strategy.h"
 #include "gtest/gtest.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/faults.h"
@@ -138,6 +141,53 @@ TEST(SimulatedTrainingTest, SelectionPicksNcclOnSimulatedGpus) {
   distribute::CrossDeviceOpsChoice cores =
       distribute::SelectCrossDeviceOps(**tpu, Devices("tpu", 4));
   EXPECT_EQ(cores.ops->name(), "ReductionToOneDevice");
+}
+
+// TF's choice of a worker's replicas when none are given: a resolver other
+// than TF_CONFIG's says how many GPUs through num_accelerators (Slurm's
+// gpus per task), TF_CONFIG's worker takes every GPU of the process.
+TEST(SimulatedTrainingTest, WorkerReplicasFollowTheResolversAccelerators) {
+  auto sim = Dgx();  // 8 GPUs.
+  auto spec =
+      distribute::cluster::ClusterSpec::Create({{"worker", {"host0:2222"}}});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto worker = [&](distribute::cluster::AcceleratorCounts counts) {
+    distribute::cluster::SimpleClusterResolverOptions options;
+    options.task_type = "worker";
+    options.task_id = 0;
+    options.num_accelerators = std::move(counts);
+    auto resolver =
+        distribute::cluster::SimpleClusterResolver::Create(*spec, options);
+    EXPECT_TRUE(resolver.ok()) << resolver.status();
+    return distribute::MultiWorkerMirroredStrategy::Create(
+        *sim, *std::move(resolver));
+  };
+  auto two = worker({{"GPU", 2}});
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ((*two)->NumReplicasInSync(), 2);
+  EXPECT_EQ(
+      (*two)->extended().WorkerDevices(),
+      (std::vector<std::string>{"/job:worker/replica:0/task:0/device:GPU:0",
+                                "/job:worker/replica:0/task:0/device:GPU:1"}));
+  auto none = worker({});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(
+      (*none)->extended().WorkerDevices(),
+      (std::vector<std::string>{"/job:worker/replica:0/task:0/device:CPU:0"}));
+  auto too_many = worker({{"GPU", 16}});
+  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(too_many.status().message().find("each worker 16 GPU but platform"),
+            std::string::npos)
+      << too_many.status();
+
+  auto tf_config = distribute::cluster::TFConfigClusterResolver::FromJson(
+      R"({"cluster": {"worker": ["host0:2222"]},
+          "task": {"type": "worker", "index": 0}})");
+  ASSERT_TRUE(tf_config.ok()) << tf_config.status();
+  auto all = distribute::MultiWorkerMirroredStrategy::Create(
+      *sim, *std::move(tf_config));
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ((*all)->NumReplicasInSync(), 8);
 }
 
 // NcclAllReduce on simulated GPUs trains to what ReductionToOneDevice
