@@ -34,7 +34,9 @@ namespace distribute {
 // separately, the wait for every rank to join. Errors: BroadcastBlob's
 // (DEADLINE_EXCEEDED when the chief's id does not come, UNAUTHENTICATED /
 // PERMISSION_DENIED when the chief refuses us), INVALID_ARGUMENT for a rank
-// outside the group or an id that is not 128 bytes, and CreateRank's.
+// outside the group or a blob that is not the chief's id and group size,
+// FAILED_PRECONDITION when the chief's group has another size, and
+// CreateRank's.
 absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>>
 CreateNcclRankOverGrpc(Server& local, absl::string_view chief_target,
                        const BlobKey& key, devices::cuda::CudaDevice& device,
@@ -50,6 +52,18 @@ CreateNcclRanksOverGrpc(Server& local, absl::string_view chief_target,
                         std::vector<devices::cuda::CudaDevice*> devices,
                         int first_rank, std::vector<std::string> device_names,
                         absl::Duration timeout);
+
+// What the chief publishes: the unique id, then the group's size as 8
+// little-endian bytes, so that a task that counts the group otherwise (a
+// worker with another number of GPUs) fails at once instead of waiting in
+// ncclCommInitRank for ranks that never come.
+std::string EncodeNcclGroupBlob(absl::string_view unique_id, int group_size);
+// The id of a blob EncodeNcclGroupBlob made, checked against this task's
+// group size: FAILED_PRECONDITION naming both sizes when they differ,
+// INVALID_ARGUMENT when the blob is not one (`key` names it in errors).
+absl::StatusOr<std::string> DecodeNcclGroupBlob(absl::string_view blob,
+                                                int group_size,
+                                                const BlobKey& key);
 
 }  // namespace distribute
 

@@ -138,5 +138,33 @@ TEST(NcclBootstrapArgumentsTest, RanksOutsideTheGroupAreInvalid) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The chief's blob carries the group's size: a task that counts another
+// (a worker with more or fewer GPUs) fails before it touches NCCL or a GPU,
+// naming both sizes (no GPU needed).
+TEST(NcclBootstrapArgumentsTest, TaskOfAnotherGroupSizeFailsNamingBoth) {
+  const std::string id(devices::cuda::kNcclUniqueIdBytes, 'i');
+  const BlobKey key{"sizes", 3};
+  absl::StatusOr<std::string> back =
+      DecodeNcclGroupBlob(EncodeNcclGroupBlob(id, 300), 300, key);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, id);
+  EXPECT_EQ(DecodeNcclGroupBlob(id, 300, key).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  absl::StatusOr<TestCluster> cluster = TestCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_TRUE(
+      PublishBlob(*cluster->servers[0], key, EncodeNcclGroupBlob(id, 4)).ok());
+  std::vector<devices::cuda::CudaDevice*> one(1, nullptr);
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
+      CreateNcclRanksOverGrpc(*cluster->servers[0], cluster->addresses[0], key,
+                              one, 1, {"gpu-a", "gpu-b"}, absl::Seconds(5));
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kFailedPrecondition)
+      << comm.status();
+  EXPECT_NE(comm.status().message().find("has 4 ranks but this task counts 2"),
+            std::string::npos)
+      << comm.status();
+}
+
 }  // namespace
 }  // namespace distribute
