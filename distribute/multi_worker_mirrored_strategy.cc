@@ -341,7 +341,15 @@ absl::StatusOr<std::vector<std::string>> WorkerDevices(
       return FirstDevices(platform, kind, it->second);
     }
   }
-  return FirstDevices(platform, devices::DeviceKind::kCPU, 1);
+  // No accelerators: the first CPU (else the first device, as
+  // DefaultDevices).
+  for (const std::string& n : platform.DeviceNames()) {
+    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
+    if (d.ok() && (*d)->kind() == devices::DeviceKind::kCPU) {
+      return ResolveDevices(platform, {n});
+    }
+  }
+  return ResolveDevices(platform, {platform.DeviceNames().at(0)});
 }
 
 }  // namespace

@@ -144,6 +144,7 @@ absl::Status AgreeOnLayout(
     const absl::Time now = absl::Now();
     std::vector<size_t> still;
     std::vector<std::string> gone;
+    absl::Status refused;
     for (size_t k = 0; k < answers.size(); ++k) {
       const size_t i = pending[k];
       const absl::Status& status = answers[k].status;
@@ -162,13 +163,18 @@ absl::Status AgreeOnLayout(
         still.push_back(i);
         continue;
       }
-      return absl::Status(
-          status.code(),
-          absl::StrCat("the server of ", names[i],
-                       " refused the group: ", status.message()));
+      if (refused.ok()) {
+        refused = absl::Status(
+            status.code(),
+            absl::StrCat("the server of ", names[i],
+                         " refused the group: ", status.message()));
+      }
     }
+    // The group's own abort here says more than a server reporting it
+    // (ABORTED) or refusing for another reason.
     absl::Status status = aborted();
     if (!status.ok()) return status;
+    if (!refused.ok()) return refused;
     if (still.empty()) return absl::OkStatus();
     if (!gone.empty()) {
       return absl::UnavailableError(absl::StrCat(
@@ -278,6 +284,9 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
     stub_ptrs.push_back(stubs.back().get());
     channels.push_back(*std::move(channel));
   }
+  // Aborted mailboxes left by notices for an earlier group of this key
+  // (when this is its first endpoint here) must not fail this one.
+  local.mailboxes()->DropAbortedStrays(options.group_key);
   // Asked in rounds of at most kRendezvousPoll, so that a group already
   // aborted on this server (a peer refused it: its layout differs) ends the
   // wait instead of a dead peer's connect_timeout.
@@ -405,7 +414,10 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
   const int rank = transport->options_.rank;
   server_internal::MailboxRegistry& registry = *local.mailboxes();
   absl::Status agreed =
-      AgreeOnLayout(servers, names, local.channel_options(), layout, deadline,
+      // At least one round, even when the last peer answered at the
+      // deadline.
+      AgreeOnLayout(servers, names, local.channel_options(), layout,
+                    std::max(deadline, absl::Now() + kRendezvousPoll),
                     [&registry, &key] { return registry.GroupStatus(key); });
   if (agreed.code() == absl::StatusCode::kFailedPrecondition) {
     // Refused (or told of a refusal): this endpoint's peers may never ask
@@ -455,6 +467,9 @@ GrpcTransport::~GrpcTransport() {
     notifier.swap(notifier_);
   }
   if (notifier.joinable()) notifier.join();  // Within kNotifyTimeout.
+  // The notices may have made mailboxes here (for this server's ranks not
+  // yet created) after Unregister dropped the strays.
+  registry_->DropAbortedStrays(options_.group_key);
 }
 
 const std::string& GrpcTransport::device(int rank) const {

@@ -461,8 +461,21 @@ TEST_P(GrpcTransportTest, RanksThatSeeAnotherLayoutAreRefused) {
   EXPECT_NE(relayed.message().find("has two layouts"), std::string::npos)
       << relayed;
 
-  // Endpoints that agree still form the group under another key.
+  // Endpoints that agree still form the group under another key, and once
+  // the refused group's endpoints are gone, under its key: the aborted
+  // mailboxes its notices left behind are dropped.
   EXPECT_EQ(Pair("agreed").size(), 2u);
+  first->reset();
+  if (agreeing.ok()) agreeing->reset();
+  auto again = Pair("layout");
+  ASSERT_EQ(again.size(), 2u);
+  std::vector<std::byte> data = Pattern(64, 5), got(64);
+  auto sent = again[0]->Send(1, 9, absl::MakeConstSpan(data));
+  auto received = again[1]->Recv(0, 9, absl::MakeSpan(got));
+  ASSERT_TRUE(sent.ok() && received.ok());
+  EXPECT_TRUE((*received)->Wait(kWait).ok());
+  EXPECT_TRUE((*sent)->Wait(kWait).ok());
+  EXPECT_EQ(got, data);
 }
 
 INSTANTIATE_TEST_SUITE_P(Protocols, GrpcTransportTest,

@@ -14,8 +14,9 @@
 //  * with TF_CONFIG set, or inside a Slurm step (srun; see
 //    --cluster_resolver), with platform "host" unless --platform says
 //    otherwise, this process is one worker of the cluster they describe;
-//    each worker's replicas are its GPUs, else its first CPU (--replicas=N:
-//    its first N devices). Start one
+//    each worker's replicas are its GPUs, else its first CPU (under Slurm:
+//    the resolver's GPUs per task, as TF; --replicas=N: its first N
+//    devices). Start one
 //    process per worker (its own TF_CONFIG task, or one srun task each).
 //    Every worker prints its
 //    step lines, the summary and (with --json) the JSON line, which also

@@ -226,8 +226,8 @@ class MailboxRegistry {
   // Once no endpoint of `group_key` is left here, forgets the aborted
   // mailboxes that notices made for ranks without an endpoint, so that a
   // later group of the same key does not inherit their abort. Unregister
-  // calls it; so does an endpoint whose rendezvous fails before it
-  // registered.
+  // calls it, and so does an endpoint's rendezvous as it starts, when it
+  // fails before it registered, and once its abort notices are sent.
   void DropAbortedStrays(absl::string_view group_key);
 
   // Aborts the registered mailboxes of groups that have a rank at `target`.
