@@ -263,6 +263,14 @@ TEST(DistsimMultiWorkerTest, MisusesSayWhatToPass) {
         {"SLURM_STEP_NODELIST", "n[1-"},
         {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"}},
        "SLURM_STEP_NODELIST"},
+      // A Slurm worker's replicas are its GPUs per task (TF's rule for
+      // resolvers other than TF_CONFIG's); a host platform has none.
+      {TrainArgs({"--slurm_gpus_per_node=2"}),
+       {{"SLURM_PROCID", "0"},
+        {"SLURM_STEP_NUM_TASKS", "2"},
+        {"SLURM_STEP_NODELIST", "127.0.0.1"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2"}},
+       "gives each worker 1 GPU but platform 'host' has 0"},
       {TrainArgs({"--platform=sim:dgx_h100"}), {}, "dgx_h100_cluster"},
       {TrainArgs({"--platform=sim:dgx_h100_cluster:2"}),
        {{"TF_CONFIG", "{\"cluster\": {\"worker\": [\"127.0.0.1:1\"]}}"}},
