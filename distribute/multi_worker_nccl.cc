@@ -62,10 +62,18 @@ class CrossWorkerNcclAllReduce : public CrossDeviceOps {
                                            context_.worker_addresses[w], ")"));
       }
     }
+    // The chief checks every other worker's count of the group's ranks
+    // before it makes the id, so unequal GPU counts fail everywhere at once.
+    std::vector<std::string> others;
+    if (context_.worker_index == 0) {
+      others.assign(context_.worker_addresses.begin() + 1,
+                    context_.worker_addresses.end());
+    }
     absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>> comm =
         CreateNcclRanksOverGrpc(*context_.server, context_.worker_addresses[0],
                                 BlobKey{"multi-worker-nccl", 0}, gpus_,
-                                rank_offset(), std::move(names), kFormTimeout);
+                                rank_offset(), std::move(names), kFormTimeout,
+                                std::move(others));
     if (!comm.ok()) return comm.status();
     return std::unique_ptr<devices::Communicator>(*std::move(comm));
   }

@@ -3,18 +3,84 @@
 #include <cstdint>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "devices/cuda/nccl_api.h"
 
 namespace distribute {
+namespace {
+
+// The first byte of what the chief publishes under the group's key.
+constexpr char kIdBlob = 'I';
+constexpr char kRefusalBlob = 'R';
+
+std::string EncodeSize(uint64_t size) {
+  std::string bytes;
+  for (int i = 0; i < 8; ++i) {
+    bytes.push_back(static_cast<char>(size & 0xff));
+    size >>= 8;
+  }
+  return bytes;
+}
+
+uint64_t DecodeSize(absl::string_view bytes) {
+  uint64_t size = 0;
+  for (int i = 7; i >= 0; --i) {
+    size = (size << 8) | static_cast<unsigned char>(bytes[i]);
+  }
+  return size;
+}
+
+// Where a task publishes how many ranks it counts, for the chief to check.
+BlobKey SizeKey(const BlobKey& key) {
+  return BlobKey{absl::StrCat(key.group, "/size"), key.instance};
+}
+
+// The chief's check of every other task's count of the group's ranks:
+// OK, FAILED_PRECONDITION naming the first task that counts otherwise, or
+// the error of fetching a task's count (naming it).
+absl::Status CheckTaskSizes(Server& local, const BlobKey& key, int size,
+                            const std::vector<std::string>& other_tasks,
+                            absl::Duration timeout) {
+  for (const std::string& target : other_tasks) {
+    absl::StatusOr<std::string> theirs =
+        FetchBlob(local.channel_options(), target, SizeKey(key), timeout);
+    if (!theirs.ok()) {
+      return absl::Status(
+          theirs.status().code(),
+          absl::StrCat("the chief could not learn how many ranks the task at ",
+                       target, " counts in NCCL group \"", key.ToString(),
+                       "\": ", theirs.status().message()));
+    }
+    if (theirs->size() != 8) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the task at ", target, " published a count of ", theirs->size(),
+          " bytes for NCCL group \"", key.ToString(), "\", not 8"));
+    }
+    const uint64_t counted = DecodeSize(*theirs);
+    if (counted != static_cast<uint64_t>(size)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the task at ", target, " counts ", counted,
+          " ranks in NCCL group \"", key.ToString(), "\" but the chief counts ",
+          size,
+          "; every task must count the same ranks (a "
+          "MultiWorkerMirroredStrategy needs as many GPUs on every worker)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>>
 CreateNcclRankOverGrpc(Server& local, absl::string_view chief_target,
                        const BlobKey& key, devices::cuda::CudaDevice& device,
                        int rank, std::vector<std::string> device_names,
-                       absl::Duration timeout) {
+                       absl::Duration timeout,
+                       std::vector<std::string> other_tasks) {
   return CreateNcclRanksOverGrpc(local, chief_target, key, {&device}, rank,
-                                 std::move(device_names), timeout);
+                                 std::move(device_names), timeout,
+                                 std::move(other_tasks));
 }
 
 absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>>
@@ -22,7 +88,8 @@ CreateNcclRanksOverGrpc(Server& local, absl::string_view chief_target,
                         const BlobKey& key,
                         std::vector<devices::cuda::CudaDevice*> devices,
                         int first_rank, std::vector<std::string> device_names,
-                        absl::Duration timeout) {
+                        absl::Duration timeout,
+                        std::vector<std::string> other_tasks) {
   const int size = static_cast<int>(device_names.size());
   const int count = static_cast<int>(devices.size());
   if (count < 1 || first_rank < 0 || first_rank + count > size) {
@@ -31,48 +98,73 @@ CreateNcclRanksOverGrpc(Server& local, absl::string_view chief_target,
         " (one per local GPU) are not all inside the group's ranks [0, ", size,
         ") given by device_names"));
   }
-  absl::StatusOr<std::string> blob = BroadcastBlob(
-      local, chief_target, /*is_chief=*/first_rank == 0, key,
-      [size]() -> absl::StatusOr<std::string> {
-        absl::StatusOr<std::string> made =
-            devices::cuda::NcclCommunicator::NewUniqueId();
-        if (!made.ok()) return made.status();
-        return EncodeNcclGroupBlob(*made, size);
-      },
-      timeout);
-  if (!blob.ok()) return blob.status();
-  absl::StatusOr<std::string> id = DecodeNcclGroupBlob(*blob, size, key);
+  std::string blob;
+  if (first_rank != 0) {
+    // The chief checks this count (when it knows the tasks) before it
+    // publishes anything, so that every task hears a disagreement at once.
+    absl::Status published = PublishBlob(local, SizeKey(key), EncodeSize(size));
+    if (!published.ok()) return published;
+    absl::StatusOr<std::string> fetched =
+        FetchBlob(local.channel_options(), chief_target, key, timeout);
+    if (!fetched.ok()) return fetched.status();
+    blob = *std::move(fetched);
+  } else {
+    absl::Status agreed =
+        CheckTaskSizes(local, key, size, other_tasks, timeout);
+    if (!agreed.ok()) {
+      // Every task waits for the chief's blob: tell them why there is none.
+      PublishBlob(local, key, EncodeNcclRefusal(agreed)).IgnoreError();
+      return agreed;
+    }
+    absl::StatusOr<std::string> made =
+        devices::cuda::NcclCommunicator::NewUniqueId();
+    if (!made.ok()) return made.status();
+    blob = EncodeNcclGroupBlob(*made, size);
+    absl::Status published = PublishBlob(local, key, blob);
+    if (!published.ok()) return published;
+  }
+  absl::StatusOr<std::string> id = DecodeNcclGroupBlob(blob, size, key);
   if (!id.ok()) return id.status();
   return devices::cuda::NcclCommunicator::CreateRanks(
       std::move(devices), *id, first_rank, std::move(device_names), timeout);
 }
 
 std::string EncodeNcclGroupBlob(absl::string_view unique_id, int group_size) {
-  std::string blob(unique_id);
-  uint64_t size = static_cast<uint64_t>(group_size);
-  for (int i = 0; i < 8; ++i) {
-    blob.push_back(static_cast<char>(size & 0xff));
-    size >>= 8;
-  }
-  return blob;
+  return absl::StrCat(std::string(1, kIdBlob), unique_id,
+                      EncodeSize(static_cast<uint64_t>(group_size)));
+}
+
+std::string EncodeNcclRefusal(const absl::Status& why) {
+  return absl::StrCat(std::string(1, kRefusalBlob),
+                      static_cast<int>(why.code()), ":", why.message());
 }
 
 absl::StatusOr<std::string> DecodeNcclGroupBlob(absl::string_view blob,
                                                 int group_size,
                                                 const BlobKey& key) {
+  if (!blob.empty() && blob[0] == kRefusalBlob) {
+    const absl::string_view rest = blob.substr(1);
+    const size_t colon = rest.find(':');
+    int code = 0;
+    if (colon != absl::string_view::npos &&
+        absl::SimpleAtoi(rest.substr(0, colon), &code) && code > 0 &&
+        code <= static_cast<int>(absl::StatusCode::kUnauthenticated)) {
+      return absl::Status(
+          static_cast<absl::StatusCode>(code),
+          absl::StrCat("the chief did not form NCCL group \"", key.ToString(),
+                       "\": ", rest.substr(colon + 1)));
+    }
+  }
   const size_t id_bytes =
       static_cast<size_t>(devices::cuda::kNcclUniqueIdBytes);
-  if (blob.size() != id_bytes + 8) {
+  if (blob.size() != 1 + id_bytes + 8 || blob[0] != kIdBlob) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the NCCL group published under \"", key.ToString(), "\" is ",
-        blob.size(), " bytes, not ", id_bytes + 8,
-        " (the unique id and the group size); the chief must publish what "
-        "EncodeNcclGroupBlob made"));
+        blob.size(), " bytes, not ", 1 + id_bytes + 8,
+        " (a tag, the unique id and the group size), nor a refusal; the chief "
+        "must publish what EncodeNcclGroupBlob or EncodeNcclRefusal made"));
   }
-  uint64_t size = 0;
-  for (int i = 7; i >= 0; --i) {
-    size = (size << 8) | static_cast<unsigned char>(blob[id_bytes + i]);
-  }
+  const uint64_t size = DecodeSize(blob.substr(1 + id_bytes));
   if (size != static_cast<uint64_t>(group_size)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the chief's NCCL group \"", key.ToString(), "\" has ", size,
@@ -80,7 +172,7 @@ absl::StatusOr<std::string> DecodeNcclGroupBlob(absl::string_view blob,
         "; every task must count the same ranks (a MultiWorkerMirroredStrategy "
         "needs as many GPUs on every worker)"));
   }
-  return std::string(blob.substr(0, id_bytes));
+  return std::string(blob.substr(1, id_bytes));
 }
 
 }  // namespace distribute

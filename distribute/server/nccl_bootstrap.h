@@ -30,18 +30,25 @@ namespace distribute {
 // Rank `rank` of an NCCL group of device_names.size() ranks, one per
 // calling process, on `device`. Rank 0 is the chief: it makes the unique id
 // and publishes it on `local` (which must be the server at chief_target);
-// the others fetch it from `chief_target`. `timeout` bounds the fetch and,
-// separately, the wait for every rank to join. Errors: BroadcastBlob's
-// (DEADLINE_EXCEEDED when the chief's id does not come, UNAUTHENTICATED /
-// PERMISSION_DENIED when the chief refuses us), INVALID_ARGUMENT for a rank
-// outside the group or a blob that is not the chief's id and group size,
+// the others fetch it from `chief_target`. Every other task first
+// publishes how many ranks it counts; a chief given `other_tasks` (their
+// servers' addresses) checks those counts before it makes the id, and on a
+// disagreement publishes a refusal instead, so that every task fails at
+// once (FAILED_PRECONDITION naming both counts) rather than in
+// ncclCommInitRank's wait. `timeout` bounds each fetch and, separately, the
+// wait for every rank to join. Errors: FetchBlob's (DEADLINE_EXCEEDED when
+// the chief's id or a task's count does not come, UNAUTHENTICATED /
+// PERMISSION_DENIED when the chief refuses us), the chief's refusal (with
+// its code), INVALID_ARGUMENT for a rank outside the group or a blob that
+// is neither the chief's id and group size nor a refusal,
 // FAILED_PRECONDITION when the chief's group has another size, and
 // CreateRank's.
 absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>>
 CreateNcclRankOverGrpc(Server& local, absl::string_view chief_target,
                        const BlobKey& key, devices::cuda::CudaDevice& device,
                        int rank, std::vector<std::string> device_names,
-                       absl::Duration timeout);
+                       absl::Duration timeout,
+                       std::vector<std::string> other_tasks = {});
 
 // The same for a process that drives several GPUs: ranks first_rank ..
 // first_rank + devices.size() - 1 on `devices`, in order
@@ -51,16 +58,20 @@ CreateNcclRanksOverGrpc(Server& local, absl::string_view chief_target,
                         const BlobKey& key,
                         std::vector<devices::cuda::CudaDevice*> devices,
                         int first_rank, std::vector<std::string> device_names,
-                        absl::Duration timeout);
+                        absl::Duration timeout,
+                        std::vector<std::string> other_tasks = {});
 
-// What the chief publishes: the unique id, then the group's size as 8
-// little-endian bytes, so that a task that counts the group otherwise (a
-// worker with another number of GPUs) fails at once instead of waiting in
-// ncclCommInitRank for ranks that never come.
+// What the chief publishes under the group's key: a tag byte, the unique
+// id and the group's size as 8 little-endian bytes (so that a task that
+// counts the group otherwise fails at once instead of waiting in
+// ncclCommInitRank for ranks that never come); or, when it will not form
+// the group, a refusal carrying why.
 std::string EncodeNcclGroupBlob(absl::string_view unique_id, int group_size);
+std::string EncodeNcclRefusal(const absl::Status& why);
 // The id of a blob EncodeNcclGroupBlob made, checked against this task's
-// group size: FAILED_PRECONDITION naming both sizes when they differ,
-// INVALID_ARGUMENT when the blob is not one (`key` names it in errors).
+// group size: FAILED_PRECONDITION naming both sizes when they differ; a
+// refusal's status (its code, and its reason naming the group); and
+// INVALID_ARGUMENT when the blob is neither (`key` names it in errors).
 absl::StatusOr<std::string> DecodeNcclGroupBlob(absl::string_view blob,
                                                 int group_size,
                                                 const BlobKey& key);

@@ -46,11 +46,15 @@ TEST_F(NcclBootstrapTest, RanksFormOneGroupFromTheChiefsId) {
   std::vector<absl::StatusOr<std::unique_ptr<NcclCommunicator>>> comms;
   for (int r = 0; r < n; ++r) comms.emplace_back(absl::UnknownError("not run"));
   std::vector<std::thread> threads;
+  // The chief checks the other tasks' counts of the group first.
+  const std::vector<std::string> others(cluster->addresses.begin() + 1,
+                                        cluster->addresses.end());
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       comms[r] = CreateNcclRankOverGrpc(
           *cluster->servers[r], cluster->addresses[0], {"nccl-test", 0},
-          *platform_->gpu(r), r, names, absl::Seconds(60));
+          *platform_->gpu(r), r, names, absl::Seconds(60),
+          r == 0 ? others : std::vector<std::string>());
     });
   }
   for (auto& t : threads) t.join();
@@ -64,7 +68,10 @@ TEST_F(NcclBootstrapTest, RanksFormOneGroupFromTheChiefsId) {
       FetchBlob(cluster->servers[0]->channel_options(), cluster->addresses[0],
                 {"nccl-test", 0}, absl::Seconds(5));
   ASSERT_TRUE(id.ok()) << id.status();
-  EXPECT_EQ(id->size(), 128u);
+  absl::StatusOr<std::string> unique =
+      DecodeNcclGroupBlob(*id, n, {"nccl-test", 0});
+  ASSERT_TRUE(unique.ok()) << unique.status();
+  EXPECT_EQ(unique->size(), 128u);
 }
 
 TEST_F(NcclBootstrapTest, MissingChiefIsDeadlineExceeded) {
@@ -150,6 +157,12 @@ TEST(NcclBootstrapArgumentsTest, TaskOfAnotherGroupSizeFailsNamingBoth) {
   EXPECT_EQ(*back, id);
   EXPECT_EQ(DecodeNcclGroupBlob(id, 300, key).status().code(),
             absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::string> refused = DecodeNcclGroupBlob(
+      EncodeNcclRefusal(absl::UnavailableError("task 2 is gone")), 300, key);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find("task 2 is gone"),
+            std::string::npos)
+      << refused.status();
 
   absl::StatusOr<TestCluster> cluster = TestCluster::Start(1);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -164,6 +177,37 @@ TEST(NcclBootstrapArgumentsTest, TaskOfAnotherGroupSizeFailsNamingBoth) {
   EXPECT_NE(comm.status().message().find("has 4 ranks but this task counts 2"),
             std::string::npos)
       << comm.status();
+}
+
+// The chief checks the other tasks' counts before it makes an id: a task
+// that counts 4 ranks where the chief counts 2 makes both fail at once,
+// naming both counts (no GPU needed: neither gets as far as NCCL).
+TEST(NcclBootstrapArgumentsTest, ChiefRefusesATaskOfAnotherCount) {
+  absl::StatusOr<TestCluster> cluster = TestCluster::Start(2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const BlobKey key{"counted", 0};
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> task;
+  std::thread other([&] {
+    std::vector<devices::cuda::CudaDevice*> two(2, nullptr);
+    task = CreateNcclRanksOverGrpc(*cluster->servers[1], cluster->addresses[0],
+                                   key, two, 2, {"a", "b", "c", "d"},
+                                   absl::Seconds(20));
+  });
+  std::vector<devices::cuda::CudaDevice*> one(1, nullptr);
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> chief =
+      CreateNcclRanksOverGrpc(*cluster->servers[0], cluster->addresses[0], key,
+                              one, 0, {"a", "b"}, absl::Seconds(20),
+                              {cluster->addresses[1]});
+  other.join();
+  for (const auto* result : {&chief, &task}) {
+    EXPECT_EQ(result->status().code(), absl::StatusCode::kFailedPrecondition)
+        << result->status();
+    EXPECT_NE(result->status().message().find(
+                  "counts 4 ranks in NCCL group \"counted/0\" but the chief "
+                  "counts 2"),
+              std::string::npos)
+        << result->status();
+  }
 }
 
 }  // namespace
