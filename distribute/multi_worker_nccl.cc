@@ -63,7 +63,8 @@ class CrossWorkerNcclAllReduce : public CrossDeviceOps {
       }
     }
     // The chief checks every other worker's count of the group's ranks
-    // before it makes the id, so unequal GPU counts fail everywhere at once.
+    // before it makes the id, so unequal GPU counts fail everywhere at once
+    // (where every worker is up; else after the form timeout).
     std::vector<std::string> others;
     if (context_.worker_index == 0) {
       others.assign(context_.worker_addresses.begin() + 1,

@@ -1,10 +1,14 @@
 #include "distribute/server/nccl_bootstrap.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "devices/cuda/nccl_api.h"
 
 namespace distribute {
@@ -36,35 +40,85 @@ BlobKey SizeKey(const BlobKey& key) {
   return BlobKey{absl::StrCat(key.group, "/size"), key.instance};
 }
 
-// The chief's check of every other task's count of the group's ranks:
-// OK, FAILED_PRECONDITION naming the first task that counts otherwise, or
-// the error of fetching a task's count (naming it).
-absl::Status CheckTaskSizes(Server& local, const BlobKey& key, int size,
+// How much longer than `timeout` a task waits for the chief's blob: the
+// chief may spend the whole timeout waiting for a task that never comes,
+// and its refusal must still reach the tasks that did.
+constexpr absl::Duration kRefusalGrace = absl::Seconds(10);
+
+// The chief's fetches of the counts are made in rounds of at most this,
+// so that a disagreement is reported without waiting for a missing task.
+constexpr absl::Duration kCountRound = absl::Seconds(1);
+
+// The chief's check of the other tasks' counts of the group's ranks,
+// fetched in parallel within one `timeout`: OK, FAILED_PRECONDITION naming
+// a task that counts otherwise (as soon as its count comes), or the error
+// of a task whose count did not come, naming it.
+absl::Status CheckTaskSizes(Server& local, absl::string_view chief_target,
+                            const BlobKey& key, int size,
                             const std::vector<std::string>& other_tasks,
                             absl::Duration timeout) {
+  std::vector<std::string> pending;
   for (const std::string& target : other_tasks) {
-    absl::StatusOr<std::string> theirs =
-        FetchBlob(local.channel_options(), target, SizeKey(key), timeout);
-    if (!theirs.ok()) {
-      return absl::Status(
-          theirs.status().code(),
-          absl::StrCat("the chief could not learn how many ranks the task at ",
-                       target, " counts in NCCL group \"", key.ToString(),
-                       "\": ", theirs.status().message()));
+    if (target == chief_target ||
+        std::find(pending.begin(), pending.end(), target) != pending.end()) {
+      continue;  // The chief publishes no count; one fetch per task.
     }
-    if (theirs->size() != 8) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the task at ", target, " published a count of ", theirs->size(),
-          " bytes for NCCL group \"", key.ToString(), "\", not 8"));
+    pending.push_back(target);
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!pending.empty()) {
+    const absl::Duration round = std::min(kCountRound, deadline - absl::Now());
+    std::vector<absl::StatusOr<std::string>> counts(
+        pending.size(), absl::UnknownError("not fetched"));
+    {
+      std::vector<std::thread> fetchers;
+      for (size_t i = 0; i < pending.size(); ++i) {
+        fetchers.emplace_back([&, i] {
+          counts[i] = round > absl::ZeroDuration()
+                          ? FetchBlob(local.channel_options(), pending[i],
+                                      SizeKey(key), round)
+                          : absl::DeadlineExceededError("no time left");
+        });
+      }
+      for (std::thread& fetcher : fetchers) fetcher.join();
     }
-    const uint64_t counted = DecodeSize(*theirs);
-    if (counted != static_cast<uint64_t>(size)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the task at ", target, " counts ", counted,
-          " ranks in NCCL group \"", key.ToString(), "\" but the chief counts ",
-          size,
-          "; every task must count the same ranks (a "
-          "MultiWorkerMirroredStrategy needs as many GPUs on every worker)"));
+    std::vector<std::string> still;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const absl::StatusOr<std::string>& theirs = counts[i];
+      if (absl::IsDeadlineExceeded(theirs.status())) {
+        still.push_back(pending[i]);
+        continue;
+      }
+      if (!theirs.ok()) {
+        return absl::Status(
+            theirs.status().code(),
+            absl::StrCat("the chief could not learn the task at ", pending[i],
+                         "'s count of NCCL group \"", key.ToString(),
+                         "\": ", theirs.status().message()));
+      }
+      if (theirs->size() != 8) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the task at ", pending[i], " published a count of ",
+                         theirs->size(), " bytes for NCCL group \"",
+                         key.ToString(), "\", not 8"));
+      }
+      const uint64_t counted = DecodeSize(*theirs);
+      if (counted != static_cast<uint64_t>(size)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the task at ", pending[i], " counts ", counted,
+            " ranks in NCCL group \"", key.ToString(),
+            "\" but the chief counts ", size,
+            "; every task must count the same ranks (a "
+            "MultiWorkerMirroredStrategy needs as many GPUs on every "
+            "worker)"));
+      }
+    }
+    pending = std::move(still);
+    if (!pending.empty() && absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the tasks at ", absl::StrJoin(pending, ", "),
+          " did not publish their count of NCCL group \"", key.ToString(),
+          "\" within ", absl::FormatDuration(timeout), "; are they running?"));
     }
   }
   return absl::OkStatus();
@@ -104,16 +158,23 @@ CreateNcclRanksOverGrpc(Server& local, absl::string_view chief_target,
     // publishes anything, so that every task hears a disagreement at once.
     absl::Status published = PublishBlob(local, SizeKey(key), EncodeSize(size));
     if (!published.ok()) return published;
-    absl::StatusOr<std::string> fetched =
-        FetchBlob(local.channel_options(), chief_target, key, timeout);
+    absl::StatusOr<std::string> fetched = FetchBlob(
+        local.channel_options(), chief_target, key, timeout + kRefusalGrace);
     if (!fetched.ok()) return fetched.status();
     blob = *std::move(fetched);
   } else {
     absl::Status agreed =
-        CheckTaskSizes(local, key, size, other_tasks, timeout);
+        CheckTaskSizes(local, chief_target, key, size, other_tasks, timeout);
     if (!agreed.ok()) {
       // Every task waits for the chief's blob: tell them why there is none.
-      PublishBlob(local, key, EncodeNcclRefusal(agreed)).IgnoreError();
+      absl::Status told = PublishBlob(local, key, EncodeNcclRefusal(agreed));
+      if (!told.ok()) {
+        return absl::Status(agreed.code(),
+                            absl::StrCat(agreed.message(),
+                                         " (and the refusal could not be "
+                                         "published for the other tasks: ",
+                                         told.message(), ")"));
+      }
       return agreed;
     }
     absl::StatusOr<std::string> made =

@@ -32,15 +32,18 @@ namespace distribute {
 // and publishes it on `local` (which must be the server at chief_target);
 // the others fetch it from `chief_target`. Every other task first
 // publishes how many ranks it counts; a chief given `other_tasks` (their
-// servers' addresses) checks those counts before it makes the id, and on a
-// disagreement publishes a refusal instead, so that every task fails at
-// once (FAILED_PRECONDITION naming both counts) rather than in
-// ncclCommInitRank's wait. `timeout` bounds each fetch and, separately, the
-// wait for every rank to join. Errors: FetchBlob's (DEADLINE_EXCEEDED when
-// the chief's id or a task's count does not come, UNAUTHENTICATED /
-// PERMISSION_DENIED when the chief refuses us), the chief's refusal (with
-// its code), INVALID_ARGUMENT for a rank outside the group or a blob that
-// is neither the chief's id and group size nor a refusal,
+// servers' addresses) fetches those counts in parallel, within `timeout`,
+// before it makes the id, and on a disagreement (as soon as it sees one) or
+// a task whose count did not come publishes a refusal instead. Where every task
+// is up, they all fail at once (FAILED_PRECONDITION naming both counts) rather
+// than in ncclCommInitRank's wait. A task waits for the chief's blob `timeout`
+// plus 10 s (the chief may spend `timeout` on a task that never comes); the
+// wait for every rank to join is bounded by `timeout` again. Tasks of a
+// build before this format fail with INVALID_ARGUMENT. Errors: FetchBlob's
+// (DEADLINE_EXCEEDED when the chief's id or a task's count does not come,
+// UNAUTHENTICATED / PERMISSION_DENIED when the chief refuses us), the chief's
+// refusal (with its code), INVALID_ARGUMENT for a rank outside the group or a
+// blob that is neither the chief's id and group size nor a refusal,
 // FAILED_PRECONDITION when the chief's group has another size, and
 // CreateRank's.
 absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>>

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "devices/cuda/cuda_platform.h"
 #include "devices/tensor.h"
@@ -208,6 +209,38 @@ TEST(NcclBootstrapArgumentsTest, ChiefRefusesATaskOfAnotherCount) {
               std::string::npos)
         << result->status();
   }
+}
+
+// A task that never comes does not hide a disagreement: the chief fetches
+// the counts in parallel rounds and refuses as soon as one differs.
+TEST(NcclBootstrapArgumentsTest, DisagreementIsSeenDespiteAMissingTask) {
+  absl::StatusOr<TestCluster> cluster = TestCluster::Start(2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto ports = server_internal::PickFreePorts(1);
+  ASSERT_TRUE(ports.ok());
+  const std::string absent = absl::StrCat("127.0.0.1:", (*ports)[0]);
+  const BlobKey key{"one-missing", 0};
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> task;
+  std::thread other([&] {
+    std::vector<devices::cuda::CudaDevice*> two(2, nullptr);
+    task = CreateNcclRanksOverGrpc(*cluster->servers[1], cluster->addresses[0],
+                                   key, two, 4, {"a", "b", "c", "d", "e", "f"},
+                                   absl::Seconds(60));
+  });
+  std::vector<devices::cuda::CudaDevice*> one(1, nullptr);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> chief =
+      CreateNcclRanksOverGrpc(*cluster->servers[0], cluster->addresses[0], key,
+                              one, 0, {"a", "b", "c"}, absl::Seconds(60),
+                              {absent, cluster->addresses[1]});
+  other.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));  // Not the timeout.
+  EXPECT_EQ(chief.status().code(), absl::StatusCode::kFailedPrecondition)
+      << chief.status();
+  EXPECT_EQ(task.status().code(), absl::StatusCode::kFailedPrecondition)
+      << task.status();
+  EXPECT_NE(task.status().message().find("counts 6 ranks"), std::string::npos)
+      << task.status();
 }
 
 }  // namespace
