@@ -108,7 +108,10 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // Errors: the resolver's (INVALID_ARGUMENT naming the bad TF_CONFIG
   // field); INVALID_ARGUMENT when the task is not a "chief" or "worker" of
   // the cluster; the Server's (UNAVAILABLE when the port is taken);
-  // DEADLINE_EXCEEDED naming the workers whose servers did not answer.
+  // DEADLINE_EXCEEDED naming the workers whose servers did not answer;
+  // FAILED_PRECONDITION naming both layouts when the workers have unequal
+  // numbers of replicas; ABORTED or UNAVAILABLE when a worker already left
+  // (its group aborted, its server stopped) before this one joined.
   // server: the options of this worker's Server (cluster token, TLS,
   // message bound, host restriction), which its transports, heartbeats and
   // NCCL bootstrap use as clients too; every worker must give the same

@@ -117,15 +117,19 @@ TEST(MultiWorkerMirroredStrategyTest, UnknownRpcLayerNamesTfConfigField) {
 }
 
 // Runs fn(strategy) for worker 0 and worker 1 of a two-worker cluster, each
-// on its own thread with its own platform.
+// on its own thread with its own platform. Both workers live until both are
+// done (a worker whose peer already left is refused at the rendezvous).
 void TwoWorkers(
     const std::function<void(MultiWorkerMirroredStrategy&, int worker)>& fn,
     CommunicationOptions options = {}, int local_devices = 1) {
   const std::vector<int> ports = FreePorts(2);
+  std::vector<std::unique_ptr<devices::HostPlatform>> platforms(2);
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies(2);
   std::vector<std::thread> threads;
   for (int w = 0; w < 2; ++w) {
     threads.emplace_back([&, w] {
-      auto platform = Host(w, local_devices);
+      platforms[w] = Host(w, local_devices);
+      devices::HostPlatform* platform = platforms[w].get();
       const std::string config =
           absl::StrCat("{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
                        "\", \"127.0.0.1:", ports[1],
@@ -136,10 +140,12 @@ void TwoWorkers(
       auto strategy = MultiWorkerMirroredStrategy::Create(
           *platform, Resolver(config), options, {}, platform->DeviceNames());
       ASSERT_TRUE(strategy.ok()) << strategy.status();
-      fn(**strategy, w);
+      strategies[w] = *std::move(strategy);
+      fn(*strategies[w], w);
     });
   }
   for (auto& t : threads) t.join();
+  strategies.clear();  // Before their platforms.
 }
 
 // Two workers' Create with `options`, each on its own thread; their results.
@@ -148,23 +154,29 @@ std::vector<absl::Status> CreateTwo(CommunicationOptions options,
   const std::vector<int> ports = FreePorts(2);
   std::vector<absl::Status> status(2);
   ops_names->assign(2, "");
+  // Both workers live until both are made: a worker whose peer has already
+  // left (its server stopped) is refused, as its first collective would be.
+  std::vector<std::unique_ptr<devices::HostPlatform>> platforms(2);
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies(2);
   std::vector<std::thread> threads;
   for (int w = 0; w < 2; ++w) {
     threads.emplace_back([&, w] {
-      auto platform = Host(w);
+      platforms[w] = Host(w);
       const std::string config = absl::StrCat(
           "{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
           "\", \"127.0.0.1:", ports[1],
           "\"]}, \"task\": {\"type\": \"worker\", \"index\": ", w, "}}");
       auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platform, Resolver(config), options);
+          *platforms[w], Resolver(config), options);
       status[w] = strategy.status();
       if (strategy.ok()) {
         (*ops_names)[w] = (*strategy)->extended().cross_device_ops().name();
+        strategies[w] = *std::move(strategy);
       }
     });
   }
   for (auto& t : threads) t.join();
+  strategies.clear();  // Before their platforms.
   return status;
 }
 
