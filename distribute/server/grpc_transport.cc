@@ -285,7 +285,8 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
     channels.push_back(*std::move(channel));
   }
   // Aborted mailboxes left by notices for an earlier group of this key
-  // (when this is its first endpoint here) must not fail this one.
+  // (when this is its first endpoint here) must not fail this one; notices
+  // that arrive from now on are this group's.
   local.mailboxes()->DropAbortedStrays(options.group_key);
   // Asked in rounds of at most kRendezvousPoll, so that a group already
   // aborted on this server (a peer refused it: its layout differs) ends the
@@ -314,7 +315,6 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
     waiting = std::move(still);
     absl::Status aborted = local.mailboxes()->GroupStatus(options.group_key);
     if (!aborted.ok()) {
-      local.mailboxes()->DropAbortedStrays(options.group_key);
       return absl::Status(aborted.code(),
                           absl::StrCat("transport group \"", options.group_key,
                                        "\" rank ", options.rank,
@@ -467,9 +467,6 @@ GrpcTransport::~GrpcTransport() {
     notifier.swap(notifier_);
   }
   if (notifier.joinable()) notifier.join();  // Within kNotifyTimeout.
-  // The notices may have made mailboxes here (for this server's ranks not
-  // yet created) after Unregister dropped the strays.
-  registry_->DropAbortedStrays(options_.group_key);
 }
 
 const std::string& GrpcTransport::device(int rank) const {
