@@ -433,8 +433,8 @@ absl::Status MailboxRegistry::CheckLayout(
   absl::Status aborted;  // Of an endpoint here that agrees.
   {
     absl::MutexLock lock(&mu_);
-    for (auto it = entries_.lower_bound(Key(std::string(group_key), INT_MIN));
-         it != entries_.end() && it->first.first == group_key; ++it) {
+    const auto [first, last] = GroupEntries(group_key);
+    for (auto it = first; it != last; ++it) {
       const Entry& entry = it->second;
       if (!entry.has_endpoint || entry.layout.empty()) continue;
       if (entry.layout == layout) {
@@ -485,13 +485,11 @@ void MailboxRegistry::Unregister(const GroupMailbox& mailbox) {
 void MailboxRegistry::DropAbortedStrays(absl::string_view group_key) {
   std::vector<std::shared_ptr<GroupMailbox>> dropped;  // Freed unlocked.
   absl::MutexLock lock(&mu_);
-  const auto first = entries_.lower_bound(Key(std::string(group_key), INT_MIN));
-  auto end = first;
-  while (end != entries_.end() && end->first.first == group_key) {
-    if (end->second.has_endpoint) return;
-    ++end;
+  const auto [first, last] = GroupEntries(group_key);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.has_endpoint) return;
   }
-  for (auto it = first; it != end;) {
+  for (auto it = first; it != last;) {
     const Entry& entry = it->second;
     if (!entry.closed && entry.mailbox != nullptr && entry.mailbox->aborted()) {
       dropped.push_back(entry.mailbox);
@@ -504,13 +502,21 @@ void MailboxRegistry::DropAbortedStrays(absl::string_view group_key) {
 
 absl::Status MailboxRegistry::GroupStatus(absl::string_view group_key) {
   absl::MutexLock lock(&mu_);
-  for (auto it = entries_.lower_bound(Key(std::string(group_key), INT_MIN));
-       it != entries_.end() && it->first.first == group_key; ++it) {
+  const auto [first, last] = GroupEntries(group_key);
+  for (auto it = first; it != last; ++it) {
     if (it->second.mailbox == nullptr) continue;
     absl::Status status = it->second.mailbox->status();
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
+}
+
+std::pair<std::map<MailboxRegistry::Key, MailboxRegistry::Entry>::iterator,
+          std::map<MailboxRegistry::Key, MailboxRegistry::Entry>::iterator>
+MailboxRegistry::GroupEntries(absl::string_view group_key) {
+  const std::string key(group_key);
+  return {entries_.lower_bound(Key(key, INT_MIN)),
+          entries_.upper_bound(Key(key, INT_MAX))};
 }
 
 int MailboxRegistry::AbortInvolving(absl::string_view target,

@@ -225,9 +225,9 @@ class MailboxRegistry {
 
   // Once no endpoint of `group_key` is left here, forgets the aborted
   // mailboxes that notices made for ranks without an endpoint, so that a
-  // later group of the same key does not inherit their abort. Unregister
-  // calls it, and so does an endpoint's rendezvous as it starts, when it
-  // fails before it registered, and once its abort notices are sent.
+  // later group of the same key does not inherit their abort. An endpoint's
+  // rendezvous calls it as it starts (which is what keeps a later group
+  // clean, whenever the notices landed); Unregister too, to free them.
   void DropAbortedStrays(absl::string_view group_key);
 
   // Aborts the registered mailboxes of groups that have a rank at `target`.
@@ -250,6 +250,10 @@ class MailboxRegistry {
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status stop_status_ ABSL_GUARDED_BY(mu_);
   std::map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
+
+  // The entries of `group_key`'s ranks: [first, second).
+  std::pair<std::map<Key, Entry>::iterator, std::map<Key, Entry>::iterator>
+  GroupEntries(absl::string_view group_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };
 
 }  // namespace server_internal
