@@ -29,19 +29,23 @@ absl::StatusOr<std::vector<std::string>> ResolveDevices(
   return out;
 }
 
-std::vector<std::string> DefaultDevices(devices::Platform& platform) {
-  std::vector<std::string> gpus;
-  std::string first_cpu;
+std::vector<std::string> DevicesOfKind(devices::Platform& platform,
+                                       devices::DeviceKind kind) {
+  std::vector<std::string> found;
   for (const std::string& n : platform.DeviceNames()) {
     absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
-    if (!d.ok()) continue;
-    if ((*d)->kind() == devices::DeviceKind::kGPU) gpus.push_back(n);
-    if ((*d)->kind() == devices::DeviceKind::kCPU && first_cpu.empty()) {
-      first_cpu = n;
-    }
+    if (d.ok() && (*d)->kind() == kind) found.push_back(n);
   }
+  return found;
+}
+
+std::vector<std::string> DefaultDevices(devices::Platform& platform) {
+  std::vector<std::string> gpus =
+      DevicesOfKind(platform, devices::DeviceKind::kGPU);
   if (!gpus.empty()) return gpus;
-  if (!first_cpu.empty()) return {first_cpu};
+  std::vector<std::string> cpus =
+      DevicesOfKind(platform, devices::DeviceKind::kCPU);
+  if (!cpus.empty()) return {cpus[0]};
   return {platform.DeviceNames().at(0)};
 }
 

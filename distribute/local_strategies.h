@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "devices/device.h"
 #include "devices/platform.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/strategy.h"
@@ -32,6 +33,9 @@ absl::StatusOr<std::vector<std::string>> ResolveDevices(
     devices::Platform& platform, const std::vector<std::string>& names);
 // All GPUs of the platform, else its first CPU (TF's default devices).
 std::vector<std::string> DefaultDevices(devices::Platform& platform);
+// The platform's devices of `kind`, in its order.
+std::vector<std::string> DevicesOfKind(devices::Platform& platform,
+                                       devices::DeviceKind kind);
 
 class OneDeviceStrategy : public Strategy {
  public:

@@ -300,13 +300,7 @@ absl::StatusOr<std::vector<std::vector<std::string>>> TaskDevices(
 // The first `count` devices of `kind` on the platform, in its order.
 absl::StatusOr<std::vector<std::string>> FirstDevices(
     devices::Platform& platform, devices::DeviceKind kind, int64_t count) {
-  std::vector<std::string> found;
-  for (const std::string& n : platform.DeviceNames()) {
-    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
-    if (!d.ok()) return d.status();
-    if ((*d)->kind() != kind) continue;
-    if (static_cast<int64_t>(found.size()) < count) found.push_back(n);
-  }
+  std::vector<std::string> found = DevicesOfKind(platform, kind);
   if (static_cast<int64_t>(found.size()) < count) {
     const absl::string_view type = devices::DeviceKindName(kind);
     return absl::FailedPreconditionError(absl::StrCat(
@@ -317,6 +311,7 @@ absl::StatusOr<std::vector<std::string>> FirstDevices(
         "; give the resolver this worker's count (Slurm: "
         "gpus_per_node) or pass local_devices"));
   }
+  found.resize(static_cast<size_t>(count));
   return found;
 }
 
@@ -343,13 +338,10 @@ absl::StatusOr<std::vector<std::string>> WorkerDevices(
   }
   // No accelerators: the first CPU (else the first device, as
   // DefaultDevices).
-  for (const std::string& n : platform.DeviceNames()) {
-    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
-    if (d.ok() && (*d)->kind() == devices::DeviceKind::kCPU) {
-      return ResolveDevices(platform, {n});
-    }
-  }
-  return ResolveDevices(platform, {platform.DeviceNames().at(0)});
+  std::vector<std::string> cpus =
+      DevicesOfKind(platform, devices::DeviceKind::kCPU);
+  return ResolveDevices(
+      platform, {cpus.empty() ? platform.DeviceNames().at(0) : cpus[0]});
 }
 
 }  // namespace
