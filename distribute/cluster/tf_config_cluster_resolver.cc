@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "distribute/cluster/cuda_driver.h"
 #include "distribute/cluster/json.h"
 
 namespace distribute {
@@ -86,12 +87,16 @@ std::string DescribeTasks(const ClusterSpec::JobTasks& tasks) {
                       tasks.size() > indices.size() ? ", ...]" : "]");
 }
 
-AcceleratorCounts GpusFromCudaVisibleDevices(const EnvLookup& env) {
+absl::StatusOr<AcceleratorCounts> GpusOfTheCudaDriver() {
+  absl::StatusOr<int64_t> gpus = CudaDriverGpuCount();
+  if (!gpus.ok()) {
+    return absl::Status(gpus.status().code(),
+                        absl::StrCat("TFConfigClusterResolver: counting the "
+                                     "local GPUs: ",
+                                     gpus.status().message()));
+  }
   AcceleratorCounts counts;
-  std::optional<std::string> visible = env("CUDA_VISIBLE_DEVICES");
-  if (!visible.has_value()) return counts;
-  const int64_t gpus = CountCudaVisibleDevices(*visible);
-  if (gpus > 0) counts["GPU"] = gpus;
+  if (*gpus > 0) counts["GPU"] = *gpus;
   return counts;
 }
 
@@ -107,18 +112,17 @@ absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>>
 TFConfigClusterResolver::FromEnv(const EnvLookup& env,
                                  TFConfigClusterResolverOptions options) {
   const std::optional<std::string> tf_config = env(kTfConfig);
-  return Parse(tf_config.value_or(""), env, std::move(options));
+  return Parse(tf_config.value_or(""), std::move(options));
 }
 
 absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>>
 TFConfigClusterResolver::FromJson(absl::string_view tf_config,
                                   TFConfigClusterResolverOptions options) {
-  return Parse(tf_config, ProcessEnv(), std::move(options));
+  return Parse(tf_config, std::move(options));
 }
 
 absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>>
 TFConfigClusterResolver::Parse(absl::string_view tf_config,
-                               const EnvLookup& env,
                                TFConfigClusterResolverOptions options) {
   if (options.task_id.has_value() && *options.task_id < 0) {
     return absl::InvalidArgumentError(
@@ -126,9 +130,7 @@ TFConfigClusterResolver::Parse(absl::string_view tf_config,
                      *options.task_id, "; a task index is non-negative"));
   }
   if (!options.local_accelerators) {
-    options.local_accelerators = [env]() -> absl::StatusOr<AcceleratorCounts> {
-      return GpusFromCudaVisibleDevices(env);
-    };
+    options.local_accelerators = GpusOfTheCudaDriver;
   }
   std::unique_ptr<TFConfigClusterResolver> resolver(
       new TFConfigClusterResolver(std::move(options)));

@@ -52,23 +52,25 @@ struct TFConfigClusterResolverOptions {
   std::optional<int64_t> task_id;
   std::optional<std::string> rpc_layer;
   std::optional<std::string> environment;
-  // Counts this task's accelerators. When unset, the GPUs that
-  // CUDA_VISIBLE_DEVICES makes visible (read through the same environment as
-  // TF_CONFIG); with CUDA_VISIBLE_DEVICES unset no accelerator is reported, so
-  // inject a count where devices are found another way.
+  // Counts this task's accelerators. When unset, the GPUs the CUDA driver
+  // shows this process (CudaDriverGpuCount, cuda_driver.h: loaded at run
+  // time, none where no driver is installed), as TensorFlow counts the local
+  // devices. The driver applies the process's own CUDA_VISIBLE_DEVICES, not
+  // an injected environment's (FromEnv), and counting initializes it, so a
+  // later change to CUDA_VISIBLE_DEVICES has no effect on this process: set
+  // it before asking. Inject a count where devices are found another way.
   std::function<absl::StatusOr<AcceleratorCounts>()> local_accelerators;
 };
 
 class TFConfigClusterResolver : public ClusterResolver {
  public:
-  // Reads TF_CONFIG (and CUDA_VISIBLE_DEVICES) from the process environment.
+  // Reads TF_CONFIG from the process environment.
   static absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>>
   FromEnvironment(TFConfigClusterResolverOptions options = {});
-  // Reads TF_CONFIG (and CUDA_VISIBLE_DEVICES) through `env`.
+  // Reads TF_CONFIG through `env`.
   static absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>> FromEnv(
       const EnvLookup& env, TFConfigClusterResolverOptions options = {});
-  // Parses `tf_config` as the value of TF_CONFIG ("" = unset);
-  // CUDA_VISIBLE_DEVICES comes from the process environment.
+  // Parses `tf_config` as the value of TF_CONFIG ("" = unset).
   static absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>> FromJson(
       absl::string_view tf_config, TFConfigClusterResolverOptions options = {});
 
@@ -113,8 +115,7 @@ class TFConfigClusterResolver : public ClusterResolver {
 
  private:
   static absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>> Parse(
-      absl::string_view tf_config, const EnvLookup& env,
-      TFConfigClusterResolverOptions options);
+      absl::string_view tf_config, TFConfigClusterResolverOptions options);
 
   explicit TFConfigClusterResolver(TFConfigClusterResolverOptions options)
       : options_(std::move(options)) {}

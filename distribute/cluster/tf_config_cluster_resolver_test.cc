@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "distribute/cluster/cluster_spec.h"
+#include "distribute/cluster/cuda_driver.h"
 #include "distribute/cluster/env.h"
 #include "gtest/gtest.h"
 
@@ -261,25 +262,27 @@ TEST(TFConfigClusterResolverTest, MasterWithoutATaskIsFailedPrecondition) {
 }
 
 TEST(TFConfigClusterResolverTest, ReadsTheInjectedEnvironment) {
-  EnvLookup env = EnvFromMap(
-      {{"TF_CONFIG", kPsWorkerGrpc}, {"CUDA_VISIBLE_DEVICES", "0,1"}});
+  EnvLookup env = EnvFromMap({{"TF_CONFIG", kPsWorkerGrpc}});
   auto resolver = TFConfigClusterResolver::FromEnv(env);
   ASSERT_TRUE(resolver.ok()) << resolver.status();
   EXPECT_EQ(*(*resolver)->master(), "grpc://ps1:2222");
-  EXPECT_EQ(*(*resolver)->num_accelerators(), (AcceleratorCounts{{"GPU", 2}}));
-  EXPECT_EQ(*(*resolver)->num_accelerators("ps", 1),
-            (AcceleratorCounts{{"GPU", 2}}));
 }
 
-TEST(TFConfigClusterResolverTest, NoCudaVisibleDevicesMeansNoGpusReported) {
-  auto resolver =
-      TFConfigClusterResolver::FromEnv(EnvFromMap({{"TF_CONFIG", kPsWorker}}));
-  ASSERT_TRUE(resolver.ok());
-  EXPECT_TRUE((*resolver)->num_accelerators()->empty());
-  auto hidden = TFConfigClusterResolver::FromEnv(
-      EnvFromMap({{"TF_CONFIG", kPsWorker}, {"CUDA_VISIBLE_DEVICES", "-1"}}));
-  ASSERT_TRUE(hidden.ok());
-  EXPECT_TRUE((*hidden)->num_accelerators()->empty());
+// By default the local task's GPUs are the CUDA driver's count for this
+// process (none on a machine without a driver), as TF counts its local
+// devices; an injected environment's CUDA_VISIBLE_DEVICES does not reach the
+// driver.
+TEST(TFConfigClusterResolverTest, DefaultCountIsTheCudaDriversGpus) {
+  absl::StatusOr<int64_t> driver_gpus = CudaDriverGpuCount();
+  ASSERT_TRUE(driver_gpus.ok()) << driver_gpus.status();
+  AcceleratorCounts expected;
+  if (*driver_gpus > 0) expected["GPU"] = *driver_gpus;
+  auto resolver = TFConfigClusterResolver::FromEnv(
+      EnvFromMap({{"TF_CONFIG", kPsWorker},
+                  {"CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7,8"}}));
+  ASSERT_TRUE(resolver.ok()) << resolver.status();
+  EXPECT_EQ(*(*resolver)->num_accelerators(), expected);
+  EXPECT_EQ(*(*resolver)->num_accelerators("ps", 0), expected);
 }
 
 TEST(TFConfigClusterResolverTest, InjectedAcceleratorCount) {
