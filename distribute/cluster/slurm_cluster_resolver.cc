@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "distribute/cluster/nvidia_smi.h"
 #include "distribute/cluster/slurm_hostlist.h"
 
 namespace distribute {
@@ -209,10 +210,18 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
     }
   }
   if (!options.gpus_per_node.has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        kPrefix,
-        "gpus_per_node is not given and CUDA_VISIBLE_DEVICES is not "
-        "set; pass gpus_per_node (0 for CPU-only nodes)"));
+    absl::StatusOr<int64_t> counted = options.count_node_gpus
+                                          ? options.count_node_gpus()
+                                          : NvidiaSmiGpuCount();
+    if (!counted.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          kPrefix,
+          "gpus_per_node is not given, CUDA_VISIBLE_DEVICES is not set and "
+          "the node's GPUs could not be counted (",
+          counted.status().message(),
+          "); pass gpus_per_node (0 for CPU-only nodes)"));
+    }
+    options.gpus_per_node = *counted;
   }
   const int64_t gpus_per_node = *options.gpus_per_node;
   if (gpus_per_node < 0) {

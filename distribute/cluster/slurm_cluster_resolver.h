@@ -12,7 +12,9 @@
 //   SLURM_STEP_TASKS_PER_NODE  e.g. "2(x3),1" (unless tasks_per_node or
 //                              tasks_per_host is given)
 //   SLURM_STEP_NUM_NODES       optional cross-check of the host count
-//   CUDA_VISIBLE_DEVICES       GPUs per node (unless gpus_per_node is given)
+//   CUDA_VISIBLE_DEVICES       GPUs per node (unless gpus_per_node is given;
+//                              without either, `nvidia-smi --list-gpus`
+//                              counts them, as in TF)
 //
 // Ranks are laid out as Slurm's default block distribution does: the tasks of
 // the first node of the list, then the next node's, and so on. Jobs take
@@ -64,9 +66,14 @@ struct SlurmClusterResolverOptions {
   // The port of the first task on each node; the k'th task of a node listens
   // on port_base + k.
   int64_t port_base = 8888;
-  // GPUs on each node. Unset: the number CUDA_VISIBLE_DEVICES shows (an
-  // error when it is unset; pass 0 for CPU-only nodes).
+  // GPUs on each node. Unset: the number CUDA_VISIBLE_DEVICES shows, else
+  // count_node_gpus's count (pass 0 for CPU-only nodes).
   std::optional<int64_t> gpus_per_node;
+  // Counts this node's GPUs where neither gpus_per_node nor
+  // CUDA_VISIBLE_DEVICES says; its error makes Create fail, naming it.
+  // Unset: NvidiaSmiGpuCount() (nvidia_smi.h), as TF asks nvidia-smi; it
+  // runs in a child process, so CUDA is not started here.
+  std::function<absl::StatusOr<int64_t>()> count_node_gpus;
   // GPUs given to each task. Unset: gpus_per_node / (most tasks on a node),
   // an error when that is 0 although the nodes have GPUs.
   std::optional<int64_t> gpus_per_task;

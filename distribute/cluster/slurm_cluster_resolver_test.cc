@@ -165,6 +165,37 @@ TEST(SlurmClusterResolverTest, GpuIdsFollowCudaVisibleDevices) {
   EXPECT_THAT(resolver->gpu_allocation(), ElementsAre("4,5", "6,7"));
 }
 
+// Neither gpus_per_node nor CUDA_VISIBLE_DEVICES: the node's GPUs are
+// counted (by nvidia-smi unless a counter is given), as TF does, and shared
+// among the node's tasks.
+TEST(SlurmClusterResolverTest, CountsTheNodesGpusWhereNothingSays) {
+  SlurmClusterResolverOptions options;
+  int counted = 0;
+  options.count_node_gpus = [&counted]() -> absl::StatusOr<int64_t> {
+    ++counted;
+    return 8;
+  };
+  auto resolver = MustCreate(options, {{"SLURM_PROCID", "1"},
+                                       {"SLURM_STEP_NUM_TASKS", "2"},
+                                       {"SLURM_STEP_NODELIST", "n1"},
+                                       {"SLURM_STEP_TASKS_PER_NODE", "2"}});
+  ASSERT_NE(resolver, nullptr);
+  EXPECT_EQ(counted, 1);
+  EXPECT_EQ(resolver->gpus_per_node(), 8);
+  EXPECT_THAT(resolver->gpu_allocation(), ElementsAre("0,1,2,3", "4,5,6,7"));
+  EXPECT_EQ(*resolver->num_accelerators(), (AcceleratorCounts{{"GPU", 4}}));
+
+  // CUDA_VISIBLE_DEVICES, when set, is the count; nothing is asked.
+  auto visible = MustCreate(options, {{"SLURM_PROCID", "1"},
+                                      {"SLURM_STEP_NUM_TASKS", "2"},
+                                      {"SLURM_STEP_NODELIST", "n1"},
+                                      {"SLURM_STEP_TASKS_PER_NODE", "2"},
+                                      {"CUDA_VISIBLE_DEVICES", "0,1"}});
+  ASSERT_NE(visible, nullptr);
+  EXPECT_EQ(counted, 1);
+  EXPECT_EQ(visible->gpus_per_node(), 2);
+}
+
 TEST(SlurmClusterResolverTest, CpuOnlyNodes) {
   SlurmClusterResolverOptions options;
   options.gpus_per_node = 0;
@@ -403,11 +434,22 @@ INSTANTIATE_TEST_SUITE_P(
                    kTwoNodes, absl::StatusCode::kInvalidArgument,
                    "SlurmClusterResolver: job name 'my-job' contains '-'; "
                    "job names match [A-Za-z][A-Za-z0-9_]*"},
-        SlurmError{"NoGpuCount", SlurmClusterResolverOptions(), kTwoNodes,
-                   absl::StatusCode::kFailedPrecondition,
-                   "SlurmClusterResolver: gpus_per_node is not given and "
-                   "CUDA_VISIBLE_DEVICES is not set; pass gpus_per_node (0 "
-                   "for CPU-only nodes)"},
+        SlurmError{"NoGpuCount",
+                   [] {
+                     SlurmClusterResolverOptions o;
+                     o.count_node_gpus = []() -> absl::StatusOr<int64_t> {
+                       return absl::NotFoundError(
+                           "`nvidia-smi --list-gpus`: nvidia-smi is not on "
+                           "PATH");
+                     };
+                     return o;
+                   }(),
+                   kTwoNodes, absl::StatusCode::kFailedPrecondition,
+                   "SlurmClusterResolver: gpus_per_node is not given, "
+                   "CUDA_VISIBLE_DEVICES is not set and the node's GPUs "
+                   "could not be counted (`nvidia-smi --list-gpus`: "
+                   "nvidia-smi is not on PATH); pass gpus_per_node (0 for "
+                   "CPU-only nodes)"},
         SlurmError{"NegativeGpus", Gpus(-1), kTwoNodes,
                    absl::StatusCode::kInvalidArgument,
                    "SlurmClusterResolver: gpus_per_node is -1; it is "

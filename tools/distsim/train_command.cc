@@ -257,8 +257,9 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
             "of a node listens on port_base + k)");
   int64_t slurm_gpus_per_node = -1;
   flags.Int("slurm_gpus_per_node", &slurm_gpus_per_node,
-            "Slurm: GPUs on each node (-1: what CUDA_VISIBLE_DEVICES shows "
-            "on --platform=cuda, 0 otherwise)");
+            "Slurm: GPUs on each node (-1: on --platform=cuda what "
+            "CUDA_VISIBLE_DEVICES shows, else what `nvidia-smi --list-gpus` "
+            "lists, as TF; 0 otherwise)");
   std::string token_file;
   distribute::TlsOptions tls;
   flags.String("cluster_token_file", &token_file,
