@@ -255,8 +255,12 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
   // First agree on every replica's dim 0 (replicas may differ there), then
   // gather each replica's rows: replica i's block is broadcast from i.
   const int64_t rows = value.shape().rank() == 0 ? 1 : value.shape().dim(0);
-  const int64_t row_elems =
-      rows == 0 ? 0 : value.num_elements() / std::max<int64_t>(rows, 1);
+  // A row's elements from the shape, not num_elements / rows: a replica
+  // without rows still places the others' rows.
+  int64_t row_elems = 1;
+  for (int d = 1; d < value.shape().rank(); ++d) {
+    row_elems *= value.shape().dim(d);
+  }
   absl::StatusOr<devices::Tensor> counts =
       devices::Tensor::Host(devices::DType::kInt64, devices::Shape({n}));
   if (!counts.ok()) return counts.status();

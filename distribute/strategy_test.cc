@@ -274,6 +274,49 @@ TEST(ReplicaContextTest, AllGatherAlongAnyAxis) {
             (std::vector<float>{0, 10, 1, 11}));
 }
 
+// A replica whose shard is empty along the gathered axis (the last partial
+// batch of a data set) still receives every other replica's rows.
+TEST(ReplicaContextTest, AllGatherWhereAReplicaHasNoRows) {
+  auto platform = HostWith(3);
+  for (std::shared_ptr<CrossDeviceOps> ops :
+       std::vector<std::shared_ptr<CrossDeviceOps>>{
+           std::make_shared<ReductionToOneDevice>(),
+           std::make_shared<CollectiveAllReduce>()}) {
+    auto s = *MirroredStrategy::Create(*platform, Cpus(3), ops);
+    for (int axis : {0, 1}) {
+      // Replica r holds 2 - r slices of 2 values: 2, 1 and 0 of them.
+      auto out = s->Run([axis](ReplicaContext& ctx, const std::vector<Tensor>&)
+                            -> absl::StatusOr<std::vector<Tensor>> {
+        const int r = ctx.ReplicaIdInSyncGroup();
+        const int64_t slices = 2 - r;
+        std::vector<float> v;
+        for (int i = 0; i < slices * 2; ++i) v.push_back(10.0f * r + i);
+        auto gathered =
+            ctx.AllGather(Floats(v, axis == 0 ? devices::Shape({slices, 2})
+                                              : devices::Shape({2, slices})),
+                          axis);
+        if (!gathered.ok()) return gathered.status();
+        return std::vector<Tensor>{*gathered};
+      });
+      ASSERT_TRUE(out.ok()) << ops->name() << ": " << out.status();
+      for (int r = 0; r < 3; ++r) {
+        const Tensor& g = (*out)[0].value(r);
+        if (axis == 0) {
+          EXPECT_EQ(g.shape(), devices::Shape({3, 2}));
+          EXPECT_EQ(g.ToVector<float>(),
+                    (std::vector<float>{0, 1, 2, 3, 10, 11}))
+              << ops->name() << ", replica " << r;
+        } else {
+          EXPECT_EQ(g.shape(), devices::Shape({2, 3}));
+          EXPECT_EQ(g.ToVector<float>(),
+                    (std::vector<float>{0, 1, 10, 2, 3, 11}))
+              << ops->name() << ", replica " << r;
+        }
+      }
+    }
+  }
+}
+
 TEST(ReplicaContextTest, AllGatherRejectsBadAxesAndShapes) {
   auto platform = HostWith(2);
   auto s = *MirroredStrategy::Create(*platform, Cpus(2));
