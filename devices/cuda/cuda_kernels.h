@@ -124,6 +124,13 @@ cudaError_t LaunchAdamUpdate(int dtype, void* var, const void* grad, void* m,
 // busy (tests of timeouts and ordering use it).
 cudaError_t LaunchSleep(int64_t nanoseconds, cudaStream_t stream);
 
+// cudaSuccess when the calling thread's current device can run this
+// package's kernels; cudaErrorNoKernelImageForDevice (or
+// cudaErrorInvalidDeviceFunction) when the build's -gencode targets
+// (third_party/cuda/cuda.bzl) have no image for its compute capability,
+// where every launch would fail. Launches nothing.
+cudaError_t ProbeKernelImage();
+
 }  // namespace cuda
 }  // namespace devices
 

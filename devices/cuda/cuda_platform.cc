@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "devices/cuda/cuda_kernel_library.h"
+#include "devices/cuda/cuda_kernels.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/cuda_transport.h"
 #include "devices/cuda/nccl_communicator.h"
@@ -34,8 +35,12 @@ absl::Status EnablePeerAccess(
       if (!s.ok()) return s;
       if (can_access == 0) continue;
       const cudaError_t error = cudaDeviceEnablePeerAccess(to->ordinal(), 0);
-      if (error == cudaErrorPeerAccessAlreadyEnabled) {
-        cudaGetLastError();  // Not an error here; clear it.
+      if (error == cudaErrorPeerAccessAlreadyEnabled ||
+          error == cudaErrorTooManyPeers) {
+        // Not an error here; clear it. A GPU may map at most 8 peers (more
+        // GPUs without NVSwitch): copies to the rest stage through the
+        // driver, as cudaMemcpyPeerAsync does without peer access.
+        cudaGetLastError();
         continue;
       }
       s = CudaStatus(error, absl::StrCat("cudaDeviceEnablePeerAccess from ",
@@ -44,6 +49,33 @@ absl::Status EnablePeerAccess(
     }
   }
   return absl::OkStatus();
+}
+
+// FAILED_PRECONDITION, naming the GPU's compute capability, when the build
+// has no kernel image that `gpu` can run: every op would fail to launch.
+absl::Status CheckKernelImage(const CudaDevice& gpu) {
+  ScopedCudaDevice on_device(gpu.ordinal());
+  if (!on_device.status().ok()) return on_device.status();
+  const cudaError_t probe = ProbeKernelImage();
+  if (probe != cudaErrorNoKernelImageForDevice &&
+      probe != cudaErrorInvalidDeviceFunction) {
+    return CudaStatus(probe,
+                      absl::StrCat("loading the CUDA kernels on ", gpu.name()));
+  }
+  cudaGetLastError();  // Reported below; not the next launch's error.
+  int major = 0;
+  int minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                         gpu.ordinal());
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                         gpu.ordinal());
+  return absl::FailedPreconditionError(absl::StrCat(
+      gpu.name(), " has compute capability ", major, ".", minor,
+      ", which this build's CUDA kernels do not cover (",
+      cudaGetErrorName(probe), "); add -gencode=arch=compute_", major, minor,
+      ",code=sm_", major, minor,
+      " to the nvcc flags in third_party/cuda/cuda.bzl and rebuild, or hide "
+      "the GPU with CUDA_VISIBLE_DEVICES"));
 }
 
 }  // namespace
@@ -88,6 +120,8 @@ absl::StatusOr<std::unique_ptr<CudaPlatform>> CudaPlatform::Create(
     absl::StatusOr<std::unique_ptr<CudaDevice>> gpu =
         CudaDevice::Create(full, i, device_options);
     if (!gpu.ok()) return gpu.status();
+    absl::Status runnable = CheckKernelImage(**gpu);
+    if (!runnable.ok()) return runnable;
     platform->gpus_.push_back(*std::move(gpu));
     platform->names_.push_back(std::move(full));
   }

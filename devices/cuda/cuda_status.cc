@@ -10,6 +10,11 @@ namespace cuda {
 
 absl::Status CudaStatus(cudaError_t error, absl::string_view call) {
   if (error == cudaSuccess) return absl::OkStatus();
+  // The runtime also keeps the error as the thread's last error, which the
+  // next launch's cudaGetLastError() would report again, blaming a kernel
+  // that launched fine. It is reported here, so it is cleared (a sticky
+  // error, one that corrupts the context, stays and fails later calls).
+  cudaGetLastError();
   const std::string message =
       absl::StrCat(call, " failed: ", cudaGetErrorName(error), ": ",
                    cudaGetErrorString(error));

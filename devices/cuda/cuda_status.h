@@ -20,7 +20,9 @@
 namespace devices {
 namespace cuda {
 
-// OK for cudaSuccess. Otherwise the error names `call` and CUDA's own name
+// OK for cudaSuccess. Otherwise clears the thread's last error (so a later
+// launch's check does not report it again) and the error names `call` and
+// CUDA's own name
 // and description of the error, with the most specific code:
 // RESOURCE_EXHAUSTED for out of memory, UNAVAILABLE when there is no usable
 // GPU or driver (the device is gone, in use exclusively, or the driver is

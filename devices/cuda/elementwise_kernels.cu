@@ -206,5 +206,12 @@ cudaError_t LaunchSleep(int64_t nanoseconds, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+cudaError_t ProbeKernelImage() {
+  // Asking for a kernel's attributes loads the module's image for the
+  // current device, as its first launch would.
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, ScaleKernel<float>);
+}
+
 }  // namespace cuda
 }  // namespace devices

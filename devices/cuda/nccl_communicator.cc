@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -255,29 +256,49 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateRanks(
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  // Non-blocking communicators flush first (ncclCommFinalize) and are
+  // destroyed once that is done, or aborted rather than hang. Every local
+  // rank's finalize is started before any is waited for: NCCL may make a
+  // rank's finalize wait for the other ranks of its host, so finalizing one
+  // rank at a time could wait out each one's grace and abort them all.
+  std::vector<RankState*> finalizing;
+  std::vector<int> results;
   for (const std::shared_ptr<RankState>& state : ranks_) {
     if (state == nullptr) continue;
-    absl::MutexLock lock(&state->mu);
-    if (state->aborted.exchange(true)) continue;
-    if (state->blocking) {
-      NcclCommDestroy(state->comm);
+    state->mu.Lock();
+    if (state->aborted.exchange(true)) {
+      state->mu.Unlock();
       continue;
     }
-    // A non-blocking communicator flushes first; if that does not finish,
-    // abort rather than hang.
-    int result = NcclCommFinalize(state->comm);
-    const absl::Time give_up = absl::Now() + absl::Seconds(10);
-    while (result == kNcclInProgress && absl::Now() < give_up) {
-      absl::SleepFor(absl::Microseconds(100));
-      int async = kNcclSuccess;
-      const int polled = NcclCommGetAsyncError(state->comm, &async);
-      result = polled != kNcclSuccess ? polled : async;
-    }
-    if (result == kNcclSuccess) {
+    if (state->blocking) {
       NcclCommDestroy(state->comm);
-    } else {
-      NcclCommAbort(state->comm);
+      state->mu.Unlock();
+      continue;
     }
+    finalizing.push_back(state.get());  // Stays locked until destroyed.
+    results.push_back(NcclCommFinalize(state->comm));
+  }
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  bool pending = true;
+  while (pending) {
+    pending = false;
+    for (size_t i = 0; i < finalizing.size(); ++i) {
+      if (results[i] != kNcclInProgress) continue;
+      int async = kNcclSuccess;
+      const int polled = NcclCommGetAsyncError(finalizing[i]->comm, &async);
+      results[i] = polled != kNcclSuccess ? polled : async;
+      pending = pending || results[i] == kNcclInProgress;
+    }
+    if (!pending || absl::Now() >= give_up) break;
+    absl::SleepFor(absl::Microseconds(100));
+  }
+  for (size_t i = 0; i < finalizing.size(); ++i) {
+    if (results[i] == kNcclSuccess) {
+      NcclCommDestroy(finalizing[i]->comm);
+    } else {
+      NcclCommAbort(finalizing[i]->comm);
+    }
+    finalizing[i]->mu.Unlock();
   }
 }
 
