@@ -85,10 +85,6 @@ int NcclGetUniqueId(char* id) {
   return result;
 }
 
-int NcclCommInitAll(ncclComm** comms, int count, const int* ordinals) {
-  return ncclCommInitAll(comms, count, ordinals);
-}
-
 int NcclCommInitRankNonBlocking(ncclComm** comm, int nranks, const char* id,
                                 int rank) {
   ncclUniqueId unique_id;

@@ -12,9 +12,8 @@
 //   -> ncclMin (logical and); MEAN on bool has no mapping.
 //
 // Example:
-//   ncclComm* comms[2];
-//   const int ordinals[2] = {0, 1};
-//   int result = devices::cuda::NcclCommInitAll(comms, 2, ordinals);
+//   char id[devices::cuda::kNcclUniqueIdBytes];
+//   int result = devices::cuda::NcclGetUniqueId(id);
 //   if (result != devices::cuda::kNcclSuccess) {
 //     std::string why = devices::cuda::NcclErrorString(result);
 //   }
@@ -54,8 +53,6 @@ int NcclRedOpOf(int dtype, int op);
 
 // Writes a fresh ncclUniqueId to `id` (kNcclUniqueIdBytes bytes).
 int NcclGetUniqueId(char* id);
-// ncclCommInitAll: one blocking communicator per GPU in `ordinals`.
-int NcclCommInitAll(ncclComm** comms, int count, const int* ordinals);
 // ncclCommInitRankConfig with a non-blocking configuration, on the current
 // device: returns at once (kNcclInProgress while the ranks connect; poll
 // NcclCommGetAsyncError). `id` holds kNcclUniqueIdBytes bytes.

@@ -122,29 +122,19 @@ absl::Status CheckDistinctGpus(const std::vector<CudaDevice*>& devices,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateLocal(
-    std::vector<CudaDevice*> devices) {
+    std::vector<CudaDevice*> devices, absl::Duration timeout) {
   absl::Status distinct = CheckDistinctGpus(devices, "CreateLocal");
   if (!distinct.ok()) return distinct;
-  std::vector<int> ordinals;
+  // What ncclCommInitAll does (a unique id, then every rank's init inside
+  // one group call), with non-blocking communicators: no NCCL call then
+  // blocks a queue thread, so an abort never pulls a communicator from
+  // under a thread still inside NCCL, and the set-up has a deadline.
+  absl::StatusOr<std::string> id = NewUniqueId();
+  if (!id.ok()) return id.status();
   std::vector<std::string> names;
-  for (CudaDevice* device : devices) {
-    ordinals.push_back(device->ordinal());
-    names.push_back(device->name());
-  }
-  const int size = static_cast<int>(devices.size());
-  std::vector<ncclComm*> comms(devices.size(), nullptr);
-  const int result = NcclCommInitAll(comms.data(), size, ordinals.data());
-  if (result != kNcclSuccess) {
-    return NcclStatus(
-        result, absl::StrCat("ncclCommInitAll over ", size, " GPUs"), nullptr);
-  }
-  std::vector<std::shared_ptr<RankState>> ranks;
-  for (int r = 0; r < size; ++r) {
-    ranks.push_back(std::make_shared<RankState>(r, devices[r], comms[r],
-                                                /*blocking=*/true));
-  }
-  return std::unique_ptr<NcclCommunicator>(
-      new NcclCommunicator(std::move(names), std::move(ranks)));
+  for (CudaDevice* device : devices) names.push_back(device->name());
+  return CreateRanks(std::move(devices), *id, /*first_rank=*/0,
+                     std::move(names), timeout);
 }
 
 absl::StatusOr<std::string> NcclCommunicator::NewUniqueId() {
@@ -218,9 +208,8 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateRanks(
   std::vector<std::shared_ptr<RankState>> states;
   for (int i = 0; i < count; ++i) {
     if (comms[i] == nullptr) continue;
-    states.push_back(std::make_shared<RankState>(first_rank + i, devices[i],
-                                                 comms[i],
-                                                 /*blocking=*/false));
+    states.push_back(
+        std::make_shared<RankState>(first_rank + i, devices[i], comms[i]));
   }
   auto abort_all = [&] {
     for (const std::shared_ptr<RankState>& state : states) AbortRank(*state);
@@ -256,8 +245,8 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateRanks(
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  // Non-blocking communicators flush first (ncclCommFinalize) and are
-  // destroyed once that is done, or aborted rather than hang. Every local
+  // Communicators flush first (ncclCommFinalize) and are destroyed once
+  // that is done, or aborted rather than hang. Every local
   // rank's finalize is started before any is waited for: NCCL may make a
   // rank's finalize wait for the other ranks of its host, so finalizing one
   // rank at a time could wait out each one's grace and abort them all.
@@ -267,11 +256,6 @@ NcclCommunicator::~NcclCommunicator() {
     if (state == nullptr) continue;
     state->mu.Lock();
     if (state->aborted.exchange(true)) {
-      state->mu.Unlock();
-      continue;
-    }
-    if (state->blocking) {
-      NcclCommDestroy(state->comm);
       state->mu.Unlock();
       continue;
     }

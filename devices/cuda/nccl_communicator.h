@@ -1,7 +1,8 @@
 // NcclCommunicator: the devices::Communicator of NVIDIA's collective
 // library. Two ways to make one:
-//  * CreateLocal: one process drives a group of its own GPUs
-//    (ncclCommInitAll). Each rank calls the collectives from its own thread
+//  * CreateLocal: one process drives a group of its own GPUs (a unique id
+//    of its own and every rank's init in one group call, as
+//    ncclCommInitAll). Each rank calls the collectives from its own thread
 //    (rank r's thread calls AllReduce(r, ...)), as the Communicator
 //    interface says; a single thread may instead drive all ranks at once
 //    with AllReduceAll, which issues every rank's all-reduce inside one
@@ -71,9 +72,11 @@ class NcclCommunicator : public Communicator {
  public:
   // A group over `devices` (distinct GPUs), rank i being devices[i].
   // INVALID_ARGUMENT for an empty list, a null device or a GPU named twice
-  // (NCCL does not allow two ranks on one GPU); NCCL's errors otherwise.
+  // (NCCL does not allow two ranks on one GPU); DEADLINE_EXCEEDED when NCCL
+  // has not set the group up within `timeout`; NCCL's errors otherwise.
   static absl::StatusOr<std::unique_ptr<NcclCommunicator>> CreateLocal(
-      std::vector<CudaDevice*> devices);
+      std::vector<CudaDevice*> devices,
+      absl::Duration timeout = absl::Minutes(5));
 
   // A fresh ncclUniqueId, as kNcclUniqueIdBytes (128) raw bytes.
   static absl::StatusOr<std::string> NewUniqueId();

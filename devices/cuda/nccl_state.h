@@ -26,17 +26,16 @@ namespace cuda {
 namespace internal {
 
 struct NcclRankState {
-  NcclRankState(int rank, CudaDevice* device, ncclComm* comm, bool blocking)
-      : rank(rank), device(device), comm(comm), blocking(blocking) {}
+  NcclRankState(int rank, CudaDevice* device, ncclComm* comm)
+      : rank(rank), device(device), comm(comm) {}
   NcclRankState(const NcclRankState&) = delete;
   NcclRankState& operator=(const NcclRankState&) = delete;
 
   const int rank;
   CudaDevice* const device;
+  // A non-blocking communicator: its calls may return kNcclInProgress and
+  // finish enqueueing later (AwaitEnqueued).
   ncclComm* const comm;
-  // False for non-blocking communicators (CreateRank): their calls may
-  // return kNcclInProgress and finish enqueueing later.
-  const bool blocking;
   // Held while NCCL calls are made on `comm` from the device's queue.
   absl::Mutex mu;
   // Set once `comm` was aborted or destroyed: nothing may use it again.
