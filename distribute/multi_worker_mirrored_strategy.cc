@@ -408,6 +408,7 @@ MultiWorkerMirroredStrategy::Create(
 
   std::unique_ptr<Server> server;
   std::shared_ptr<CrossDeviceOps> ops;
+  bool native_ops = false;  // Made by the native (NCCL) factory.
   if (num_workers == 1) {
     ops = std::make_shared<CollectiveAllReduce>(options);
   } else {
@@ -454,6 +455,7 @@ MultiWorkerMirroredStrategy::Create(
             "CommunicationImplementation.NCCL");
       }
       ops = *std::move(made);
+      native_ops = ops != nullptr;
     }
     if (ops == nullptr) {
       std::vector<std::string> rank_targets;
@@ -498,6 +500,22 @@ MultiWorkerMirroredStrategy::Create(
     PeerMonitorOptions monitor;
     for (int w = 0; w < num_workers; ++w) {
       if (w != workers.index) monitor.peers.push_back(workers.addresses[w]);
+    }
+    if (native_ops) {
+      // The monitor aborts the groups of the server's gRPC transports
+      // itself; a native group (NCCL's) hears of a dead worker only through
+      // its ops, which abort its pending and later collectives with the
+      // monitor's reason (UNAVAILABLE naming the task). A frozen peer would
+      // otherwise hold them until their timeout, a killed one until NCCL
+      // notices its sockets closing, if it does.
+      std::weak_ptr<CrossDeviceOps> weak_ops = ops;
+      monitor.on_peer_dead = [weak_ops](const std::string&,
+                                        const absl::Status& why) {
+        if (std::shared_ptr<CrossDeviceOps> live = weak_ops.lock()) {
+          // Fails only for an OK reason, and a death is never OK.
+          live->AbortCollectives(why).IgnoreError();
+        }
+      };
     }
     absl::StatusOr<std::unique_ptr<PeerMonitor>> watching =
         PeerMonitor::Create(*server, std::move(monitor));

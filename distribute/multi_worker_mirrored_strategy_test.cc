@@ -257,6 +257,106 @@ TEST(MultiWorkerMirroredStrategyTest, NativeOpsThatDeclineNcclAreAnError) {
   }
 }
 
+// A stand-in for a native (NCCL) group across workers whose collectives
+// finish only when the group is aborted, as NCCL's wait for a frozen peer.
+class WaitsForAbort : public devices::Communicator {
+ public:
+  WaitsForAbort(std::vector<std::string> devices)
+      : devices_(std::move(devices)) {}
+  const std::string& name() const override { return name_; }
+  int size() const override { return static_cast<int>(devices_.size()); }
+  const std::string& device(int rank) const override {
+    return devices_[static_cast<size_t>(rank)];
+  }
+  absl::Status AllReduce(int, const devices::Tensor&, devices::Tensor&,
+                         const devices::CollectiveOptions&) override {
+    absl::MutexLock lock(&mu_);
+    // Bounded, so that a missing abort fails the test instead of hanging it.
+    auto aborted = [this] { return !reason_.ok(); };
+    mu_.AwaitWithTimeout(absl::Condition(&aborted), absl::Seconds(60));
+    if (reason_.ok()) {
+      return absl::DeadlineExceededError("the stand-in group was not aborted");
+    }
+    return absl::UnavailableError(absl::StrCat("aborted: ", reason_.message()));
+  }
+  absl::Status Abort(absl::Status reason) override {
+    absl::MutexLock lock(&mu_);
+    if (reason_.ok()) reason_ = std::move(reason);
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::string name_ = "waits-for-abort";
+  const std::vector<std::string> devices_;
+  absl::Mutex mu_;
+  absl::Status reason_ ABSL_GUARDED_BY(mu_);
+};
+
+class WaitsForAbortOps : public CrossDeviceOps {
+ public:
+  explicit WaitsForAbortOps(int worker_index) { set_rank_offset(worker_index); }
+  std::string name() const override { return "WaitsForAbortOps"; }
+
+ protected:
+  absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeCommunicator(
+      devices::Platform&, const std::vector<std::string>&) override {
+    // One replica on each of the two workers.
+    return std::unique_ptr<devices::Communicator>(
+        new WaitsForAbort({"/job:worker/replica:0/task:0/device:CPU:0",
+                           "/job:worker/replica:0/task:1/device:CPU:0"}));
+  }
+};
+
+// Heartbeats reach a native (NCCL) group too: when a worker dies, the
+// others' pending collectives fail with UNAVAILABLE naming its task instead
+// of waiting for the group's own timeout.
+TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
+  SetCrossWorkerNativeOps(
+      [](const CrossWorkerContext& context)
+          -> absl::StatusOr<std::shared_ptr<CrossDeviceOps>> {
+        return std::shared_ptr<CrossDeviceOps>(
+            std::make_shared<WaitsForAbortOps>(context.worker_index));
+      });
+  absl::Cleanup uninstall = [] { SetCrossWorkerNativeOps(nullptr); };
+  CommunicationOptions nccl;
+  nccl.implementation = CommunicationImplementation::kNccl;
+  const std::vector<int> ports = FreePorts(2);
+  std::vector<std::unique_ptr<devices::HostPlatform>> platforms(2);
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies(2);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      platforms[w] = Host(w);
+      auto strategy = MultiWorkerMirroredStrategy::Create(
+          *platforms[w],
+          Resolver(absl::StrCat(
+              "{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
+              "\", \"127.0.0.1:", ports[1],
+              "\"]}, \"task\": {\"type\": \"worker\", \"index\": ", w, "}}")),
+          nccl);
+      ASSERT_TRUE(strategy.ok()) << strategy.status();
+      strategies[w] = *std::move(strategy);
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_NE(strategies[0], nullptr);
+  ASSERT_NE(strategies[1], nullptr);
+  EXPECT_EQ(strategies[0]->extended().cross_device_ops().name(),
+            "WaitsForAbortOps");
+  strategies[1].reset();  // Worker 1 dies: its server stops answering.
+  auto out = strategies[0]->Run(
+      [](ReplicaContext& ctx, const std::vector<devices::Tensor>&)
+          -> absl::StatusOr<std::vector<devices::Tensor>> {
+        auto sum = ctx.AllReduce(ReduceOp::kSum, {Floats({1.0f})});
+        if (!sum.ok()) return sum.status();
+        return *sum;
+      });
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnavailable)
+      << out.status();
+  EXPECT_THAT(out.status().message(), HasSubstr("/job:worker/task:1"));
+  strategies.clear();
+}
+
 TEST(MultiWorkerMirroredStrategyTest, ReplicasAreGlobal) {
   TwoWorkers([](MultiWorkerMirroredStrategy& strategy, int w) {
     EXPECT_EQ(strategy.NumWorkers(), 2);
