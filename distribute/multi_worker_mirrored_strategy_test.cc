@@ -273,7 +273,7 @@ class WaitsForAbort : public devices::Communicator {
     absl::MutexLock lock(&mu_);
     // Bounded, so that a missing abort fails the test instead of hanging it.
     auto aborted = [this] { return !reason_.ok(); };
-    mu_.AwaitWithTimeout(absl::Condition(&aborted), absl::Seconds(60));
+    mu_.AwaitWithTimeout(absl::Condition(&aborted), absl::Seconds(15));
     if (reason_.ok()) {
       return absl::DeadlineExceededError("the stand-in group was not aborted");
     }
@@ -353,6 +353,8 @@ TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
       });
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnavailable)
       << out.status();
+  // The stand-in's own abort, carrying the heartbeats' reason.
+  EXPECT_THAT(out.status().message(), HasSubstr("aborted: "));
   EXPECT_THAT(out.status().message(), HasSubstr("/job:worker/task:1"));
   strategies.clear();
 }

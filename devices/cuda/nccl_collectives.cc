@@ -340,7 +340,9 @@ absl::Status NcclCommunicator::AllReduceAll(
     // Non-blocking communicators may still be enqueueing (kNcclInProgress):
     // wait for each of them.
     for (const auto& state : states) {
-      launched = AwaitEnqueued(*state, result, what, deadline);
+      // This thread is the one waiting, so it watches the group's abort.
+      launched =
+          AwaitEnqueued(*state, result, what, deadline, &group_->aborted);
       if (!launched.ok()) break;
     }
     // An event after each rank's part, on its own device.

@@ -43,10 +43,12 @@ absl::Status NcclStatus(int result, absl::string_view what, ncclComm* comm) {
 }
 
 absl::Status AwaitEnqueued(NcclRankState& state, int result,
-                           absl::string_view what, absl::Time deadline) {
+                           absl::string_view what, absl::Time deadline,
+                           const std::atomic<bool>* group_aborted) {
   absl::Duration pause = absl::Microseconds(10);
   while (result == kNcclInProgress) {
-    if (state.aborted.load()) {
+    if (state.aborted.load() ||
+        (group_aborted != nullptr && group_aborted->load())) {
       return absl::UnavailableError(absl::StrCat(
           what, " was aborted while NCCL was still enqueueing it"));
     }
@@ -228,10 +230,12 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateRanks(
     abort_all();
     if (absl::IsDeadlineExceeded(init)) {
       return absl::DeadlineExceededError(absl::StrFormat(
-          "%s did not complete within %gs: the other ranks did not all join; "
-          "each process must call CreateRank(s) with the same unique id and "
-          "its own ranks",
-          what, absl::ToDoubleSeconds(timeout)));
+          "%s did not complete within %gs: %s", what,
+          absl::ToDoubleSeconds(timeout),
+          count == size ? "NCCL did not connect this process's own ranks"
+                        : "the other ranks did not all join; each process "
+                          "must call CreateRank(s) with the same unique id "
+                          "and its own ranks"));
     }
     return init;
   }
@@ -250,12 +254,18 @@ NcclCommunicator::~NcclCommunicator() {
   // rank's finalize is started before any is waited for: NCCL may make a
   // rank's finalize wait for the other ranks of its host, so finalizing one
   // rank at a time could wait out each one's grace and abort them all.
+  // A group already aborted (a failed replica, a dead worker) is not
+  // flushed: its ranks are aborted at once.
+  const bool group_aborted = group_->aborted.load();
   std::vector<RankState*> finalizing;
   std::vector<int> results;
   for (const std::shared_ptr<RankState>& state : ranks_) {
     if (state == nullptr) continue;
+    // Marked first, so that work still queued leaves the rank alone.
+    if (state->aborted.exchange(true)) continue;
     state->mu.Lock();
-    if (state->aborted.exchange(true)) {
+    if (group_aborted) {
+      NcclCommAbort(state->comm);
       state->mu.Unlock();
       continue;
     }
@@ -305,9 +315,10 @@ std::string NcclCommunicator::Describe(absl::string_view collective,
 
 absl::Status NcclCommunicator::AbortedError(absl::string_view what) const {
   absl::MutexLock lock(&group_->mu);
-  return absl::UnavailableError(
-      absl::StrCat(what, ": the NCCL communicator was aborted earlier (",
-                   group_->reason.message(), "); create a new communicator"));
+  return absl::UnavailableError(absl::StrCat(
+      what, ": the NCCL communicator was aborted (", group_->reason.message(),
+      "); it cannot be used again: make a new one (across "
+      "workers, every worker must restart)"));
 }
 
 absl::StatusOr<std::shared_ptr<NcclCommunicator::RankState>>
@@ -387,7 +398,7 @@ absl::Status NcclCommunicator::Run(const std::shared_ptr<RankState>& state,
               what, " was not started: the communicator was aborted"));
         }
         const int result = launch(state->comm, state->device->stream());
-        return AwaitEnqueued(*state, result, what, deadline);
+        return AwaitEnqueued(*state, result, what, deadline, &group->aborted);
       });
   return Await(what, {state}, {event}, deadline, options.timeout);
 }

@@ -56,10 +56,12 @@ absl::Status NcclStatus(int result, absl::string_view what, ncclComm* comm);
 
 // Waits, polling ncclCommGetAsyncError, while a non-blocking communicator
 // reports kNcclInProgress after a call that returned `result`; gives up at
-// `deadline` (DEADLINE_EXCEEDED) or when `state` is aborted (UNAVAILABLE).
-// Returns the final result as a Status.
+// `deadline` (DEADLINE_EXCEEDED) or when `state`, or the group through
+// `group_aborted` (when given), is aborted (UNAVAILABLE). Returns the final
+// result as a Status.
 absl::Status AwaitEnqueued(NcclRankState& state, int result,
-                           absl::string_view what, absl::Time deadline);
+                           absl::string_view what, absl::Time deadline,
+                           const std::atomic<bool>* group_aborted = nullptr);
 
 // Aborts the NCCL communicator of `state` once (later calls do nothing).
 // Waits up to a second for a launch in progress on it to finish first.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace distribute {
@@ -40,7 +41,16 @@ absl::StatusOr<int64_t> CudaDriverGpuCount(absl::string_view library) {
   // Kept loaded for the life of the process: the driver is not made to be
   // unloaded, and the CUDA runtime will load the same one.
   void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return 0;
+  if (handle == nullptr) {
+    // Not installed is no GPU; installed but unloadable (a missing
+    // dependency, another architecture) is worth saying.
+    const char* error = dlerror();
+    const std::string why = error != nullptr ? error : "unknown error";
+    if (absl::StrContains(why, "No such file or directory")) return 0;
+    return absl::FailedPreconditionError(
+        absl::StrCat("the CUDA driver library ", name,
+                     " is there but cannot be loaded: ", why));
+  }
   auto init = reinterpret_cast<CuInitFn>(dlsym(handle, "cuInit"));
   auto get_count =
       reinterpret_cast<CuDeviceGetCountFn>(dlsym(handle, "cuDeviceGetCount"));
@@ -58,8 +68,9 @@ absl::StatusOr<int64_t> CudaDriverGpuCount(absl::string_view library) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the CUDA driver (", name, ") failed cuInit with ",
         ErrorName(handle, init_result),
-        "; check that the driver matches the GPUs and is not older than the "
-        "CUDA toolkit, or hide the GPUs with CUDA_VISIBLE_DEVICES=-1"));
+        "; check that the NVIDIA kernel module and the driver library are "
+        "of one version (reboot after a driver upgrade), or hide the GPUs "
+        "with CUDA_VISIBLE_DEVICES=-1"));
   }
   int count = 0;
   const int count_result = get_count(&count);

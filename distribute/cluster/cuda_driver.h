@@ -22,12 +22,13 @@ inline constexpr absl::string_view kCudaDriverLibrary = "libcuda.so.1";
 
 // The number of CUDA devices `library` (a name the loader searches for, or
 // a path) reports after cuInit. 0, not an error, where nothing suggests a
-// GPU: the library cannot be loaded (no driver installed), it is the
+// GPU: the library is not there (no driver installed), it is the
 // toolkit's link stub, or cuInit finds no device. FAILED_PRECONDITION when
-// the library lacks cuInit or cuDeviceGetCount, or cuInit or
-// cuDeviceGetCount fail otherwise (an installed driver that cannot run, such
-// as one older than the toolkit): the message names the library and the
-// driver's error.
+// it is there but cannot be loaded, lacks cuInit or cuDeviceGetCount, or
+// cuInit or cuDeviceGetCount fail otherwise (an installed driver that
+// cannot run, such as one whose kernel module is of another version): the
+// message names the library and the loader's or driver's error. (TF logs
+// such a driver and counts no GPU; a count asked for is better refused.)
 absl::StatusOr<int64_t> CudaDriverGpuCount(
     absl::string_view library = kCudaDriverLibrary);
 

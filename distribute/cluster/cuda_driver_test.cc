@@ -1,6 +1,7 @@
 #include "distribute/cluster/cuda_driver.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -49,10 +50,14 @@ TEST_F(CudaDriverTest, NoDeviceAndTheLinkStubAreNoGpu) {
   // CUDA_ERROR_NO_DEVICE: a driver on a machine without a GPU (or with
   // CUDA_VISIBLE_DEVICES=-1). The device count is never asked for.
   Answer(/*init_result=*/100, /*devices=*/5, /*count_result=*/0);
-  EXPECT_EQ(*CudaDriverGpuCount(kFakeDriver), 0);
+  absl::StatusOr<int64_t> count = CudaDriverGpuCount(kFakeDriver);
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(*count, 0);
   // CUDA_ERROR_STUB_LIBRARY: the toolkit's stub found instead of a driver.
   Answer(/*init_result=*/34, /*devices=*/5, /*count_result=*/0);
-  EXPECT_EQ(*CudaDriverGpuCount(kFakeDriver), 0);
+  count = CudaDriverGpuCount(kFakeDriver);
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(*count, 0);
 }
 
 TEST_F(CudaDriverTest, ADriverThatCannotStartIsAnError) {
@@ -75,6 +80,21 @@ TEST_F(CudaDriverTest, AFailedCountIsAnError) {
   EXPECT_EQ(count.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(count.status().message(),
               HasSubstr("failed cuDeviceGetCount with CUDA_ERROR_UNKNOWN"));
+}
+
+TEST_F(CudaDriverTest, ALibraryThatCannotLoadIsAnError) {
+  // A file that is there but is no shared object.
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path =
+      std::string(tmp != nullptr ? tmp : "/tmp") + "/libnot_elf.so.1";
+  {
+    std::ofstream file(path);
+    file << "not an ELF file\n";
+  }
+  absl::StatusOr<int64_t> count = CudaDriverGpuCount(path);
+  EXPECT_EQ(count.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(count.status().message(),
+              HasSubstr("is there but cannot be loaded"));
 }
 
 TEST_F(CudaDriverTest, ALibraryThatIsNotADriverIsAnError) {

@@ -16,17 +16,22 @@ namespace distribute {
 namespace cluster {
 
 // Runs `program --list-gpus` (a name searched on PATH, or a path) with no
-// input and counts the lines of its output that start with "GPU " (MIG
-// instances are listed indented under their GPU and are not counted), as
-// TF does. The child sees this process's environment, so the count ignores
-// CUDA_VISIBLE_DEVICES only where that variable is unset.
+// input, in a process group of its own, and counts the lines of its output
+// that start with "GPU " (MIG instances are listed indented under their GPU
+// and are not counted), as TF does. nvidia-smi lists every GPU of the node
+// whatever CUDA_VISIBLE_DEVICES says (TF asks it only where that variable is
+// unset, and so does SlurmClusterResolver).
 //
 // Errors name the program: NOT_FOUND when it is not on PATH (no NVIDIA
-// driver installed); FAILED_PRECONDITION when it cannot be started, exits
-// with a non-zero status or is killed (with the start of its output, such
-// as "NVIDIA-SMI has failed because it couldn't communicate with the
-// NVIDIA driver"); DEADLINE_EXCEEDED when it has not finished within
-// `timeout`, after which it is killed. Never waits longer than `timeout`.
+// driver installed) or the path does not exist; FAILED_PRECONDITION when it
+// cannot be started, exits with a non-zero status or is killed (with the
+// start of its output, such as "NVIDIA-SMI has failed because it couldn't
+// communicate with the NVIDIA driver"); DEADLINE_EXCEEDED when it has not
+// finished within `timeout`, after which its process group is killed.
+// Returns within `timeout` plus about a second (the wait for the killed
+// child, which is left behind if it cannot die, e.g. stuck in a wedged
+// driver). Once it has exited, something it started that still holds its
+// output open is killed after 200 ms rather than waited for.
 absl::StatusOr<int64_t> NvidiaSmiGpuCount(
     absl::string_view program = "nvidia-smi",
     absl::Duration timeout = absl::Seconds(10));

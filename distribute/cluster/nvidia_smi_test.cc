@@ -51,6 +51,33 @@ TEST(NvidiaSmiTest, AProgramThatIsNotThereIsNotFound) {
   EXPECT_EQ(gpus.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(gpus.status().message(),
               HasSubstr("distsim-no-such-nvidia-smi is not on PATH"));
+  gpus = NvidiaSmiGpuCount("/nonexistent/nvidia-smi", absl::Seconds(30));
+  EXPECT_EQ(gpus.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(gpus.status().message(),
+              HasSubstr("/nonexistent/nvidia-smi does not exist"));
+}
+
+// A program that exits but leaves a process holding its output is done:
+// its count comes back, long before the timeout, not a DEADLINE_EXCEEDED.
+TEST(NvidiaSmiTest, WhatItLeftBehindDoesNotHoldTheCount) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<int64_t> gpus = CountIn("linger", absl::Seconds(30));
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ(*gpus, 1);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(15));
+}
+
+// Output that never ends does not keep the count reading past its timeout.
+TEST(NvidiaSmiTest, EndlessOutputIsKilledAtTheTimeout) {
+  absl::StatusOr<int64_t> gpus = CountIn("flood", absl::Milliseconds(300));
+  EXPECT_EQ(gpus.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(gpus.status().message(), HasSubstr("did not finish within"));
+}
+
+TEST(NvidiaSmiTest, NoTimeoutWaitsForTheProgram) {
+  absl::StatusOr<int64_t> gpus = CountIn("list", absl::InfiniteDuration());
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ(*gpus, 3);
 }
 
 // A driver that wedges nvidia-smi must not wedge the resolver: the child is

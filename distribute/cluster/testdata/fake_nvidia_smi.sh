@@ -21,6 +21,16 @@ case "$FAKE_SMI_MODE" in
   hang)
     exec sleep 60
     ;;
+  linger)
+    # Lists one GPU and exits, leaving a background process that holds
+    # the output open.
+    echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-5f0c8c66-0000-0000-0000-000000000000)"
+    sleep 60 &
+    ;;
+  flood)
+    # Never stops writing.
+    yes "GPU 0: NVIDIA H100 80GB HBM3"
+    ;;
   *)
     echo "fake nvidia-smi: unknown FAKE_SMI_MODE '$FAKE_SMI_MODE'" >&2
     exit 3
