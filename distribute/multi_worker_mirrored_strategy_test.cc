@@ -116,6 +116,14 @@ TEST(MultiWorkerMirroredStrategyTest, UnknownRpcLayerNamesTfConfigField) {
   EXPECT_THAT(strategy.status().message(), HasSubstr("grpc+verbs"));
 }
 
+// TF_CONFIG for worker `w` of a two-worker cluster on 127.0.0.1:ports[0..1].
+std::string TwoWorkerConfig(const std::vector<int>& ports, int w) {
+  return absl::StrCat("{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
+                      "\", \"127.0.0.1:", ports[1],
+                      "\"]}, \"task\": {\"type\": \"worker\", \"index\": ", w,
+                      "}}");
+}
+
 // Runs fn(strategy) for worker 0 and worker 1 of a two-worker cluster, each
 // on its own thread with its own platform. Both workers live until both are
 // done (a worker whose peer already left is refused at the rendezvous).
@@ -130,15 +138,10 @@ void TwoWorkers(
     threads.emplace_back([&, w] {
       platforms[w] = Host(w, local_devices);
       devices::HostPlatform* platform = platforms[w].get();
-      const std::string config =
-          absl::StrCat("{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
-                       "\", \"127.0.0.1:", ports[1],
-                       "\"]}, \"task\": {\"type\": "
-                       "\"worker\", \"index\": ",
-                       w, "}}");
       // Every host device is a replica.
       auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platform, Resolver(config), options, {}, platform->DeviceNames());
+          *platform, Resolver(TwoWorkerConfig(ports, w)), options, {},
+          platform->DeviceNames());
       ASSERT_TRUE(strategy.ok()) << strategy.status();
       strategies[w] = *std::move(strategy);
       fn(*strategies[w], w);
@@ -162,12 +165,8 @@ std::vector<absl::Status> CreateTwo(CommunicationOptions options,
   for (int w = 0; w < 2; ++w) {
     threads.emplace_back([&, w] {
       platforms[w] = Host(w);
-      const std::string config = absl::StrCat(
-          "{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
-          "\", \"127.0.0.1:", ports[1],
-          "\"]}, \"task\": {\"type\": \"worker\", \"index\": ", w, "}}");
       auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platforms[w], Resolver(config), options);
+          *platforms[w], Resolver(TwoWorkerConfig(ports, w)), options);
       status[w] = strategy.status();
       if (strategy.ok()) {
         (*ops_names)[w] = (*strategy)->extended().cross_device_ops().name();
@@ -328,12 +327,7 @@ TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
     threads.emplace_back([&, w] {
       platforms[w] = Host(w);
       auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platforms[w],
-          Resolver(absl::StrCat(
-              "{\"cluster\": {\"worker\": [\"127.0.0.1:", ports[0],
-              "\", \"127.0.0.1:", ports[1],
-              "\"]}, \"task\": {\"type\": \"worker\", \"index\": ", w, "}}")),
-          nccl);
+          *platforms[w], Resolver(TwoWorkerConfig(ports, w)), nccl);
       ASSERT_TRUE(strategy.ok()) << strategy.status();
       strategies[w] = *std::move(strategy);
     });
