@@ -151,16 +151,17 @@ void TwoWorkers(
   strategies.clear();  // Before their platforms.
 }
 
-// Two workers' Create with `options`, each on its own thread; their results.
-std::vector<absl::Status> CreateTwo(CommunicationOptions options,
-                                    std::vector<std::string>* ops_names) {
+// Makes both workers of a two-worker cluster with `options`, each on its
+// own thread and platform; `strategies[w]` is null where Create failed.
+// Returns each Create's status. Clear `strategies` before `platforms`.
+std::vector<absl::Status> MakeTwo(
+    CommunicationOptions options,
+    std::vector<std::unique_ptr<devices::HostPlatform>>& platforms,
+    std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>& strategies) {
   const std::vector<int> ports = FreePorts(2);
   std::vector<absl::Status> status(2);
-  ops_names->assign(2, "");
-  // Both workers live until both are made: a worker whose peer has already
-  // left (its server stopped) is refused, as its first collective would be.
-  std::vector<std::unique_ptr<devices::HostPlatform>> platforms(2);
-  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies(2);
+  platforms.resize(2);
+  strategies.resize(2);
   std::vector<std::thread> threads;
   for (int w = 0; w < 2; ++w) {
     threads.emplace_back([&, w] {
@@ -168,13 +169,27 @@ std::vector<absl::Status> CreateTwo(CommunicationOptions options,
       auto strategy = MultiWorkerMirroredStrategy::Create(
           *platforms[w], Resolver(TwoWorkerConfig(ports, w)), options);
       status[w] = strategy.status();
-      if (strategy.ok()) {
-        (*ops_names)[w] = (*strategy)->extended().cross_device_ops().name();
-        strategies[w] = *std::move(strategy);
-      }
+      if (strategy.ok()) strategies[w] = *std::move(strategy);
     });
   }
   for (auto& t : threads) t.join();
+  return status;
+}
+
+// Two workers' Create with `options`; their results and ops' names.
+std::vector<absl::Status> CreateTwo(CommunicationOptions options,
+                                    std::vector<std::string>* ops_names) {
+  // Both workers live until both are made: a worker whose peer has already
+  // left (its server stopped) is refused, as its first collective would be.
+  std::vector<std::unique_ptr<devices::HostPlatform>> platforms;
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies;
+  std::vector<absl::Status> status = MakeTwo(options, platforms, strategies);
+  ops_names->assign(2, "");
+  for (int w = 0; w < 2; ++w) {
+    if (strategies[w] != nullptr) {
+      (*ops_names)[w] = strategies[w]->extended().cross_device_ops().name();
+    }
+  }
   strategies.clear();  // Before their platforms.
   return status;
 }
@@ -319,22 +334,11 @@ TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
   absl::Cleanup uninstall = [] { SetCrossWorkerNativeOps(nullptr); };
   CommunicationOptions nccl;
   nccl.implementation = CommunicationImplementation::kNccl;
-  const std::vector<int> ports = FreePorts(2);
-  std::vector<std::unique_ptr<devices::HostPlatform>> platforms(2);
-  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies(2);
-  std::vector<std::thread> threads;
-  for (int w = 0; w < 2; ++w) {
-    threads.emplace_back([&, w] {
-      platforms[w] = Host(w);
-      auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platforms[w], Resolver(TwoWorkerConfig(ports, w)), nccl);
-      ASSERT_TRUE(strategy.ok()) << strategy.status();
-      strategies[w] = *std::move(strategy);
-    });
+  std::vector<std::unique_ptr<devices::HostPlatform>> platforms;
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies;
+  for (const absl::Status& made : MakeTwo(nccl, platforms, strategies)) {
+    ASSERT_TRUE(made.ok()) << made;
   }
-  for (auto& t : threads) t.join();
-  ASSERT_NE(strategies[0], nullptr);
-  ASSERT_NE(strategies[1], nullptr);
   EXPECT_EQ(strategies[0]->extended().cross_device_ops().name(),
             "WaitsForAbortOps");
   strategies[1].reset();  // Worker 1 dies: its server stops answering.
