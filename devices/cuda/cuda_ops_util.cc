@@ -86,12 +86,15 @@ absl::StatusOr<uint64_t> RunWithMinFlag(
     CudaDevice& device, absl::string_view kernel,
     absl::FunctionRef<cudaError_t(unsigned long long*)> launch) {
   cudaStream_t stream = device.stream();
-  unsigned long long* flag = nullptr;
-  absl::Status s = CudaStatus(
-      cudaMallocAsync(reinterpret_cast<void**>(&flag), sizeof(*flag), stream),
-      absl::StrCat("cudaMallocAsync of ", kernel, "'s error flag"));
-  if (!s.ok()) return s;
-  s = CudaStatus(cudaMemsetAsync(flag, 0xff, sizeof(*flag), stream),
+  // From the device's own allocator (not cudaMallocAsync, which GPUs
+  // without memory pools, such as some virtual GPUs, refuse); freed when
+  // this returns, after the stream is synchronized.
+  absl::StatusOr<Tensor> flag_tensor =
+      device.Allocate(DType::kInt64, Shape({1}));
+  if (!flag_tensor.ok()) return flag_tensor.status();
+  auto* flag = static_cast<unsigned long long*>(flag_tensor->raw_data());
+  absl::Status s =
+      CudaStatus(cudaMemsetAsync(flag, 0xff, sizeof(*flag), stream),
                  absl::StrCat("cudaMemsetAsync of ", kernel, "'s error flag"));
   if (s.ok()) s = LaunchStatus(launch(flag), kernel, device);
   unsigned long long value = ~0ull;
@@ -100,15 +103,11 @@ absl::StatusOr<uint64_t> RunWithMinFlag(
                                    cudaMemcpyDeviceToHost, stream),
                    absl::StrCat("reading ", kernel, "'s error flag"));
   }
-  const absl::Status freed =
-      CudaStatus(cudaFreeAsync(flag, stream),
-                 absl::StrCat("cudaFreeAsync of ", kernel, "'s error flag"));
   const absl::Status synced =
       CudaStatus(cudaStreamSynchronize(stream),
                  absl::StrCat("cudaStreamSynchronize after ", kernel, " on ",
                               device.name()));
   if (!s.ok()) return s;
-  if (!freed.ok()) return freed;
   if (!synced.ok()) return synced;
   return static_cast<uint64_t>(value);
 }
