@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -159,42 +160,46 @@ absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& args,
         "`", command, "` could not be started: ", std::strerror(spawned)));
   }
 
+  absl::Cleanup close_read = [read_fd] { close(read_fd); };
   const absl::Time deadline = absl::Now() + timeout;
   ChildResult result;
   bool exited = false;
   absl::Time exited_at;
+  bool output_done = false;
   char buffer[4096];
-  while (true) {
+  while (!(exited && output_done)) {
     if (!exited) {
       const pid_t waited = waitpid(pid, &result.wait_status, WNOHANG);
       if (waited == pid) {
         exited = true;
         exited_at = absl::Now();
-      } else if (waited < 0 && errno != EINTR) {
+        continue;
+      }
+      if (waited < 0 && errno != EINTR) {
         const int error = errno;
-        close(read_fd);
         KillAndReap(pid);
         return absl::InternalError(absl::StrCat("waiting for `", command,
                                                 "`: ", std::strerror(error)));
       }
-    }
-    if (exited && absl::Now() - exited_at >= kDrainGrace) {
+      if (absl::Now() >= deadline) {
+        return Killed(pid, command,
+                      absl::StrCat("did not finish within ",
+                                   absl::FormatDuration(timeout)));
+      }
+    } else if (absl::Now() - exited_at >= kDrainGrace) {
       // It exited, but something it started still holds the pipe: what
       // it printed is in; stop reading, and stop that too.
       kill(-pid, SIGKILL);
       break;
     }
-    if (!exited && absl::Now() >= deadline) {
-      close(read_fd);
-      return Killed(pid, command,
-                    absl::StrCat("did not finish within ",
-                                 absl::FormatDuration(timeout)));
+    if (output_done) {  // The child closed its output but still runs.
+      absl::SleepFor(absl::Milliseconds(1));
+      continue;
     }
     pollfd ready{read_fd, POLLIN, 0};
     const int polled = poll(&ready, 1, exited ? 1 : SliceMs(deadline));
     if (polled < 0 && errno != EINTR) {
       const int error = errno;
-      close(read_fd);
       if (!exited) KillAndReap(pid);
       return absl::InternalError(absl::StrCat(
           "reading the output of `", command, "`: ", std::strerror(error)));
@@ -204,28 +209,12 @@ absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& args,
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
       // End of output (or a read error: no more output will come).
-      if (exited) break;
-      // The pipe is closed but the child still runs: wait for its exit.
-      close(read_fd);
-      while (true) {
-        const pid_t waited = waitpid(pid, &result.wait_status, WNOHANG);
-        if (waited == pid) return result;
-        if (waited < 0 && errno != EINTR) {
-          return absl::InternalError(absl::StrCat("waiting for `", command,
-                                                  "`: ", std::strerror(errno)));
-        }
-        if (absl::Now() >= deadline) {
-          return Killed(pid, command,
-                        absl::StrCat("did not finish within ",
-                                     absl::FormatDuration(timeout)));
-        }
-        absl::SleepFor(absl::Milliseconds(1));
-      }
+      output_done = true;
+      continue;
     }
     const size_t room = kMaxOutput - result.output.size();
     result.output.append(buffer, std::min(static_cast<size_t>(n), room));
   }
-  close(read_fd);
   return result;
 }
 
