@@ -18,6 +18,17 @@
 namespace devices {
 namespace cuda {
 namespace internal {
+namespace {
+
+// The communicator's state: the error of the query itself, else its
+// asynchronous result (kNcclInProgress while a non-blocking call goes on).
+int AsyncResult(ncclComm* comm) {
+  int async = kNcclSuccess;
+  const int polled = NcclCommGetAsyncError(comm, &async);
+  return polled != kNcclSuccess ? polled : async;
+}
+
+}  // namespace
 
 absl::Status NcclStatus(int result, absl::string_view what, ncclComm* comm) {
   if (result == kNcclSuccess) return absl::OkStatus();
@@ -60,9 +71,7 @@ absl::Status AwaitEnqueued(NcclRankState& state, int result,
     }
     absl::SleepFor(pause);
     pause = std::min(pause * 2, absl::Milliseconds(1));
-    int async = kNcclSuccess;
-    const int polled = NcclCommGetAsyncError(state.comm, &async);
-    result = polled != kNcclSuccess ? polled : async;
+    result = AsyncResult(state.comm);
   }
   return NcclStatus(result, what, state.comm);
 }
@@ -278,9 +287,7 @@ NcclCommunicator::~NcclCommunicator() {
     pending = false;
     for (size_t i = 0; i < finalizing.size(); ++i) {
       if (results[i] != kNcclInProgress) continue;
-      int async = kNcclSuccess;
-      const int polled = NcclCommGetAsyncError(finalizing[i]->comm, &async);
-      results[i] = polled != kNcclSuccess ? polled : async;
+      results[i] = internal::AsyncResult(finalizing[i]->comm);
       pending = pending || results[i] == kNcclInProgress;
     }
     if (!pending || absl::Now() >= give_up) break;
@@ -431,9 +438,7 @@ absl::Status NcclCommunicator::Await(
     }
     if (all_done) return absl::OkStatus();
     for (const auto& state : states) {
-      int async = kNcclSuccess;
-      const int polled = NcclCommGetAsyncError(state->comm, &async);
-      const int result = polled != kNcclSuccess ? polled : async;
+      const int result = internal::AsyncResult(state->comm);
       if (result != kNcclSuccess && result != kNcclInProgress) {
         absl::Status status = NcclStatus(result, what, state->comm);
         if (!absl::IsUnavailable(status)) {
