@@ -63,6 +63,7 @@ absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeScheduleCommunicator(
   if (options.topology.ranks_per_node == 0) {
     options.topology.ranks_per_node = RanksPerNode(devices);
   }
+  options.platform = &platform;  // stages device-memory (GPU) tensors
   auto comm = collective::ScheduleCommunicator::Create(*std::move(endpoints),
                                                        std::move(options));
   if (!comm.ok()) return comm.status();

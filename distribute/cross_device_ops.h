@@ -171,10 +171,9 @@ class CrossDeviceOps {
 
 class ReductionToOneDevice : public CrossDeviceOps {
  public:
-  // reduce_to_device "" = the first replica's device. accumulation is the
-  // op used to combine values (TF's accumulation_fn: add_n). Values in
-  // device memory (GPUs) are copied to the reduce device, reduced there by
-  // its kernels (Device::kernels()) and copied back to each replica.
+  // reduce_to_device "" = the first replica's device. Values in device memory
+  // (GPUs) are copied to the reduce device, reduced there by its kernels
+  // (Device::kernels()) and copied back to each replica.
   explicit ReductionToOneDevice(std::string reduce_to_device = "")
       : reduce_to_device_(std::move(reduce_to_device)) {}
   std::string name() const override { return "ReductionToOneDevice"; }
@@ -224,6 +223,9 @@ class ReductionToOneDevice : public CrossDeviceOps {
   int root_ = 0;
   absl::Mutex round_mu_;
   std::shared_ptr<Round> round_ ABSL_GUARDED_BY(round_mu_);
+  // The last AbortCollectives' reason: device-memory reductions that start
+  // while aborted() fail with it.
+  absl::Status abort_reason_ ABSL_GUARDED_BY(round_mu_);
 };
 
 class HierarchicalCopyAllReduce : public CrossDeviceOps {
@@ -266,8 +268,13 @@ class NcclAllReduce : public CrossDeviceOps {
 
 class CollectiveAllReduce : public CrossDeviceOps {
  public:
+  // `options` are every collective's defaults (TF merges them into each
+  // call's options): bytes_per_pack, timeout_seconds, and implementation
+  // (RING forces the ring; NCCL asks for the platform's native library).
   explicit CollectiveAllReduce(CommunicationOptions options = {})
-      : options_(options) {}
+      : options_(options) {
+    set_default_options(options);
+  }
   std::string name() const override { return "CollectiveAllReduce"; }
   const CommunicationOptions& options() const { return options_; }
 

@@ -95,6 +95,11 @@ absl::Status ReductionToOneDevice::ReduceOnDevice(int replica, ReduceOp op,
   std::shared_ptr<Round> round;
   {
     absl::MutexLock lock(&round_mu_);
+    if (aborted()) {
+      return absl::UnavailableError(
+          absl::StrCat(name(), " was aborted: ", abort_reason_.message(),
+                       "; no collective runs until it recovers"));
+    }
     if (round_ == nullptr) round_ = std::make_shared<Round>(n);
     round = round_;
     absl::MutexLock round_lock(&round->mu);
@@ -121,10 +126,14 @@ absl::Status ReductionToOneDevice::ReduceOnDevice(int replica, ReduceOp op,
 }
 
 absl::Status ReductionToOneDevice::AbortCollectives(absl::Status reason) {
-  absl::Status s = CrossDeviceOps::AbortCollectives(reason);
   std::shared_ptr<Round> round;
+  absl::Status s;
   {
     absl::MutexLock lock(&round_mu_);
+    // Under round_mu_, so that a reduction starting now either sees the
+    // abort or is in the round failed below.
+    s = CrossDeviceOps::AbortCollectives(reason);
+    abort_reason_ = reason;
     round = std::move(round_);
     round_ = nullptr;
   }

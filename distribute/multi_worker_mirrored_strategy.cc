@@ -112,7 +112,8 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
 
  protected:
   absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeCommunicator(
-      devices::Platform&, const std::vector<std::string>& devices) override {
+      devices::Platform& platform,
+      const std::vector<std::string>& devices) override {
     if (static_cast<int>(devices.size()) != ranks_per_worker_) {
       return absl::InternalError(
           absl::StrCat("MultiWorkerAllReduce was made for ", ranks_per_worker_,
@@ -128,6 +129,7 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
     }
     collective::ScheduleCommunicatorOptions options;
     options.name = "MultiWorkerAllReduce";
+    options.platform = &platform;  // stages device-memory (GPU) tensors
     if (topology_.has_value()) {
       options.topology = *topology_;
     } else {

@@ -5,9 +5,11 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "devices/host_platform.h"
 #include "distribute/input/input_context.h"
 #include "distribute/local_strategies.h"
@@ -451,6 +453,40 @@ TEST(ReplicaContextTest, MergeCallMissingOnOneReplicaFailsInsteadOfHanging) {
             {});
       });
   EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// CollectiveAllReduce(options) makes its options every call's defaults, as
+// TF's CollectiveReplicaLauncher merges them: here a replica alone gives up
+// at the constructor's timeout (which aborts the group), and on a fresh
+// group a call's own timeout overrides it.
+TEST(ReplicaContextTest, CollectiveAllReduceOptionsAreTheCallsDefaults) {
+  auto platform = HostWith(2);
+  CommunicationOptions quick;
+  quick.timeout_seconds = 0.2;
+  CollectiveAllReduce ops(quick);
+  ASSERT_TRUE(ops.Bind(*platform, Cpus(2)).ok());
+  auto alone = ops.ReplicaAllReduce(0, ReduceOp::kSum, {Floats({1}, {1})});
+  EXPECT_EQ(alone.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << alone.status();
+  CollectiveAllReduce fresh(quick);
+  ASSERT_TRUE(fresh.Bind(*platform, Cpus(2)).ok());
+  CommunicationOptions patient;
+  patient.timeout_seconds = 60;
+  std::vector<absl::StatusOr<std::vector<Tensor>>> out(
+      2, absl::UnknownError("not run"));
+  std::thread peer([&] {
+    // Replica 1 comes later than the constructor's 0.2 s.
+    absl::SleepFor(absl::Seconds(0.5));
+    out[1] =
+        fresh.ReplicaAllReduce(1, ReduceOp::kSum, {Floats({2}, {1})}, patient);
+  });
+  out[0] =
+      fresh.ReplicaAllReduce(0, ReduceOp::kSum, {Floats({1}, {1})}, patient);
+  peer.join();
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(out[r].ok()) << r << ": " << out[r].status();
+    EXPECT_EQ((*out[r])[0].ToVector<float>(), (std::vector<float>{3})) << r;
+  }
 }
 
 TEST(StrategyTest, BadDevicesGetClearErrors) {

@@ -200,3 +200,92 @@ TEST(DeviceMemoryStrategiesTest, ReductionToOneDeviceTimesOutWithoutPeers) {
 }
 
 }  // namespace
+
+// Every cross-device ops on device tensors: all-reduce of two tensors (SUM
+// and MEAN), and a gather of rows. Their collectives' host code must not
+// read device memory (the opaque platform's masked bytes would give wrong
+// sums), so schedules stage through host memory and ReductionToOneDevice
+// reduces on the reduce device.
+TEST(DeviceMemoryStrategiesTest, EveryCrossDeviceOpsReducesDeviceTensors) {
+  const int n = 4;
+  auto opaque = *OpaqueMemoryPlatform::Create(n);
+  distribute::CommunicationOptions ring;
+  ring.implementation = distribute::CommunicationImplementation::kRing;
+  std::vector<std::shared_ptr<distribute::CrossDeviceOps>> all = {
+      std::make_shared<distribute::ReductionToOneDevice>(),
+      std::make_shared<distribute::ReductionToOneDevice>("/cpu:2"),
+      std::make_shared<distribute::HierarchicalCopyAllReduce>(),
+      std::make_shared<distribute::CollectiveAllReduce>(),
+      std::make_shared<distribute::CollectiveAllReduce>(ring)};
+  for (const auto& ops : all) {
+    SCOPED_TRACE(ops->name());
+    auto strategy = MirroredStrategy::Create(*opaque, Cpus(n), ops);
+    ASSERT_TRUE(strategy.ok()) << strategy.status();
+    auto out = (*strategy)->Run([](ReplicaContext& ctx,
+                                   const std::vector<Tensor>&)
+                                    -> absl::StatusOr<std::vector<Tensor>> {
+      const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+      auto on_device = [&](std::vector<float> values,
+                           devices::Shape shape) -> absl::StatusOr<Tensor> {
+        auto t = ctx.device().Allocate(devices::DType::kFloat32, shape);
+        if (!t.ok()) return t.status();
+        absl::Status s = ctx.device().CopyFromHost(values.data(), *t);
+        if (!s.ok()) return s;
+        return t;
+      };
+      auto a = on_device({r, r + 10}, {2});
+      auto b = on_device({2 * r, 1, 3, 4, 5}, {5});
+      if (!a.ok()) return a.status();
+      if (!b.ok()) return b.status();
+      auto sum = ctx.AllReduce(distribute::ReduceOp::kSum, {*a, *b});
+      if (!sum.ok()) return sum.status();
+      auto mean = ctx.AllReduce(distribute::ReduceOp::kMean, {*a});
+      if (!mean.ok()) return mean.status();
+      auto rows = on_device({r, -r}, {1, 2});
+      if (!rows.ok()) return rows.status();
+      auto gathered = ctx.AllGather(*rows, /*axis=*/0);
+      if (!gathered.ok()) return gathered.status();
+      return std::vector<Tensor>{(*sum)[0], (*sum)[1], (*mean)[0], *gathered};
+    });
+    ASSERT_TRUE(out.ok()) << out.status();
+    for (int r = 0; r < n; ++r) {
+      auto host = [&](const Tensor& t) {
+        EXPECT_FALSE(t.host_accessible());
+        std::vector<float> v(static_cast<size_t>(t.num_elements()));
+        devices::Device& d = **opaque->FindDevice(t.device());
+        EXPECT_TRUE(d.CopyToHost(t, v.data()).ok());
+        return v;
+      };
+      EXPECT_EQ(host((*out)[0].value(r)), (std::vector<float>{6, 46}));
+      EXPECT_EQ(host((*out)[1].value(r)),
+                (std::vector<float>{12, 4, 12, 16, 20}));
+      EXPECT_EQ(host((*out)[2].value(r)), (std::vector<float>{1.5, 11.5}));
+      EXPECT_EQ(host((*out)[3].value(r)),
+                (std::vector<float>{0, 0, 1, -1, 2, -2, 3, -3}));
+      EXPECT_EQ((*out)[3].value(r).shape(), devices::Shape({4, 2}));
+    }
+  }
+}
+
+// After AbortCollectives, a device-memory reduction that starts later fails
+// at once with the abort's reason instead of waiting for peers.
+TEST(DeviceMemoryStrategiesTest, ReductionToOneDeviceFailsLaterCallsOnAbort) {
+  auto opaque = *OpaqueMemoryPlatform::Create(2);
+  distribute::ReductionToOneDevice ops;
+  ASSERT_TRUE(ops.Bind(*opaque, {"/cpu:0", "/cpu:1"}).ok());
+  devices::Device& d = **opaque->FindDevice("/cpu:0");
+  Tensor t = *d.Allocate(devices::DType::kFloat32, {1});
+  const float one = 1;
+  ASSERT_TRUE(d.CopyFromHost(&one, t).ok());
+  ASSERT_TRUE(
+      ops.AbortCollectives(absl::UnavailableError("worker 3 died")).ok());
+  distribute::CommunicationOptions patient;
+  patient.timeout_seconds = 600;
+  for (int r : {0, 1}) {
+    auto late =
+        ops.ReplicaAllReduce(r, distribute::ReduceOp::kSum, {t}, patient);
+    EXPECT_EQ(late.status().code(), absl::StatusCode::kUnavailable) << r;
+    EXPECT_NE(late.status().message().find("worker 3 died"), std::string::npos)
+        << late.status();
+  }
+}

@@ -14,6 +14,19 @@ namespace {
 using devices::KernelCost;
 using devices::Tensor;
 
+// The device keeps every byte XOR-ed with this mask, so host code that
+// dereferences device memory instead of copying it out (as it could not on a
+// GPU) reads garbage and fails the tests, while byte-moving transports and
+// device-to-device copies carry the stored bytes unchanged.
+constexpr unsigned char kStoredMask = 0x5A;
+
+// Copies `bytes` from src to dst, applying the mask (to store or to load).
+void MaskedCopy(const void* src, void* dst, size_t bytes) {
+  const auto* in = static_cast<const unsigned char*>(src);
+  auto* out = static_cast<unsigned char*>(dst);
+  for (size_t i = 0; i < bytes; ++i) out[i] = in[i] ^ kStoredMask;
+}
+
 // Host RAM that claims to be device memory.
 class OpaqueAllocator : public devices::Allocator {
  public:
@@ -214,7 +227,7 @@ class StagedKernels : public devices::KernelLibrary {
       }
       absl::StatusOr<Tensor> h = Tensor::Host(t.dtype(), t.shape());
       if (!h.ok()) return h.status();
-      if (t.bytes() > 0) std::memcpy(h->raw_data(), t.raw_data(), t.bytes());
+      MaskedCopy(t.raw_data(), h->raw_data(), t.bytes());
       staged.push_back(*std::move(h));
     }
     absl::StatusOr<KernelCost> cost = kernel(staged);
@@ -222,9 +235,7 @@ class StagedKernels : public devices::KernelLibrary {
     const size_t first_output = staged.size() - outputs.size();
     for (size_t i = 0; i < outputs.size(); ++i) {
       const Tensor& h = staged[first_output + i];
-      if (h.bytes() > 0) {
-        std::memcpy(outputs[i]->raw_data(), h.raw_data(), h.bytes());
-      }
+      MaskedCopy(h.raw_data(), outputs[i]->raw_data(), h.bytes());
     }
     return cost;
   }
@@ -267,12 +278,12 @@ class OpaqueMemoryDevice : public devices::Device {
   absl::Status CopyFromHost(const void* src, Tensor& dst) override {
     absl::Status s = Own(dst, "CopyFromHost");
     if (!s.ok()) return s;
-    return Copy(src, dst.raw_data(), dst.bytes());
+    return Copy(src, dst.raw_data(), dst.bytes(), /*mask=*/true);
   }
   absl::Status CopyToHost(const Tensor& src, void* dst) override {
     absl::Status s = Own(src, "CopyToHost");
     if (!s.ok()) return s;
-    return Copy(src.raw_data(), dst, src.bytes());
+    return Copy(src.raw_data(), dst, src.bytes(), /*mask=*/true);
   }
   absl::Status CopyToDevice(const Tensor& src, Tensor& dst) override {
     absl::Status s = Own(src, "CopyToDevice");
@@ -281,7 +292,7 @@ class OpaqueMemoryDevice : public devices::Device {
       return absl::InvalidArgumentError(absl::StrCat(
           "CopyToDevice from ", src.DebugString(), " to ", dst.DebugString()));
     }
-    return Copy(src.raw_data(), dst.raw_data(), src.bytes());
+    return Copy(src.raw_data(), dst.raw_data(), src.bytes(), /*mask=*/false);
   }
 
  private:
@@ -297,12 +308,17 @@ class OpaqueMemoryDevice : public devices::Device {
     }
     return absl::OkStatus();
   }
-  // memcpy on the queue, after the work enqueued before it.
-  absl::Status Copy(const void* src, void* dst, size_t bytes) {
+  // A copy on the queue, after the work enqueued before it; `mask` for a
+  // copy between the host and this device's stored form.
+  absl::Status Copy(const void* src, void* dst, size_t bytes, bool mask) {
     return queue_
         .Enqueue(devices::MemcpyCost(static_cast<int64_t>(bytes)),
-                 [src, dst, bytes] {
-                   if (bytes > 0) std::memcpy(dst, src, bytes);
+                 [src, dst, bytes, mask] {
+                   if (mask) {
+                     MaskedCopy(src, dst, bytes);
+                   } else if (bytes > 0) {
+                     std::memcpy(dst, src, bytes);
+                   }
                    return absl::OkStatus();
                  })
         ->Wait(devices::kCopyTimeout);

@@ -1,12 +1,15 @@
 // A test platform whose devices' memory the program must treat as device
 // memory, as on a GPU: tensors are not host_accessible() (their allocator
-// says MemorySpace::kDevice) although the bytes live in host RAM. Its
-// devices copy with Copy*() and compute with their own KernelLibrary, which
-// refuses tensors that are not on its device (as the CUDA library does) and
-// runs the host kernels on staged host copies, so results equal the host
-// platform's bit for bit. It lets the strategies' device-memory paths
-// (model ops on the device's kernels, variable updates, reductions, gathers)
-// run where there is no GPU. Tests only.
+// says MemorySpace::kDevice) although the bytes live in host RAM, each
+// stored XOR-ed with a mask, so that host code which reads or reduces device
+// memory through its pointer (as it could not on a GPU) gets wrong values
+// and fails its test; transports and device-to-device copies move the stored
+// bytes unchanged, as peer copies do. Its devices copy with Copy*() and compute
+// with their own KernelLibrary, which refuses tensors that are not on its
+// device (as the CUDA library does) and runs the host kernels on staged host
+// copies, so results equal the host platform's bit for bit. It lets the
+// strategies' device-memory paths (model ops on the device's kernels, variable
+// updates, reductions, gathers) run where there is no GPU. Tests only.
 //
 // Example:
 //   auto platform = *distsim_testing::OpaqueMemoryPlatform::Create(2);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -239,7 +240,66 @@ absl::Status ScheduleCommunicator::Run(int rank, const Call& call,
   absl::StatusOr<std::shared_ptr<const Schedule>> schedule =
       GetSchedule(call.op, call.algorithm, call.schedule);
   if (!schedule.ok()) return schedule.status();
-  return Execute(rank, **endpoint, **schedule, call, input, output);
+  return OnHost(input, output,
+                [&](const devices::Tensor* in, devices::Tensor* out) {
+                  return Execute(rank, **endpoint, **schedule, call, in, out);
+                });
+}
+
+absl::Status ScheduleCommunicator::OnHost(
+    const devices::Tensor* input, devices::Tensor* output,
+    absl::FunctionRef<absl::Status(const devices::Tensor*, devices::Tensor*)>
+        run) {
+  auto in_device_memory = [](const devices::Tensor* t) {
+    return t != nullptr && t->has_data() && !t->host_accessible();
+  };
+  const bool stage_input = in_device_memory(input);
+  const bool stage_output = in_device_memory(output);
+  if (!stage_input && !stage_output) return run(input, output);
+  if (options_.platform == nullptr) {
+    const devices::Tensor& t = stage_input ? *input : *output;
+    return absl::FailedPreconditionError(absl::StrCat(
+        options_.name, " was given ", t.DebugString(),
+        ", which is in that device's own memory, where its collectives' host "
+        "code cannot read it; give the "
+        "communicator its platform (ScheduleCommunicatorOptions::platform) to "
+        "stage such tensors through host memory"));
+  }
+  auto device_of = [&](const devices::Tensor& t) {
+    return options_.platform->FindDevice(t.device());
+  };
+  const bool in_place = input != nullptr && output != nullptr &&
+                        input->raw_data() == output->raw_data();
+  std::optional<devices::Tensor> host_input, host_output;
+  const devices::Tensor* in = input;
+  devices::Tensor* out = output;
+  if (stage_input) {
+    absl::StatusOr<devices::Device*> device = device_of(*input);
+    if (!device.ok()) return device.status();
+    absl::StatusOr<devices::Tensor> host =
+        devices::Tensor::Host(input->dtype(), input->shape());
+    if (!host.ok()) return host.status();
+    absl::Status s = (*device)->CopyToHost(*input, host->raw_data());
+    if (!s.ok()) return s;
+    host_input = *std::move(host);
+    in = &*host_input;
+  }
+  if (stage_output) {
+    if (in_place && stage_input) {
+      out = &*host_input;
+    } else {
+      absl::StatusOr<devices::Tensor> host =
+          devices::Tensor::Host(output->dtype(), output->shape());
+      if (!host.ok()) return host.status();
+      host_output = *std::move(host);
+      out = &*host_output;
+    }
+  }
+  absl::Status status = run(in, out);
+  if (!status.ok() || !stage_output) return status;
+  absl::StatusOr<devices::Device*> device = device_of(*output);
+  if (!device.ok()) return device.status();
+  return (*device)->CopyFromHost(out->raw_data(), *output);
 }
 
 absl::Status ScheduleCommunicator::Execute(
@@ -297,18 +357,21 @@ absl::Status ScheduleCommunicator::AllReduce(
   absl::StatusOr<const AllReducePlan*> plan = GetAllReducePlan(
       rank, input.num_elements(), devices::DTypeSize(input.dtype()));
   if (!plan.ok()) return plan.status();
-  if (shared_ != nullptr) {
-    return shared_->Run(rank, input.raw_data(), output.raw_data(),
-                        input.num_elements(), input.dtype(), options.op,
-                        options.timeout);
-  }
-  const Call call{CollectiveOp::kAllReduce,
-                  (*plan)->selection.algorithm,
-                  (*plan)->schedule->options,
-                  input.dtype(),
-                  options.op,
-                  options.timeout};
-  return Execute(rank, **endpoint, *(*plan)->schedule, call, &input, &output);
+  return OnHost(
+      &input, &output, [&](const devices::Tensor* in, devices::Tensor* out) {
+        if (shared_ != nullptr) {
+          return shared_->Run(rank, in->raw_data(), out->raw_data(),
+                              in->num_elements(), in->dtype(), options.op,
+                              options.timeout);
+        }
+        const Call call{CollectiveOp::kAllReduce,
+                        (*plan)->selection.algorithm,
+                        (*plan)->schedule->options,
+                        input.dtype(),
+                        options.op,
+                        options.timeout};
+        return Execute(rank, **endpoint, *(*plan)->schedule, call, in, out);
+      });
 }
 
 absl::Status ScheduleCommunicator::ReduceScatter(

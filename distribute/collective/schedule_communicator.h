@@ -36,10 +36,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "devices/communicator.h"
+#include "devices/platform.h"
 #include "devices/tensor.h"
 #include "devices/transport.h"
 #include "distribute/collective/cost_model.h"
@@ -65,6 +67,14 @@ struct ScheduleCommunicatorOptions {
   // allows it (see above); false runs the cost model's schedule instead.
   bool shared_memory_all_reduce = true;
   SharedMemoryAllReduceOptions shared_memory;
+  // Where the ranks' devices are found. The schedules reduce and copy with
+  // host code, and the shared-memory all-reduce reads peers' buffers through
+  // their pointers, so a tensor in a device's own memory (a GPU's, not
+  // host_accessible()) is staged: copied to host memory before the
+  // collective and its result copied back after. Without a platform such a
+  // tensor is FAILED_PRECONDITION. Send and Recv hand the transport the
+  // tensors' own buffers either way.
+  devices::Platform* platform = nullptr;
 };
 
 // A GroupTopology for AUTO selection among `ranks` ranks that are threads of
@@ -179,6 +189,14 @@ class ScheduleCommunicator : public devices::Communicator {
   // runs it with the rank's next instance tag.
   absl::Status Run(int rank, const Call& call, const devices::Tensor* input,
                    devices::Tensor* output);
+  // Runs `run` on `input` and `output`, or, where either holds data in a
+  // device's own memory, on host copies (see ScheduleCommunicatorOptions::
+  // platform): the input copied out before, the output copied back after;
+  // an in-place call's one buffer is staged once.
+  absl::Status OnHost(
+      const devices::Tensor* input, devices::Tensor* output,
+      absl::FunctionRef<absl::Status(const devices::Tensor*, devices::Tensor*)>
+          run);
   // Runs `schedule` on the rank's endpoint with its next instance tag.
   absl::Status Execute(int rank, devices::Transport& endpoint,
                        const Schedule& schedule, const Call& call,
