@@ -18,6 +18,18 @@ ModeSwitch::~ModeSwitch() { CurrentMode() = saved_; }
 
 absl::StatusOr<ScopeGuard> EnterScope(Strategy* strategy) {
   ThreadMode& mode = CurrentMode();
+  if (strategy == &DefaultStrategy()) {
+    // As TF's default distribution context: the thread stays in the default
+    // replica context (another strategy's scope may be entered inside), and
+    // it must not be entered within another strategy's scope.
+    if (mode.strategy != nullptr) {
+      return absl::FailedPreconditionError(
+          "Must not nest tf.distribute.Strategy scopes: the default "
+          "strategy's scope was entered inside " +
+          mode.strategy->name() + "'s; leave that scope first.");
+    }
+    return ScopeGuard(/*pushed=*/false, /*active=*/false);
+  }
   if (mode.strategy == nullptr) {
     mode.strategy = strategy;
     mode.replica = nullptr;

@@ -69,9 +69,10 @@ class ScopeGuard {
 
  private:
   friend absl::StatusOr<ScopeGuard> internal::EnterScope(Strategy* strategy);
-  explicit ScopeGuard(bool pushed) : pushed_(pushed), active_(true) {}
+  explicit ScopeGuard(bool pushed, bool active = true)
+      : pushed_(pushed), active_(active) {}
   bool pushed_;  // false: re-entered the current strategy's scope
-  bool active_;
+  bool active_;  // false: the default strategy's scope, which changes nothing
 };
 
 namespace internal {

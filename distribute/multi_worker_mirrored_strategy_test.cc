@@ -470,6 +470,28 @@ TEST(MultiWorkerMirroredStrategyTest, VariablesStartFromTheChief) {
   });
 }
 
+// A cross-replica assign of a sync-on-read SUM variable spreads the value
+// over every worker's replicas (TF divides by num_replicas_in_sync), so its
+// SUM read, which adds every worker's components, gives the value back.
+TEST(MultiWorkerMirroredStrategyTest, SyncOnReadSumAssignSpansTheWorkers) {
+  TwoWorkers(
+      [](MultiWorkerMirroredStrategy& strategy, int) {
+        ASSERT_EQ(strategy.NumReplicasInSync(), 4);
+        auto scope = strategy.Scope();
+        ASSERT_TRUE(scope.ok()) << scope.status();
+        VariableOptions options;
+        options.synchronization = VariableSynchronization::kOnRead;
+        options.aggregation = VariableAggregation::kSum;
+        auto v = strategy.CreateVariable(Floats({0.0f}), options);
+        ASSERT_TRUE(v.ok()) << v.status();
+        ASSERT_TRUE((*v)->Assign(Floats({8.0f})).ok());
+        auto read = (*v)->Read();
+        ASSERT_TRUE(read.ok()) << read.status();
+        EXPECT_EQ(read->data<float>()[0], 8.0f);
+      },
+      {}, /*local_devices=*/2);
+}
+
 TEST(MultiWorkerMirroredStrategyTest, DatasetIsShardedAcrossWorkers) {
   TwoWorkers([](MultiWorkerMirroredStrategy& strategy, int w) {
     auto batched = data::Dataset::Range(8).Batch(4);

@@ -1,4 +1,5 @@
 // ReplicaContext: MergeCall, AllReduce, AllGather, Execute.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -251,13 +252,9 @@ absl::StatusOr<devices::Tensor> ReplicaContext::AllGather(
     const devices::Tensor& value, int axis,
     const CommunicationOptions& options) {
   const int rank = value.shape().rank();
-  if (axis == 0 && rank <= 1) {
-    // Concatenating along the only axis (a scalar counts as [1]).
-    if (run_ == nullptr || NumReplicasInSync() == 1) return value;
-    return strategy_->extended().cross_device_ops().ReplicaAllGather(
-        replica_id_, value, options);
-  }
-  if (axis < -rank || axis >= rank) {
+  // A scalar counts as [1]: gathered along axis 0 like a vector.
+  const bool vector_like = rank <= 1;
+  if (!(vector_like && axis == 0) && (axis < -rank || axis >= rank)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "AllGather: axis ", axis, " is out of range for a value of shape ",
         value.shape().DebugString(), "; use an axis in [", -rank, ", ", rank,
@@ -265,6 +262,7 @@ absl::StatusOr<devices::Tensor> ReplicaContext::AllGather(
   }
   const int a = axis < 0 ? axis + rank : axis;
   if (run_ == nullptr || NumReplicasInSync() == 1) return value;
+  auto effective_rank = [](int64_t r) { return std::max<int64_t>(r, 1); };
   CrossDeviceOps& ops = strategy_->extended().cross_device_ops();
   devices::Device& dev = device();
   // Every replica's shape must match this one except along the axis
@@ -276,7 +274,7 @@ absl::StatusOr<devices::Tensor> ReplicaContext::AllGather(
   if (!ranks.ok()) return ranks.status();
   if (ranks->has_data()) {
     for (int r = 0; r < ranks->num_elements(); ++r) {
-      if (ranks->data<int64_t>()[r] != rank) {
+      if (effective_rank(ranks->data<int64_t>()[r]) != effective_rank(rank)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "AllGather: replica ", r, "'s value has rank ",
             ranks->data<int64_t>()[r], " but replica ", ReplicaIdInSyncGroup(),
@@ -284,6 +282,9 @@ absl::StatusOr<devices::Tensor> ReplicaContext::AllGather(
             "); every replica must gather values of one rank"));
       }
     }
+  }
+  // Vectors (and scalars) have no dimension but the axis to compare.
+  if (ranks->has_data() && !vector_like) {
     absl::StatusOr<devices::Tensor> shapes =
         GatherInts(ops, dev, replica_id_, my_shape, options);
     if (!shapes.ok()) return shapes.status();

@@ -184,7 +184,9 @@ class StrategyExtended {
   absl::Status Update(Variable& var, const UpdateFn& fn,
                       const std::vector<RunArg>& args = {});
 
-  // Variables created while the returned guard lives are placed with `var`.
+  // Variables created while the returned guard lives are placed with `var`;
+  // guards nest (leaving one restores the placement of the one outside).
+  // INVALID_ARGUMENT for a variable of another strategy.
   class ColocationGuard {
    public:
     ~ColocationGuard();
@@ -195,10 +197,13 @@ class StrategyExtended {
 
    private:
     friend class StrategyExtended;
-    explicit ColocationGuard(StrategyExtended* owner) : owner_(owner) {}
+    ColocationGuard(StrategyExtended* owner,
+                    std::optional<std::vector<std::string>> previous)
+        : owner_(owner), previous_(std::move(previous)) {}
     StrategyExtended* owner_;
+    std::optional<std::vector<std::string>> previous_;
   };
-  ColocationGuard ColocateVarsWith(const Variable& var);
+  absl::StatusOr<ColocationGuard> ColocateVarsWith(const Variable& var);
   // Whether `var` was created by this strategy (in its scope).
   bool VariableCreatedInScope(const Variable& var) const;
 

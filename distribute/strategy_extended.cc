@@ -173,19 +173,26 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
 }
 
 StrategyExtended::ColocationGuard::~ColocationGuard() {
-  if (owner_ != nullptr) owner_->colocate_with_.reset();
+  if (owner_ != nullptr) owner_->colocate_with_ = std::move(previous_);
 }
 
 StrategyExtended::ColocationGuard::ColocationGuard(
     ColocationGuard&& other) noexcept
-    : owner_(other.owner_) {
+    : owner_(other.owner_), previous_(std::move(other.previous_)) {
   other.owner_ = nullptr;
 }
 
-StrategyExtended::ColocationGuard StrategyExtended::ColocateVarsWith(
-    const Variable& var) {
+absl::StatusOr<StrategyExtended::ColocationGuard>
+StrategyExtended::ColocateVarsWith(const Variable& var) {
+  if (!VariableCreatedInScope(var)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "`colocate_vars_with` must only be passed a variable created in this "
+        "tf.distribute.Strategy.scope(), not variable '",
+        var.name(), "' of ", var.strategy().name()));
+  }
+  ColocationGuard guard(this, colocate_with_);
   colocate_with_ = var.devices();
-  return ColocationGuard(this);
+  return guard;
 }
 
 bool StrategyExtended::VariableCreatedInScope(const Variable& var) const {

@@ -46,6 +46,29 @@ TEST(ContextTest, DefaultStrategyOutsideScopes) {
   EXPECT_EQ(GetLossReduction(), ReduceOp::kSum);
 }
 
+// The default strategy's scope changes nothing, as TF's default distribution
+// context: the thread keeps its default replica context, a strategy's scope
+// may be entered inside it, but it may not be entered inside another's.
+TEST(ContextTest, DefaultStrategyScopeKeepsTheDefaultContext) {
+  auto platform = HostWith(2);
+  auto m = *MirroredStrategy::Create(*platform, Cpus(2));
+  {
+    absl::StatusOr<ScopeGuard> outer = DefaultStrategy().Scope();
+    ASSERT_TRUE(outer.ok()) << outer.status();
+    EXPECT_FALSE(HasStrategy());
+    EXPECT_FALSE(InCrossReplicaContext());
+    EXPECT_NE(GetReplicaContext(), nullptr);
+    EXPECT_EQ(&GetStrategy(), &DefaultStrategy());
+    absl::StatusOr<ScopeGuard> inner = m->Scope();
+    ASSERT_TRUE(inner.ok()) << inner.status();
+    EXPECT_EQ(&GetStrategy(), m.get());
+    EXPECT_EQ(DefaultStrategy().Scope().status().code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
+  EXPECT_FALSE(HasStrategy());
+  EXPECT_EQ(&GetStrategy(), &DefaultStrategy());
+}
+
 TEST(ContextTest, ScopeRules) {
   auto platform = HostWith(2);
   auto a = *MirroredStrategy::Create(*platform, Cpus(2));
@@ -360,6 +383,39 @@ TEST(ReplicaContextTest, AllGatherRejectsBadAxesAndShapes) {
         return std::vector<Tensor>{*gathered};
       });
   EXPECT_EQ(ranks.status().code(), absl::StatusCode::kInvalidArgument);
+  // A vector against a matrix along axis 0 is refused too (vectors once
+  // skipped the check and ran different collectives from the matrix).
+  auto vector_and_matrix = s->Run(
+      [](ReplicaContext& ctx,
+         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        const bool first = ctx.ReplicaIdInSyncGroup() == 0;
+        CommunicationOptions quick;
+        quick.timeout_seconds = 10;
+        auto gathered =
+            ctx.AllGather(first ? Floats({1, 2}, devices::Shape({2}))
+                                : Floats({1, 2}, devices::Shape({1, 2})),
+                          /*axis=*/0, quick);
+        if (!gathered.ok()) return gathered.status();
+        return std::vector<Tensor>{*gathered};
+      });
+  EXPECT_EQ(vector_and_matrix.status().code(),
+            absl::StatusCode::kInvalidArgument)
+      << vector_and_matrix.status();
+  // A scalar gathers as a vector of one.
+  auto scalars = s->Run(
+      [](ReplicaContext& ctx,
+         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+        auto gathered = ctx.AllGather(ctx.ReplicaIdInSyncGroup() == 0
+                                          ? Floats({r}, devices::Shape({}))
+                                          : Floats({r}, devices::Shape({1})),
+                                      /*axis=*/0);
+        if (!gathered.ok()) return gathered.status();
+        return std::vector<Tensor>{*gathered};
+      });
+  ASSERT_TRUE(scalars.ok()) << scalars.status();
+  EXPECT_EQ((*scalars)[0].value(0).ToVector<float>(),
+            (std::vector<float>{0, 1}));
 }
 
 TEST(ReplicaContextTest, MergeCallRunsOnceInCrossReplicaContext) {

@@ -206,6 +206,16 @@ absl::Status Variable::AssignSub(const devices::Tensor& delta) {
 absl::Status Variable::Update(UpdateKind kind, const devices::Tensor& value) {
   absl::Status s = CheckCompatible(*this, value);
   if (!s.ok()) return s;
+  // As TF's enter_or_assert_strategy: a strategy's variable is updated in
+  // its own strategy's scope or outside every scope, not in another's (where
+  // the other strategy's replicas would all write its components at once).
+  if (HasStrategy() && &GetStrategy() != strategy_ &&
+      &GetStrategy() != &DefaultStrategy() && strategy_ != &DefaultStrategy()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Mixing different tf.distribute.Strategy objects: ",
+        GetStrategy().name(), " is not ", strategy_->name(), "; variable '",
+        name(), "' must be updated in its own strategy's scope or run"));
+  }
   if (ReplicaOf(*this) != nullptr && strategy_->NumReplicasInSync() > 1) {
     return UpdateInReplicaContext(kind, value);
   }
@@ -224,7 +234,8 @@ absl::Status Variable::UpdateInCrossReplicaContext(
                        "` in cross-replica context when aggregation is set to "
                        "`tf.VariableAggregation.SUM`."));
     }
-    // Each component gets value / num_replicas, so the SUM read gives value.
+    // Each component gets value / num_replicas_in_sync (every worker's
+    // replicas: the SUM read adds them all up), so the SUM read gives value.
     absl::StatusOr<devices::Tensor> host_v =
         devices::ToHostTensor(strategy_->extended().platform(), v);
     if (!host_v.ok()) return host_v.status();
@@ -235,7 +246,7 @@ absl::Status Variable::UpdateInCrossReplicaContext(
       std::memcpy(scaled->raw_data(), host_v->raw_data(), v.bytes());
       auto c = devices::FinalizeMean(scaled->raw_data(), scaled->num_elements(),
                                      scaled->dtype(),
-                                     static_cast<int64_t>(components_.size()));
+                                     strategy_->NumReplicasInSync());
       if (!c.ok()) return c.status();
     }
     v = *std::move(scaled);

@@ -193,6 +193,73 @@ TEST(CentralStorageTest, VariablesLiveOnTheParameterDevice) {
   EXPECT_EQ(v->values()[0].data<float>()[0], 4);
 }
 
+// ColocateVarsWith guards nest: leaving the inner one restores the outer
+// one's placement. A variable of another strategy is refused.
+TEST(CentralStorageTest, ColocationGuardsNest) {
+  auto platform = HostWith(3);
+  auto s = *CentralStorageStrategy::Create(*platform, {"/cpu:1", "/cpu:2"},
+                                           "/cpu:0");
+  ScopeGuard scope = *s->Scope();
+  VariableOptions central;
+  central.aggregation = VariableAggregation::kMean;
+  std::shared_ptr<Variable> on_cpu0 = *s->CreateVariable(Scalar(1), central);
+  VariableOptions on_read = central;
+  on_read.synchronization = VariableSynchronization::kOnRead;
+  std::shared_ptr<Variable> per_replica =
+      *s->CreateVariable(Scalar(1), on_read);
+  ASSERT_EQ(per_replica->devices().size(), 2u);
+  {
+    auto outer = s->extended().ColocateVarsWith(*per_replica);
+    ASSERT_TRUE(outer.ok()) << outer.status();
+    {
+      auto inner = s->extended().ColocateVarsWith(*on_cpu0);
+      ASSERT_TRUE(inner.ok()) << inner.status();
+      EXPECT_EQ((*s->CreateVariable(Scalar(2), central))->devices(),
+                on_cpu0->devices());
+    }
+    EXPECT_EQ((*s->CreateVariable(Scalar(3), central))->devices(),
+              per_replica->devices());
+  }
+  EXPECT_EQ((*s->CreateVariable(Scalar(4), central))->devices(),
+            on_cpu0->devices());
+  auto other = *MirroredStrategy::Create(*platform, {"/cpu:0", "/cpu:1"});
+  std::shared_ptr<Variable> foreign;
+  { ScopeGuard leave = std::move(scope); }
+  {
+    ScopeGuard other_scope = *other->Scope();
+    foreign = *other->CreateVariable(Scalar(5), central);
+  }
+  EXPECT_EQ(s->extended().ColocateVarsWith(*foreign).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Updating a strategy's variable inside another strategy's run is refused,
+// as TF's "Mixing different tf.distribute.Strategy objects".
+TEST(CentralStorageTest, AnotherStrategysRunMayNotUpdateTheVariable) {
+  auto platform = HostWith(2);
+  auto a = *MirroredStrategy::Create(*platform, {"/cpu:0", "/cpu:1"});
+  auto b = *MirroredStrategy::Create(*platform, {"/cpu:0", "/cpu:1"});
+  std::shared_ptr<Variable> v;
+  {
+    ScopeGuard scope = *a->Scope();
+    VariableOptions o;
+    o.aggregation = VariableAggregation::kSum;
+    v = *a->CreateVariable(Scalar(1), o);
+  }
+  auto out = b->Run(
+      [&](ReplicaContext&,
+          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        absl::Status s = v->AssignAdd(Scalar(1));
+        if (!s.ok()) return s;
+        return std::vector<Tensor>{};
+      });
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition)
+      << out.status();
+  EXPECT_NE(out.status().message().find("Mixing different"), std::string::npos);
+  EXPECT_EQ(v->values()[0].data<float>()[0], 1);
+  EXPECT_TRUE(v->AssignAdd(Scalar(1)).ok());  // outside every scope
+}
+
 TEST(DefaultStrategyTest, PlainVariableAndDirectRun) {
   auto v = DefaultStrategy().CreateVariable(Scalar(2));
   ASSERT_TRUE(v.ok()) << v.status();

@@ -39,6 +39,7 @@ absl::StatusOr<TrainingVariables> CreateTrainingVariables(
     std::vector<std::shared_ptr<Variable>> slots;
     {
       auto colocate = strategy.extended().ColocateVarsWith(**param);
+      if (!colocate.ok()) return colocate.status();
       for (size_t k = 0; k < slot_values->size(); ++k) {
         VariableOptions slot_options;
         slot_options.name = absl::StrCat(names[i], "/", slot_names[k]);
