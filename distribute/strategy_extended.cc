@@ -143,9 +143,15 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
     }
     return out;
   };
+  // fn writes the component: values read from it earlier keep theirs.
+  auto write = [&](int c) {
+    absl::Status s = var.CopyOnWrite(var.components_[c]);
+    if (!s.ok()) return s;
+    return fn(var.components_[c], resolve(c));
+  };
   if (!in_replica) {
     for (size_t c = 0; c < var.components_.size(); ++c) {
-      absl::Status s = fn(var.components_[c], resolve(static_cast<int>(c)));
+      absl::Status s = write(static_cast<int>(c));
       if (!s.ok()) return s;
     }
     return absl::OkStatus();
@@ -155,7 +161,7 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
     // A central (or one-device) variable: replica 0 updates it, and every
     // replica waits for the update before reading it again.
     absl::Status s;
-    if (r == 0) s = fn(var.components_[0], resolve(0));
+    if (r == 0) s = write(0);
     if (replica->NumReplicasInSync() > 1) {
       absl::StatusOr<devices::Tensor> flag =
           devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1}));
@@ -169,7 +175,7 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
     }
     return s;
   }
-  return fn(var.components_[r], resolve(r));
+  return write(r);
 }
 
 StrategyExtended::ColocationGuard::~ColocationGuard() {

@@ -193,6 +193,31 @@ absl::StatusOr<devices::Tensor> Variable::Read() const {
   return components_[0];
 }
 
+absl::Status Variable::CopyOnWrite(devices::Tensor& component) const {
+  if (!component.has_data() || component.buffer_use_count() <= 1) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<devices::Tensor> own;
+  if (component.device().empty()) {
+    own = devices::Tensor::Host(component.dtype(), component.shape());
+  } else {
+    absl::StatusOr<devices::Device*> device =
+        strategy_->extended().platform().FindDevice(component.device());
+    if (!device.ok()) return device.status();
+    own = (*device)->Allocate(component.dtype(), component.shape());
+    if (own.ok() && !component.host_accessible()) {
+      absl::Status s = (*device)->CopyToDevice(component, *own);
+      if (!s.ok()) return s;
+      component = *std::move(own);
+      return absl::OkStatus();
+    }
+  }
+  if (!own.ok()) return own.status();
+  std::memcpy(own->raw_data(), component.raw_data(), component.bytes());
+  component = *std::move(own);
+  return absl::OkStatus();
+}
+
 absl::Status Variable::Assign(const devices::Tensor& value) {
   return Update(UpdateKind::kAssign, value);
 }
@@ -255,7 +280,8 @@ absl::Status Variable::UpdateInCrossReplicaContext(
                  : kind == UpdateKind::kAdd  ? 1
                                              : 2;
   for (devices::Tensor& c : components_) {
-    absl::Status st = Apply(strategy_->extended(), c, v, op);
+    absl::Status st = CopyOnWrite(c);
+    if (st.ok()) st = Apply(strategy_->extended(), c, v, op);
     if (!st.ok()) return st;
   }
   return absl::OkStatus();
@@ -269,6 +295,8 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
                  : kind == UpdateKind::kAdd  ? 1
                                              : 2;
   if (kind_ == Kind::kSyncOnRead) {
+    absl::Status s = CopyOnWrite(components_[r]);
+    if (!s.ok()) return s;
     return Apply(strategy_->extended(), components_[r], value, op);
   }
   // Mirrored or central: every replica's update must agree.

@@ -84,7 +84,11 @@ class Variable {
 
   // The value in this thread's context (see the kinds above). A replica
   // that reads a central variable on another device whose memory either
-  // device cannot read (a GPU's) gets a copy on its own device.
+  // device cannot read (a GPU's) gets a copy on its own device. A value
+  // read (here, from values(), or returned by a run) keeps what it read:
+  // updates write in place only where no one else holds the component's
+  // buffer, and otherwise into a fresh copy (TF's copy-on-write of
+  // variables' buffers).
   absl::StatusOr<devices::Tensor> Read() const;
   absl::Status Assign(const devices::Tensor& value);
   absl::Status AssignAdd(const devices::Tensor& delta);
@@ -103,6 +107,11 @@ class Variable {
         strategy_(strategy),
         options_(std::move(options)),
         components_(std::move(components)) {}
+
+  // Before `component` (one of components_) is written: where another
+  // tensor shares its buffer, it becomes a copy of its own, so that values
+  // read earlier do not change.
+  absl::Status CopyOnWrite(devices::Tensor& component) const;
 
   enum class UpdateKind { kAssign, kAdd, kSub };
   absl::Status Update(UpdateKind kind, const devices::Tensor& value);

@@ -260,6 +260,55 @@ TEST(CentralStorageTest, AnotherStrategysRunMayNotUpdateTheVariable) {
   EXPECT_TRUE(v->AssignAdd(Scalar(1)).ok());  // outside every scope
 }
 
+// A value read from a variable keeps what it read when the variable is
+// updated later (TF's copy-on-write), in either context and through
+// StrategyExtended::Update; an update where no one holds the old value
+// writes in place.
+TEST_F(VariablesTest, ReadValuesAreSnapshots) {
+  ScopeGuard scope = *strategy_->Scope();
+  VariableOptions o;
+  o.aggregation = VariableAggregation::kSum;
+  std::shared_ptr<Variable> v = *strategy_->CreateVariable(Scalar(2), o);
+  Tensor before = *v->Read();
+  std::vector<Tensor> components = v->values();
+  ASSERT_TRUE(v->AssignAdd(Scalar(3)).ok());
+  EXPECT_EQ(before.data<float>()[0], 2);
+  EXPECT_EQ(components[1].data<float>()[0], 2);
+  EXPECT_EQ((*v->Read()).data<float>()[0], 5);
+  Tensor mid = *v->Read();
+  ASSERT_TRUE(strategy_->extended()
+                  .Update(*v,
+                          [](Tensor& c, const std::vector<Tensor>&) {
+                            c.data<float>()[0] += 1;
+                            return absl::OkStatus();
+                          })
+                  .ok());
+  EXPECT_EQ(mid.data<float>()[0], 5);
+  EXPECT_EQ(v->values()[0].data<float>()[0], 6);
+  // Inside a run, each replica's read keeps its value across its update.
+  auto out = strategy_->Run(
+      [&](ReplicaContext&,
+          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        auto read = v->Read();
+        if (!read.ok()) return read.status();
+        absl::Status s = v->AssignAdd(Scalar(1));  // SUM over 3 replicas: +3
+        if (!s.ok()) return s;
+        return std::vector<Tensor>{*read};
+      });
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ((*out)[0].value(r).data<float>()[0], 6) << r;
+  }
+  EXPECT_EQ(v->values()[2].data<float>()[0], 9);
+  // Nothing else holds the buffer: written in place.
+  const void* where = v->values()[0].raw_data();
+  before = mid = Tensor();
+  components.clear();
+  out = absl::UnknownError("dropped");
+  ASSERT_TRUE(v->Assign(Scalar(1)).ok());
+  EXPECT_EQ(v->values()[0].raw_data(), where);
+}
+
 TEST(DefaultStrategyTest, PlainVariableAndDirectRun) {
   auto v = DefaultStrategy().CreateVariable(Scalar(2));
   ASSERT_TRUE(v.ok()) << v.status();
