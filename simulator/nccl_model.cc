@@ -55,10 +55,12 @@ constexpr double kSimpleEfficiency[3] = {0.82, 0.78, 0.92};
 // enables it only over NVLink, so PCIe gets none.
 constexpr double kLL128Efficiency[3] = {0.74, 0.0, 0.85};
 // LL stores 4 data bytes with a 4-byte flag and polls every line: a quarter
-// of the link for reducing operations, a third for the others (the same
-// fractions as NCCL's tuner).
-constexpr double kLLReducingEfficiency = 0.25;
-constexpr double kLLCopyEfficiency = 1.0 / 3.0;
+// of the link for all-reduce and reduce, and for every operation across
+// nodes; a third for the others within a node (NCCL's tuner: the ring's LL
+// bandwidth is 1/4 when nNodes > 1 or the collective is AllReduce or Reduce,
+// else 1/3).
+constexpr double kLLQuarterEfficiency = 0.25;
+constexpr double kLLThirdEfficiency = 1.0 / 3.0;
 
 // Launch, setup and completion of one collective, per protocol (LL, LL128,
 // simple), microseconds. With the per-hop figures below they give [3].
@@ -97,11 +99,6 @@ constexpr double kTieTolerance = 1e-9;
 constexpr NcclProtocol kProtocols[] = {NcclProtocol::kLL, NcclProtocol::kLL128,
                                        NcclProtocol::kSimple};
 
-bool IsReducing(NcclOp op) {
-  return op == NcclOp::kAllReduce || op == NcclOp::kReduceScatter ||
-         op == NcclOp::kReduce;
-}
-
 // The hardware, seen by the model.
 class Model {
  public:
@@ -115,9 +112,10 @@ class Model {
   int per_node() const { return hw_.max_ranks_per_node; }
   bool multi_node() const { return hw_.nodes > 1; }
 
-  // log2 of the node count, rounded up: the depth of a tree over nodes.
+  // log2 of the node count, rounded down (NCCL's log2i): the depth NCCL's
+  // tuner charges a tree over nodes.
   double TreeDepth() const {
-    return std::ceil(std::log2(static_cast<double>(hw_.nodes)));
+    return std::floor(std::log2(static_cast<double>(hw_.nodes)));
   }
 
   bool Supports(NcclProtocol p) const {
@@ -128,7 +126,10 @@ class Model {
   double Efficiency(NcclProtocol p, int hop_class) const {
     switch (p) {
       case NcclProtocol::kLL:
-        return IsReducing(op_) ? kLLReducingEfficiency : kLLCopyEfficiency;
+        return multi_node() || op_ == NcclOp::kAllReduce ||
+                       op_ == NcclOp::kReduce
+                   ? kLLQuarterEfficiency
+                   : kLLThirdEfficiency;
       case NcclProtocol::kLL128:
         return kLL128Efficiency[hop_class];
       case NcclProtocol::kSimple:

@@ -152,6 +152,32 @@ TEST(NcclModelTest, RingOnDgxA100AndPcie) {
   EXPECT_LT(pcie_busbw, 31.5);
 }
 
+// The ring's LL bandwidth, as a share of its simple bandwidth: as NCCL's
+// tuner, a quarter of the link for all-reduce and reduce and for every
+// collective across nodes, a third for the others within a node.
+TEST(NcclModelTest, LLBandwidthFractionsFollowNccl) {
+  auto ll_share = [](const Topology& t, NcclOp op) {
+    const NcclPrediction p = Predict(t, Gpus(t), op, kGiB);
+    const NcclCandidate* ll = Find(p, NcclAlgorithm::kRing, NcclProtocol::kLL);
+    const NcclCandidate* simple =
+        Find(p, NcclAlgorithm::kRing, NcclProtocol::kSimple);
+    EXPECT_NE(ll, nullptr);
+    EXPECT_NE(simple, nullptr);
+    return ll == nullptr || simple == nullptr
+               ? 0.0
+               : ll->algbw_GBps / simple->algbw_GBps;
+  };
+  const Topology node = Load("dgx_h100");
+  const double all_reduce = ll_share(node, NcclOp::kAllReduce);
+  EXPECT_NEAR(ll_share(node, NcclOp::kReduceScatter) / all_reduce, 4.0 / 3.0,
+              1e-9);
+  EXPECT_NEAR(ll_share(node, NcclOp::kAllGather) / all_reduce, 4.0 / 3.0, 1e-9);
+  const Topology cluster = Load("dgx_h100_cluster:4");
+  EXPECT_NEAR(ll_share(cluster, NcclOp::kAllGather) /
+                  ll_share(cluster, NcclOp::kAllReduce),
+              1.0, 1e-9);
+}
+
 TEST(NcclModelTest, ClusterRingMeetsTheNetworkFigure) {
   const Topology t = Load("dgx_h100_cluster:2");
   const NcclPrediction p = Predict(t, Gpus(t), NcclOp::kAllReduce, 8 * kGiB);

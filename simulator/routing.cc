@@ -41,8 +41,10 @@ uint64_t EcmpHash(uint64_t seed, int src, int dst, int at) {
 }  // namespace
 
 int64_t Router::LinkCost(const Link& link) {
-  const double transfer_ps =
-      std::ceil(kReferenceBytes * 1e12 / link.capacity_bytes_per_second);
+  // Capped (a link slowed to nearly nothing at run time) so that sums of
+  // costs along any path stay far from overflowing.
+  const double transfer_ps = std::min(
+      1e15, std::ceil(kReferenceBytes * 1e12 / link.capacity_bytes_per_second));
   return std::max<int64_t>(1,
                            link.latency_ps + static_cast<int64_t>(transfer_ps));
 }

@@ -62,9 +62,9 @@ std::string SpecProblem(const DeviceSpec& spec) {
         "has memory_capacity_bytes = ", spec.memory_capacity_bytes(),
         "; it must be a positive number of bytes");
   }
-  if (spec.launch_overhead_ns() < 0) {
+  if (spec.launch_overhead_ns() < 0 || spec.launch_overhead_ns() > 1e9) {
     return absl::StrCat("has launch_overhead_ns = ", spec.launch_overhead_ns(),
-                        "; it must not be negative");
+                        "; it must be between 0 and 1e9 nanoseconds");
   }
   return "";
 }
@@ -75,6 +75,8 @@ MeshCoordinates ToCoordinates(const CoordinatesDef& def) {
 
 // Latency values above one second are certainly a unit mistake.
 constexpr double kMaxLatencyNs = 1e9;
+// Slower links would overflow the router's path costs (picoseconds per MiB).
+constexpr double kMinBandwidth = 1e3;
 
 }  // namespace
 
@@ -385,13 +387,14 @@ absl::Status Topology::AddLinks(const SourceLocations& locations) {
                        " has no kind; set kind: NVLINK, NVSWITCH, PCIE, "
                        "ETHERNET, INFINIBAND, ICI or ON_CHIP"));
     }
-    if (!IsPositiveFinite(def.bandwidth_bytes_per_second())) {
+    if (!IsPositiveFinite(def.bandwidth_bytes_per_second()) ||
+        def.bandwidth_bytes_per_second() < kMinBandwidth) {
       return locations.Error(
           "links", i, "bandwidth_bytes_per_second",
           absl::StrCat(what, " has bandwidth_bytes_per_second = ",
                        def.bandwidth_bytes_per_second(),
-                       "; it must be positive: bytes/s per direction and "
-                       "lane (25 GB/s = 25e9)"));
+                       "; it must be at least 1e3 (1 kB/s): bytes/s per "
+                       "direction and lane (25 GB/s = 25e9)"));
     }
     if (!std::isfinite(def.latency_ns()) || def.latency_ns() < 0 ||
         def.latency_ns() > kMaxLatencyNs) {
@@ -459,6 +462,13 @@ absl::Status Topology::AddMesh(const SourceLocations& locations) {
           "mesh", -1, axis_names[axis],
           absl::StrCat("mesh ", axis_names[axis], " = ", shape.Size(axis),
                        "; every axis needs at least 1 chip"));
+    }
+    if (shape.Size(axis) > kMaxChips) {
+      // Checked per axis first, so that the product below cannot overflow.
+      return locations.Error(
+          "mesh", -1, axis_names[axis],
+          absl::StrCat("mesh ", axis_names[axis], " = ", shape.Size(axis),
+                       "; at most ", kMaxChips, " chips are supported"));
     }
     if (shape.Wraps(axis) && shape.Size(axis) <= 2) {
       return locations.Error(
