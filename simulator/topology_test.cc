@@ -17,15 +17,15 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kSpec[] = R"pb(
-  device_specs {
-    name: "gpu_spec"
-    spec {
-      peak_flops { key: "float32" value: 1e12 }
-      memory_bandwidth_bytes_per_second: 1e12
-      memory_capacity_bytes: 1000000
-      launch_overhead_ns: 1000
-    }
+device_specs {
+  name: "gpu_spec"
+  spec {
+    peak_flops { key: "float32" value: 1e12 }
+    memory_bandwidth_bytes_per_second: 1e12
+    memory_capacity_bytes: 1000000
+    launch_overhead_ns: 1000
   }
+}
 )pb";
 
 // 1-based line of the first line of `text` containing `needle`.
@@ -47,22 +47,21 @@ void ExpectErrorAt(const std::string& text, const std::string& needle,
       Topology::FromTextProto(text, "t.textproto");
   ASSERT_EQ(topology.status().code(), absl::StatusCode::kInvalidArgument)
       << topology.status();
-  EXPECT_THAT(
-      std::string(topology.status().message()),
-      HasSubstr(absl::StrCat("t.textproto:", LineOf(text, needle), ":")));
+  EXPECT_THAT(std::string(topology.status().message()),
+              HasSubstr(absl::StrCat("t.textproto:", LineOf(text, needle),
+                                     ":")));
   EXPECT_THAT(std::string(topology.status().message()), HasSubstr(problem));
 }
 
 std::string TwoGpus(const std::string& link) {
-  return absl::StrCat(
-      R"pb(name: "two"
-           hosts { name: "h0" }
-      )pb",
-      kSpec, R"pb(
-        devices { name: "gpu0" kind: GPU host: "h0" spec_name: "gpu_spec" }
-        devices { name: "gpu1" kind: GPU host: "h0" spec_name: "gpu_spec" }
-      )pb",
-      link);
+  return absl::StrCat(R"pb(name: "two"
+hosts { name: "h0" }
+)pb",
+                      kSpec, R"pb(
+devices { name: "gpu0" kind: GPU host: "h0" spec_name: "gpu_spec" }
+devices { name: "gpu1" kind: GPU host: "h0" spec_name: "gpu_spec" }
+)pb",
+                      link);
 }
 
 constexpr char kGoodLink[] =
@@ -101,20 +100,20 @@ TEST(TopologyTest, BuildsNodesAndDirectedLinks) {
 
 TEST(TopologyTest, OrdersDevicesByHostThenKindAndNamesThem) {
   const std::string text = absl::StrCat(R"pb(
-                                          hosts { name: "a" }
-                                          hosts { name: "b" }
-                                        )pb",
+hosts { name: "a" }
+hosts { name: "b" }
+)pb",
                                         kSpec, R"pb(
-    devices { name: "b_gpu" kind: GPU host: "b" spec_name: "gpu_spec" }
-    devices { name: "b_cpu" kind: CPU host: "b" spec_name: "gpu_spec" }
-    devices { name: "a_gpu0" kind: GPU host: "a" spec_name: "gpu_spec" }
-    devices { name: "a_gpu1" kind: GPU host: "a" spec_name: "gpu_spec" }
-    switches { name: "sw" kind: ETHERNET_SWITCH }
-    links { a: "b_gpu" b: "sw" kind: ETHERNET bandwidth_bytes_per_second: 1e9 }
-    links { a: "b_cpu" b: "sw" kind: ETHERNET bandwidth_bytes_per_second: 1e9 }
-    links { a: "a_gpu0" b: "sw" kind: ETHERNET bandwidth_bytes_per_second: 1e9 }
-    links { a: "a_gpu1" b: "sw" kind: ETHERNET bandwidth_bytes_per_second: 1e9 }
-  )pb");
+devices { name: "b_gpu" kind: GPU host: "b" spec_name: "gpu_spec" }
+devices { name: "b_cpu" kind: CPU host: "b" spec_name: "gpu_spec" }
+devices { name: "a_gpu0" kind: GPU host: "a" spec_name: "gpu_spec" }
+devices { name: "a_gpu1" kind: GPU host: "a" spec_name: "gpu_spec" }
+switches { name: "sw" kind: ETHERNET_SWITCH }
+links { a: "b_gpu" b: "sw" kind: ETHERNET bandwidth_bytes_per_second: 1e9 }
+links { a: "b_cpu" b: "sw" kind: ETHERNET bandwidth_bytes_per_second: 1e9 }
+links { a: "a_gpu0" b: "sw" kind: ETHERNET bandwidth_bytes_per_second: 1e9 }
+links { a: "a_gpu1" b: "sw" kind: ETHERNET bandwidth_bytes_per_second: 1e9 }
+)pb");
   absl::StatusOr<Topology> topology =
       Topology::FromTextProto(text, "t.textproto");
   ASSERT_TRUE(topology.ok()) << topology.status();
@@ -123,10 +122,8 @@ TEST(TopologyTest, OrdersDevicesByHostThenKindAndNamesThem) {
   EXPECT_EQ(topology->device(1).name, "a_gpu1");
   EXPECT_EQ(topology->device(2).name, "b_cpu");
   EXPECT_EQ(topology->device(3).name, "b_gpu");
-  EXPECT_EQ(topology->TfDeviceName(1),
-            "/job:worker/replica:0/task:0/device:GPU:1");
-  EXPECT_EQ(topology->TfDeviceName(2),
-            "/job:worker/replica:0/task:1/device:CPU:0");
+  EXPECT_EQ(topology->TfDeviceName(1), "/job:worker/replica:0/task:0/device:GPU:1");
+  EXPECT_EQ(topology->TfDeviceName(2), "/job:worker/replica:0/task:1/device:CPU:0");
   EXPECT_EQ(topology->TfDeviceName(3, "trainer"),
             "/job:trainer/replica:0/task:1/device:GPU:0");
   for (const DeviceInfo& device : topology->devices()) {
@@ -145,9 +142,8 @@ TEST(TopologyTest, SyntaxErrorNamesTheLine) {
 }
 
 TEST(TopologyTest, UnknownEnumValueIsASyntaxError) {
-  const std::string text =
-      absl::StrCat(TwoGpus(kGoodLink),
-                   "devices { name: \"x\" kind: BANANA host: \"h0\" }\n");
+  const std::string text = absl::StrCat(
+      TwoGpus(kGoodLink), "devices { name: \"x\" kind: BANANA host: \"h0\" }\n");
   ExpectErrorAt(text, "BANANA", "BANANA");
 }
 
@@ -173,8 +169,8 @@ TEST(TopologyTest, ZeroBandwidthNamesTheLine) {
 }
 
 TEST(TopologyTest, MissingBandwidthNamesTheLink) {
-  const std::string text =
-      TwoGpus("links { a: \"gpu0\" b: \"gpu1\" kind: NVLINK latency_ns: 5 }\n");
+  const std::string text = TwoGpus(
+      "links { a: \"gpu0\" b: \"gpu1\" kind: NVLINK latency_ns: 5 }\n");
   ExpectErrorAt(text, "latency_ns: 5", "must be at least 1e3");
 }
 
@@ -187,14 +183,15 @@ TEST(TopologyTest, NegativeLatencyNamesTheLine) {
 }
 
 TEST(TopologyTest, DuplicateNameNamesBothLines) {
-  const std::string text = absl::StrCat(
-      TwoGpus(kGoodLink), "switches { name: \"gpu1\" kind: NVSWITCH }\n");
+  const std::string text =
+      absl::StrCat(TwoGpus(kGoodLink),
+                   "switches { name: \"gpu1\" kind: NVSWITCH }\n");
   absl::StatusOr<Topology> topology =
       Topology::FromTextProto(text, "t.textproto");
   ExpectErrorAt(text, "switches { name: \"gpu1\"", "duplicate name 'gpu1'");
   EXPECT_THAT(std::string(topology.status().message()),
-              HasSubstr(absl::StrCat(
-                  "at line ", LineOf(text, "name: \"gpu1\" kind: GPU"))));
+              HasSubstr(absl::StrCat("at line ",
+                                     LineOf(text, "name: \"gpu1\" kind: GPU"))));
 }
 
 TEST(TopologyTest, MissingSpecNamesTheDevice) {
@@ -217,32 +214,26 @@ TEST(TopologyTest, UnknownSpecNameAndHost) {
 }
 
 TEST(TopologyTest, BadSpecValuesNameTheSpec) {
-  const std::string text =
-      absl::StrCat(R"pb(hosts { name: "h0" }
-                        devices {
-                          name: "gpu0"
-                          kind: GPU
-                          host: "h0"
-                          spec {
-                            peak_flops { key: "fp32" value: 1e12 }
-                            memory_bandwidth_bytes_per_second: 1e12
-                            memory_capacity_bytes: 1
-                          }
-                        }
-      )pb");
+  const std::string text = absl::StrCat(R"pb(hosts { name: "h0" }
+devices {
+  name: "gpu0" kind: GPU host: "h0"
+  spec {
+    peak_flops { key: "fp32" value: 1e12 }
+    memory_bandwidth_bytes_per_second: 1e12
+    memory_capacity_bytes: 1
+  }
+}
+)pb");
   ExpectErrorAt(text, "spec {", "unknown dtype 'fp32'");
-  const std::string no_memory =
-      absl::StrCat(R"pb(hosts { name: "h0" }
-                        devices {
-                          name: "gpu0"
-                          kind: GPU
-                          host: "h0"
-                          spec {
-                            peak_flops { key: "float32" value: 1e12 }
-                            memory_bandwidth_bytes_per_second: 1e12
-                          }
-                        }
-      )pb");
+  const std::string no_memory = absl::StrCat(R"pb(hosts { name: "h0" }
+devices {
+  name: "gpu0" kind: GPU host: "h0"
+  spec {
+    peak_flops { key: "float32" value: 1e12 }
+    memory_bandwidth_bytes_per_second: 1e12
+  }
+}
+)pb");
   ExpectErrorAt(no_memory, "spec {", "memory_capacity_bytes = 0");
 }
 
@@ -256,12 +247,12 @@ TEST(TopologyTest, NoDevicesIsAnError) {
 
 TEST(TopologyTest, DevicesDoNotForwardTraffic) {
   // gpu0 - gpu1 - gpu2: gpu0 and gpu2 meet only through gpu1.
-  const std::string text =
-      absl::StrCat(TwoGpus(kGoodLink),
-                   "devices { name: \"gpu2\" kind: GPU host: \"h0\" spec_name: "
-                   "\"gpu_spec\" }\n",
-                   "links { a: \"gpu1\" b: \"gpu2\" kind: NVLINK "
-                   "bandwidth_bytes_per_second: 1e9 }\n");
+  const std::string text = absl::StrCat(
+      TwoGpus(kGoodLink),
+      "devices { name: \"gpu2\" kind: GPU host: \"h0\" spec_name: "
+      "\"gpu_spec\" }\n",
+      "links { a: \"gpu1\" b: \"gpu2\" kind: NVLINK "
+      "bandwidth_bytes_per_second: 1e9 }\n");
   ExpectErrorAt(text, "name: \"gpu0\"",
                 "device 'gpu0' cannot reach device 'gpu2'");
 }
@@ -287,11 +278,11 @@ TEST(TopologyTest, InNetworkReductionIsPerSwitch) {
 }
 
 TEST(TopologyTest, NicPairingAndParallelLinkNames) {
-  const std::string text =
-      absl::StrCat(TwoGpus(kGoodLink), kGoodLink,
-                   "nics { name: \"nic0\" host: \"h0\" device: \"gpu0\" }\n"
-                   "links { a: \"nic0\" b: \"gpu0\" kind: PCIE "
-                   "bandwidth_bytes_per_second: 1e9 }\n");
+  const std::string text = absl::StrCat(
+      TwoGpus(kGoodLink), kGoodLink,
+      "nics { name: \"nic0\" host: \"h0\" device: \"gpu0\" }\n"
+      "links { a: \"nic0\" b: \"gpu0\" kind: PCIE "
+      "bandwidth_bytes_per_second: 1e9 }\n");
   absl::StatusOr<Topology> topology =
       Topology::FromTextProto(text, "t.textproto");
   ASSERT_TRUE(topology.ok()) << topology.status();
@@ -304,82 +295,41 @@ TEST(TopologyTest, NicPairingAndParallelLinkNames) {
                 "device: \"gpu7\"", "unknown device 'gpu7'");
 }
 
-constexpr char kMesh[] =
-    R"pb(hosts { name: "h0" }
-         device_specs {
-           name: "core"
-           spec {
-             peak_flops { key: "bfloat16" value: 1e12 }
-             memory_bandwidth_bytes_per_second: 1e12
-             memory_capacity_bytes: 1000
-           }
-         }
-         mesh { x: 3 y: 1 z: 1 wrap_x: true cores_per_chip: 1 }
-         routing { policy: DIMENSION_ORDER }
-         devices {
-           name: "c0"
-           kind: TPU_CORE
-           host: "h0"
-           spec_name: "core"
-           coordinates { x: 0 }
-         }
-         devices {
-           name: "c1"
-           kind: TPU_CORE
-           host: "h0"
-           spec_name: "core"
-           coordinates { x: 1 }
-         }
-         devices {
-           name: "c2"
-           kind: TPU_CORE
-           host: "h0"
-           spec_name: "core"
-           coordinates { x: 2 }
-         }
-         switches {
-           name: "r0"
-           kind: ICI_ROUTER
-           coordinates { x: 0 }
-         }
-         switches {
-           name: "r1"
-           kind: ICI_ROUTER
-           coordinates { x: 1 }
-         }
-         switches {
-           name: "r2"
-           kind: ICI_ROUTER
-           coordinates { x: 2 }
-         }
-         links {
-           a: "c0"
-           b: "r0"
-           kind: ON_CHIP
-           bandwidth_bytes_per_second: 1e12
-         }
-         links {
-           a: "c1"
-           b: "r1"
-           kind: ON_CHIP
-           bandwidth_bytes_per_second: 1e12
-         }
-         links {
-           a: "c2"
-           b: "r2"
-           kind: ON_CHIP
-           bandwidth_bytes_per_second: 1e12
-         }
-         links { a: "r0" b: "r1" kind: ICI bandwidth_bytes_per_second: 5e10 }
-         links { a: "r1" b: "r2" kind: ICI bandwidth_bytes_per_second: 5e10 }
+constexpr char kMesh[] = R"pb(hosts { name: "h0" }
+device_specs {
+  name: "core"
+  spec {
+    peak_flops { key: "bfloat16" value: 1e12 }
+    memory_bandwidth_bytes_per_second: 1e12
+    memory_capacity_bytes: 1000
+  }
+}
+mesh { x: 3 y: 1 z: 1 wrap_x: true cores_per_chip: 1 }
+routing { policy: DIMENSION_ORDER }
+devices { name: "c0" kind: TPU_CORE host: "h0" spec_name: "core"
+          coordinates { x: 0 } }
+devices { name: "c1" kind: TPU_CORE host: "h0" spec_name: "core"
+          coordinates { x: 1 } }
+devices { name: "c2" kind: TPU_CORE host: "h0" spec_name: "core"
+          coordinates { x: 2 } }
+switches { name: "r0" kind: ICI_ROUTER coordinates { x: 0 } }
+switches { name: "r1" kind: ICI_ROUTER coordinates { x: 1 } }
+switches { name: "r2" kind: ICI_ROUTER coordinates { x: 2 } }
+links { a: "c0" b: "r0" kind: ON_CHIP bandwidth_bytes_per_second: 1e12 }
+links { a: "c1" b: "r1" kind: ON_CHIP bandwidth_bytes_per_second: 1e12 }
+links { a: "c2" b: "r2" kind: ON_CHIP bandwidth_bytes_per_second: 1e12 }
+links { a: "r0" b: "r1" kind: ICI bandwidth_bytes_per_second: 5e10 }
+links { a: "r1" b: "r2" kind: ICI bandwidth_bytes_per_second: 5e10 }
 )pb";
 
 TEST(TopologyTest, MeshWithWraparoundNeedsTheWrapLink) {
   // Without r2 <-> r0 dimension-order routing cannot wrap around x.
-  ExpectErrorAt(kMesh, "name: \"r0\"", "has no link to its -x neighbour 'r2'");
-  const std::string text = absl::StrCat(kMesh,
-                                        "links { a: \"r2\" b: \"r0\" kind: ICI "
-                                        "bandwidth_bytes_per_second: 5e10 }\n");
+  ExpectErrorAt(kMesh, "name: \"r0\"",
+                "has no link to its -x neighbour 'r2'");
+  const std::string text =
+      absl::StrCat(kMesh,
+                   "links { a: \"r2\" b: \"r0\" kind: ICI "
+                   "bandwidth_bytes_per_second: 5e10 }\n");
   absl::StatusOr<Topology> topology =
       Topology::FromTextProto(text, "t.textproto");
   ASSERT_TRUE(topology.ok()) << topology.status();
@@ -389,8 +339,7 @@ TEST(TopologyTest, MeshWithWraparoundNeedsTheWrapLink) {
   EXPECT_EQ(topology->MeshRouter(2, 0, 0), *topology->FindNode("r2"));
   EXPECT_EQ(topology->MeshRouter(3, 0, 0), -1);
   EXPECT_EQ(topology->device(1).coordinates->x, 1);
-  EXPECT_EQ(topology->TfDeviceName(2),
-            "/job:worker/replica:0/task:0/device:TPU:2");
+  EXPECT_EQ(topology->TfDeviceName(2), "/job:worker/replica:0/task:0/device:TPU:2");
 }
 
 TEST(TopologyTest, MeshCoordinatesAreChecked) {
