@@ -1,6 +1,9 @@
 #include "distribute/input_lib.h"
 
+#include <cstdint>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "devices/device.h"
@@ -55,10 +58,37 @@ class WorkerIterator : public DistributedIterator {
 
   absl::StatusOr<std::optional<std::vector<PerReplica>>> GetNextAsOptional()
       override {
-    auto step = NextPerReplicaBatches(
-        *it_,
-        static_cast<int64_t>(strategy_.extended().WorkerDevices().size()));
+    const int64_t replicas =
+        static_cast<int64_t>(strategy_.extended().WorkerDevices().size());
+    auto step = NextPerReplicaBatches(*it_, replicas);
     if (!step.ok()) return step.status();
+    if (step->has_value()) first_seen_ = (**step)[0];
+    if (strategy_.NumWorkers() > 1) {
+      // As TF's _calculate_replicas_with_values: the workers go on while any
+      // of them has data (one all-reduce per step), and a worker without
+      // data gives its replicas empty batches, so that every worker runs the
+      // same steps and their collectives meet.
+      absl::StatusOr<bool> any = AnyWorkerHasData(step->has_value());
+      if (!any.ok()) return any.status();
+      if (!*any) return std::nullopt;
+      if (!step->has_value()) {
+        if (!first_seen_.has_value()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "worker ", strategy_.WorkerIndex(),
+              " has no input at all while other workers still do, so it "
+              "cannot shape the empty batches its replicas need; give every "
+              "worker at least one batch (shard the input so that each "
+              "worker gets some)"));
+        }
+        std::vector<data::Element> empty;
+        for (int64_t r = 0; r < replicas; ++r) {
+          absl::StatusOr<data::Element> e = data::EmptyBatchLike(*first_seen_);
+          if (!e.ok()) return e.status();
+          empty.push_back(*std::move(e));
+        }
+        *step = std::move(empty);
+      }
+    }
     if (!step->has_value()) return std::nullopt;
     auto placed = Place(strategy_, **step, fetch_to_device_);
     if (!placed.ok()) return placed.status();
@@ -66,9 +96,32 @@ class WorkerIterator : public DistributedIterator {
   }
 
  private:
+  // Whether any worker has data this step: a SUM over every worker of
+  // whether each has (every worker calls this once per step).
+  absl::StatusOr<bool> AnyWorkerHasData(bool mine) {
+    std::vector<devices::Tensor> flags;
+    for (size_t r = 0; r < strategy_.extended().WorkerDevices().size(); ++r) {
+      absl::StatusOr<devices::Tensor> flag =
+          devices::Tensor::Host(devices::DType::kInt32, devices::Shape({}));
+      if (!flag.ok()) return flag.status();
+      flag->data<int32_t>()[0] = r == 0 && mine ? 1 : 0;
+      flags.push_back(*std::move(flag));
+    }
+    absl::StatusOr<devices::Tensor> total =
+        strategy_.Reduce(ReduceOp::kSum, PerReplica(std::move(flags)));
+    if (!total.ok()) return total.status();
+    absl::StatusOr<devices::Tensor> host =
+        devices::ToHostTensor(strategy_.extended().platform(), *total);
+    if (!host.ok()) return host.status();
+    // A timing-only simulation has no values to sum: this worker's own word.
+    if (!host->has_data()) return mine;
+    return host->data<int32_t>()[0] > 0;
+  }
+
   Strategy& strategy_;
   std::unique_ptr<data::Iterator> it_;
   bool fetch_to_device_;
+  std::optional<data::Element> first_seen_;  // shapes the empty batches
 };
 
 // PER_REPLICA: one pipeline per replica, one element of each per step.
@@ -83,12 +136,34 @@ class PerReplicaIterator : public DistributedIterator {
 
   absl::StatusOr<std::optional<std::vector<PerReplica>>> GetNextAsOptional()
       override {
-    std::vector<data::Element> step;
+    // As TF's per-replica input: the step goes on while any replica's
+    // pipeline has data, and a replica whose pipeline ran out gets an empty
+    // batch shaped like the last one it had (else like another replica's).
+    std::vector<std::optional<data::Element>> got(its_.size());
+    bool any = false;
     for (size_t r = 0; r < its_.size(); ++r) {
       auto next = its_[r]->GetNext();
       if (!next.ok()) return next.status();
-      if (!next->has_value()) return std::nullopt;
-      step.push_back(**std::move(next));
+      if (next->has_value()) {
+        got[r] = **std::move(next);
+        last_[r] = got[r];
+        any = true;
+      }
+    }
+    if (!any) return std::nullopt;
+    std::vector<data::Element> step;
+    for (size_t r = 0; r < its_.size(); ++r) {
+      if (got[r].has_value()) {
+        step.push_back(*std::move(got[r]));
+        continue;
+      }
+      const std::optional<data::Element>* like = &last_[r];
+      for (size_t o = 0; !like->has_value() && o < its_.size(); ++o) {
+        like = &last_[o];
+      }
+      absl::StatusOr<data::Element> empty = data::EmptyBatchLike(**like);
+      if (!empty.ok()) return empty.status();
+      step.push_back(*std::move(empty));
     }
     auto placed = Place(strategy_, step, fetch_to_device_);
     if (!placed.ok()) return placed.status();
@@ -99,6 +174,9 @@ class PerReplicaIterator : public DistributedIterator {
   Strategy& strategy_;
   std::vector<std::unique_ptr<data::Iterator>> its_;
   bool fetch_to_device_;
+  // Each replica's latest element, which shapes its empty batches.
+  std::vector<std::optional<data::Element>> last_ =
+      std::vector<std::optional<data::Element>>(its_.size());
 };
 
 }  // namespace

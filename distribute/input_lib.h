@@ -18,15 +18,20 @@
 // others an empty batch). DistributeDatasetsFromFunction calls the function
 // once per input pipeline with its InputContext (PER_WORKER: one pipeline
 // whose successive elements go to the replicas in order; PER_REPLICA: one
-// pipeline per replica). Options are checked with TF's rules
-// (ValidateInputOptions).
+// pipeline per replica, the steps going on while any of them has data, the
+// others' replicas getting empty batches). Options are checked with TF's
+// rules (ValidateInputOptions).
 //
 // Under a multi-worker strategy (Strategy::NumWorkers() > 1) each worker
 // iterates its share of the data (MakeWorkerDataset with the worker count
 // and index, sharded by `auto_shard_policy`: AUTO and DATA give each worker
 // its pieces of every global batch, OFF gives every worker all the data)
-// and places it on its own replicas; every worker must take the same number
-// of steps. DistributeDatasetsFromFunction gives the function the worker's
+// and places it on its own replicas. Every step, the workers' iterators
+// all-reduce whether each still has data (as TF does): all of them go on
+// while any has some, a worker without data giving its replicas empty
+// batches shaped like its first (FAILED_PRECONDITION for a worker that never
+// had any), so their collectives keep meeting; the sequence ends on every
+// worker at the same step. DistributeDatasetsFromFunction gives the function the worker's
 // InputContext (num_input_pipelines = workers, input_pipeline_id = the
 // worker's index).
 #ifndef DISTRIBUTE_INPUT_LIB_H_

@@ -102,5 +102,36 @@ TEST(InputLibTest, DatasetsFromFunctionPerWorkerAndPerReplica) {
             absl::StatusCode::kUnimplemented);
 }
 
+// PER_REPLICA pipelines of different lengths: the steps go on while any
+// replica has data, the others get empty batches, and nothing already taken
+// from a pipeline is dropped (as TF's per-replica input).
+TEST(InputLibTest, PerReplicaPipelinesOfDifferentLengths) {
+  auto platform = HostWith(2);
+  auto s = *MirroredStrategy::Create(*platform, {"/cpu:0", "/cpu:1"});
+  InputOptions options;
+  options.experimental_replication_mode = InputReplicationMode::kPerReplica;
+  auto dist = DistributeDatasetsFromFunction(
+      *s,
+      [](const InputContext& ctx) -> absl::StatusOr<data::Dataset> {
+        return Rows(ctx.input_pipeline_id() == 0 ? 5 : 4, 2);
+      },
+      options);
+  ASSERT_TRUE(dist.ok()) << dist.status();
+  auto it = *dist->MakeIterator();
+  std::vector<std::vector<int64_t>> sizes;
+  std::vector<float> first_replica;
+  while (true) {
+    auto step = it->GetNextAsOptional();
+    ASSERT_TRUE(step.ok()) << step.status();
+    if (!step->has_value()) break;
+    sizes.push_back(Sizes((**step)[0]));
+    for (float x : (**step)[0].value(0).ToVector<float>()) {
+      first_replica.push_back(x);
+    }
+  }
+  EXPECT_EQ(sizes, (std::vector<std::vector<int64_t>>{{2, 2}, {2, 2}, {1, 0}}));
+  EXPECT_EQ(first_replica, (std::vector<float>{0, 1, 2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace distribute

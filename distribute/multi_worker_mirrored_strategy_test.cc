@@ -518,5 +518,45 @@ TEST(MultiWorkerMirroredStrategyTest, DatasetIsShardedAcrossWorkers) {
   });
 }
 
+// Workers whose inputs run out at different steps: both run while either
+// has data (one all-reduce of the flag per step, as TF), the one without
+// data giving its replica empty batches, so their collectives still meet.
+TEST(MultiWorkerMirroredStrategyTest, UnevenInputKeepsTheWorkersInStep) {
+  TwoWorkers([](MultiWorkerMirroredStrategy& strategy, int w) {
+    auto dist = DistributeDatasetsFromFunction(
+        strategy, [](const InputContext& ctx) -> absl::StatusOr<data::Dataset> {
+          // Worker 0: 0 2 4 6 8 (3 batches); worker 1: 1 3 5 7 (2 batches).
+          auto shard = data::Dataset::Range(9).Shard(ctx.num_input_pipelines(),
+                                                     ctx.input_pipeline_id());
+          if (!shard.ok()) return shard.status();
+          return shard->Batch(2);
+        });
+    ASSERT_TRUE(dist.ok()) << dist.status();
+    auto it = dist->MakeIterator();
+    ASSERT_TRUE(it.ok()) << it.status();
+    std::vector<int64_t> rows;
+    while (true) {
+      auto step = (*it)->GetNextAsOptional();
+      ASSERT_TRUE(step.ok()) << step.status();
+      if (!step->has_value()) break;
+      const devices::Tensor& batch = (**step)[0].value(0);
+      rows.push_back(batch.shape().dim(0));
+      // Every step's collective meets the other worker's.
+      auto total = strategy.Run(
+          [](ReplicaContext& ctx, const std::vector<devices::Tensor>& args)
+              -> absl::StatusOr<std::vector<devices::Tensor>> {
+            return ctx.AllReduce(
+                ReduceOp::kSum,
+                {Floats({static_cast<float>(args[0].shape().dim(0))})});
+          },
+          {(**step)[0]});
+      ASSERT_TRUE(total.ok()) << total.status();
+    }
+    const std::vector<int64_t> expected =
+        w == 0 ? std::vector<int64_t>{2, 2, 1} : std::vector<int64_t>{2, 2, 0};
+    EXPECT_EQ(rows, expected);
+  });
+}
+
 }  // namespace
 }  // namespace distribute

@@ -57,9 +57,10 @@ absl::StatusOr<data::Dataset> MakeWorkerDataset(
 // call ends the sequence (the worker has no data for this step). When the
 // data runs out part way, the remaining replicas get an empty batch shaped
 // like the first replica's (dim 0 = 0), as TF's distributed iterator gives
-// them. A multi-worker strategy continues while any worker has data
-// (TF all-reduces that flag) and gives a worker without data empty batches
-// of its own (EmptyBatchLike of a batch it has seen). Errors from GetNext
+// them. Across workers, the distributed iterator (input_lib.h) continues
+// while any worker has data (TF all-reduces that flag) and gives a worker
+// without data empty batches of its own (EmptyBatchLike of a batch it has
+// seen). Errors from GetNext
 // are returned; INVALID_ARGUMENT for num_replicas_per_worker < 1.
 absl::StatusOr<std::optional<std::vector<data::Element>>> NextPerReplicaBatches(
     data::Iterator& worker_iterator, int64_t num_replicas_per_worker);
