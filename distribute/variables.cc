@@ -197,23 +197,10 @@ absl::Status Variable::CopyOnWrite(devices::Tensor& component) const {
   if (!component.has_data() || component.buffer_use_count() <= 1) {
     return absl::OkStatus();
   }
-  absl::StatusOr<devices::Tensor> own;
-  if (component.device().empty()) {
-    own = devices::Tensor::Host(component.dtype(), component.shape());
-  } else {
-    absl::StatusOr<devices::Device*> device =
-        strategy_->extended().platform().FindDevice(component.device());
-    if (!device.ok()) return device.status();
-    own = (*device)->Allocate(component.dtype(), component.shape());
-    if (own.ok() && !component.host_accessible()) {
-      absl::Status s = (*device)->CopyToDevice(component, *own);
-      if (!s.ok()) return s;
-      component = *std::move(own);
-      return absl::OkStatus();
-    }
-  }
+  // A fresh buffer on the component's own device, holding its value.
+  absl::StatusOr<devices::Tensor> own =
+      strategy_->extended().CopyToDevice(component, component.device());
   if (!own.ok()) return own.status();
-  std::memcpy(own->raw_data(), component.raw_data(), component.bytes());
   component = *std::move(own);
   return absl::OkStatus();
 }

@@ -182,6 +182,10 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
           auto grads = model.Backward(exec, params, *acts, loss->dlogits);
           if (!grads.ok()) return grads.status();
           if (!charge.ok()) return charge;
+          // The values read for this step are done with: the updates below
+          // then write the variables in place instead of copying them first
+          // (copy on write keeps values that are still held).
+          params.clear();
           auto reduced = ctx.AllReduce(distribute::ReduceOp::kSum, *grads,
                                        options.communication);
           if (!reduced.ok()) return reduced.status();
