@@ -62,7 +62,9 @@ class WorkerIterator : public DistributedIterator {
         static_cast<int64_t>(strategy_.extended().WorkerDevices().size());
     auto step = NextPerReplicaBatches(*it_, replicas);
     if (!step.ok()) return step.status();
-    if (step->has_value()) first_seen_ = (**step)[0];
+    if (step->has_value() && !empty_batch_.has_value()) {
+      empty_batch_ = data::EmptyBatchLike((**step)[0]);
+    }
     if (strategy_.NumWorkers() > 1) {
       // As TF's _calculate_replicas_with_values: the workers go on while any
       // of them has data (one all-reduce per step), and a worker without
@@ -72,7 +74,7 @@ class WorkerIterator : public DistributedIterator {
       if (!any.ok()) return any.status();
       if (!*any) return std::nullopt;
       if (!step->has_value()) {
-        if (!first_seen_.has_value()) {
+        if (!empty_batch_.has_value()) {
           return absl::FailedPreconditionError(absl::StrCat(
               "worker ", strategy_.WorkerIndex(),
               " has no input at all while other workers still do, so it "
@@ -80,13 +82,9 @@ class WorkerIterator : public DistributedIterator {
               "worker at least one batch (shard the input so that each "
               "worker gets some)"));
         }
-        std::vector<data::Element> empty;
-        for (int64_t r = 0; r < replicas; ++r) {
-          absl::StatusOr<data::Element> e = data::EmptyBatchLike(*first_seen_);
-          if (!e.ok()) return e.status();
-          empty.push_back(*std::move(e));
-        }
-        *step = std::move(empty);
+        if (!empty_batch_->ok()) return empty_batch_->status();
+        *step = std::vector<data::Element>(static_cast<size_t>(replicas),
+                                           **empty_batch_);
       }
     }
     if (!step->has_value()) return std::nullopt;
@@ -121,7 +119,9 @@ class WorkerIterator : public DistributedIterator {
   Strategy& strategy_;
   std::unique_ptr<data::Iterator> it_;
   bool fetch_to_device_;
-  std::optional<data::Element> first_seen_;  // shapes the empty batches
+  // Shaped like the first batch this worker had (dim 0 = 0), made once; its
+  // error (a scalar component) matters only if an empty batch is needed.
+  std::optional<absl::StatusOr<data::Element>> empty_batch_;
 };
 
 // PER_REPLICA: one pipeline per replica, one element of each per step.
@@ -138,7 +138,7 @@ class PerReplicaIterator : public DistributedIterator {
       override {
     // As TF's per-replica input: the step goes on while any replica's
     // pipeline has data, and a replica whose pipeline ran out gets an empty
-    // batch shaped like the last one it had (else like another replica's).
+    // batch shaped like the first one it had (else like another replica's).
     std::vector<std::optional<data::Element>> got(its_.size());
     bool any = false;
     for (size_t r = 0; r < its_.size(); ++r) {
@@ -146,7 +146,9 @@ class PerReplicaIterator : public DistributedIterator {
       if (!next.ok()) return next.status();
       if (next->has_value()) {
         got[r] = **std::move(next);
-        last_[r] = got[r];
+        if (!empty_batch_[r].has_value()) {
+          empty_batch_[r] = data::EmptyBatchLike(*got[r]);
+        }
         any = true;
       }
     }
@@ -157,13 +159,13 @@ class PerReplicaIterator : public DistributedIterator {
         step.push_back(*std::move(got[r]));
         continue;
       }
-      const std::optional<data::Element>* like = &last_[r];
-      for (size_t o = 0; !like->has_value() && o < its_.size(); ++o) {
-        like = &last_[o];
+      const std::optional<absl::StatusOr<data::Element>>* empty =
+          &empty_batch_[r];
+      for (size_t o = 0; !empty->has_value() && o < its_.size(); ++o) {
+        empty = &empty_batch_[o];
       }
-      absl::StatusOr<data::Element> empty = data::EmptyBatchLike(**like);
-      if (!empty.ok()) return empty.status();
-      step.push_back(*std::move(empty));
+      if (!(*empty)->ok()) return (*empty)->status();
+      step.push_back(***empty);
     }
     auto placed = Place(strategy_, step, fetch_to_device_);
     if (!placed.ok()) return placed.status();
@@ -174,9 +176,10 @@ class PerReplicaIterator : public DistributedIterator {
   Strategy& strategy_;
   std::vector<std::unique_ptr<data::Iterator>> its_;
   bool fetch_to_device_;
-  // Each replica's latest element, which shapes its empty batches.
-  std::vector<std::optional<data::Element>> last_ =
-      std::vector<std::optional<data::Element>>(its_.size());
+  // An empty batch shaped like each replica's first element (dim 0 = 0),
+  // made once; its error matters only if it is needed.
+  std::vector<std::optional<absl::StatusOr<data::Element>>> empty_batch_ =
+      std::vector<std::optional<absl::StatusOr<data::Element>>>(its_.size());
 };
 
 }  // namespace

@@ -31,9 +31,9 @@
 // while any has some, a worker without data giving its replicas empty
 // batches shaped like its first (FAILED_PRECONDITION for a worker that never
 // had any), so their collectives keep meeting; the sequence ends on every
-// worker at the same step. DistributeDatasetsFromFunction gives the function the worker's
-// InputContext (num_input_pipelines = workers, input_pipeline_id = the
-// worker's index).
+// worker at the same step. DistributeDatasetsFromFunction gives the function
+// the worker's InputContext (num_input_pipelines = workers, input_pipeline_id =
+// the worker's index).
 #ifndef DISTRIBUTE_INPUT_LIB_H_
 #define DISTRIBUTE_INPUT_LIB_H_
 
