@@ -1,5 +1,6 @@
 #include "distribute/server/channel.h"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -82,6 +83,42 @@ const std::vector<IntChannelArg>& BulkTransferChannelArgs() {
   return *kArgs;
 }
 
+absl::Status ValidateKeepalive(const KeepaliveOptions& keepalive) {
+  const absl::Duration kMax =
+      absl::Milliseconds(std::numeric_limits<int>::max());
+  if (keepalive.time <= absl::ZeroDuration() ||
+      (keepalive.time != absl::InfiniteDuration() && keepalive.time > kMax)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "keepalive.time is ", absl::FormatDuration(keepalive.time),
+        "; it must be positive and at most ", absl::FormatDuration(kMax),
+        ", or infinite to turn keepalive off"));
+  }
+  if (keepalive.timeout <= absl::ZeroDuration() || keepalive.timeout > kMax) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "keepalive.timeout is ", absl::FormatDuration(keepalive.timeout),
+        "; it must be positive and at most ", absl::FormatDuration(kMax)));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<IntChannelArg> KeepaliveChannelArgs(
+    const KeepaliveOptions& keepalive) {
+  std::vector<IntChannelArg> args = {
+      {GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0},
+      {GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0},
+  };
+  if (keepalive.time != absl::InfiniteDuration()) {
+    // Whole milliseconds, at least one.
+    const auto ms = [](absl::Duration d) {
+      return static_cast<int>(
+          std::max<int64_t>(1, absl::ToInt64Milliseconds(d)));
+    };
+    args.push_back({GRPC_ARG_KEEPALIVE_TIME_MS, ms(keepalive.time)});
+    args.push_back({GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ms(keepalive.timeout)});
+  }
+  return args;
+}
+
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
     absl::string_view target, const ChannelOptions& options) {
   InitGrpcForProcess();
@@ -96,6 +133,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
         "max_message_bytes is ", options.max_message_bytes,
         "; it must be in [1, ", std::numeric_limits<int>::max(), "]"));
   }
+  absl::Status keepalive = ValidateKeepalive(options.keepalive);
+  if (!keepalive.ok()) return keepalive;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
   args.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
@@ -103,6 +142,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   for (const IntChannelArg& arg : BulkTransferChannelArgs()) {
+    args.SetInt(arg.name, arg.value);
+  }
+  for (const IntChannelArg& arg : KeepaliveChannelArgs(options.keepalive)) {
     args.SetInt(arg.name, arg.value);
   }
   std::shared_ptr<grpc::ChannelCredentials> credentials;

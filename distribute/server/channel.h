@@ -58,6 +58,23 @@ struct TlsOptions {
   }
 };
 
+// gRPC keepalive: every `time` while a call is open, an HTTP/2 ping goes to
+// the other end of the connection, and gRPC closes the connection when the
+// peer does not answer within `timeout`. A peer that freezes (SIGSTOP, a host
+// that hangs, a partition) keeps its connection open and reads nothing: the
+// heartbeats fail its collectives, but a large send to it is stuck with its
+// payload in gRPC's buffers, which gRPC lets go only when the connection
+// closes. Keepalive bounds that to about time + timeout. An infinite `time`
+// turns it off.
+struct KeepaliveOptions {
+  absl::Duration time = absl::Seconds(10);
+  absl::Duration timeout = absl::Seconds(10);
+};
+
+// INVALID_ARGUMENT naming the field unless `time` is positive (or infinite)
+// and `timeout` positive, both at most 2^31 - 1 ms.
+absl::Status ValidateKeepalive(const KeepaliveOptions& keepalive);
+
 struct ChannelOptions {
   // Sent as kClusterTokenMetadataKey on every call when set.
   std::optional<std::string> cluster_token;
@@ -72,6 +89,7 @@ struct ChannelOptions {
   // leaves them empty.
   std::string caller_task;
   std::string cluster_fingerprint;
+  KeepaliveOptions keepalive;
 };
 
 // One gRPC channel argument (name, integer value).
@@ -86,10 +104,20 @@ struct IntChannelArg {
 // BDP probing ramps up), 16 MiB - 1 HTTP/2 frames, and large TCP reads.
 const std::vector<IntChannelArg>& BulkTransferChannelArgs();
 
+// The channel arguments of `keepalive` (valid: ValidateKeepalive) that
+// CreateChannel and the Server apply on both ends of every connection: the
+// pings' period and timeout (none when keepalive is off), no limit on pings
+// while no data moves (the stuck send moves none), and no limit on the pings
+// a server accepts (a peer with a shorter period is not cut off with
+// GOAWAY "too_many_pings").
+std::vector<IntChannelArg> KeepaliveChannelArgs(
+    const KeepaliveOptions& keepalive);
+
 // A channel to `target` ("host:port" or "grpc://host:port") with `options`'
-// credentials and message bounds, reconnecting quickly (backoff 100 ms to
-// 1 s) after a peer restarts. INVALID_ARGUMENT for an empty target, a
-// max_message_bytes outside [1, 2^31 - 1], or a TLS file that cannot be read
+// credentials, message bounds and keepalive, reconnecting quickly (backoff
+// 100 ms to 1 s) after a peer restarts. INVALID_ARGUMENT for an empty target,
+// a max_message_bytes outside [1, 2^31 - 1], a bad keepalive, or a TLS file
+// that cannot be read
 // (naming it).
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
     absl::string_view target, const ChannelOptions& options);

@@ -13,6 +13,7 @@
 #include "devices/transport.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/collective/cost_model.h"
+#include "distribute/server/internal/tcp_proxy.h"
 #include "distribute/server/internal/test_cluster.h"
 #include "distribute/server/server.h"
 #include "gtest/gtest.h"
@@ -507,6 +508,88 @@ TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
   options.rank_targets = cluster->addresses;
   auto member = GrpcTransport::Create(*cluster->servers[0], options);
   EXPECT_TRUE(member.ok()) << member.status();
+}
+
+// A peer that freezes (SIGSTOP, a partition) keeps its connection open and
+// reads nothing. A large send to it stalls; when gRPC's write to the socket
+// is stuck with the payload, cancelling the call does not let go of it
+// (gRPC completes the call's operations only once that write ends), so the
+// send cannot complete and its request cannot be dropped even after the
+// group was aborted (as the heartbeats do). Keepalive closes the frozen
+// connection, which ends the write. Whether a round gets stuck that way
+// depends on where gRPC's flow control stopped, so the test runs rounds
+// until one does.
+enum class FrozenRound { kLetGoAtOnce, kReleased, kHeld };
+
+FrozenRound SendToAFrozenPeer(const KeepaliveOptions& keepalive) {
+  ServerOptions options;
+  options.keepalive = keepalive;
+  auto cluster = TestCluster::Start(2, options);
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  if (!cluster.ok()) return FrozenRound::kHeld;
+  const std::string& target = cluster->addresses[1];
+  auto proxy = server_internal::TcpProxy::Start(
+      std::stoi(target.substr(target.rfind(':') + 1)));
+  EXPECT_TRUE(proxy.ok()) << proxy.status();
+  if (!proxy.ok()) return FrozenRound::kHeld;
+  std::vector<std::unique_ptr<devices::Transport>> endpoints(2);
+  std::vector<std::thread> creators;
+  for (int r = 0; r < 2; ++r) {
+    creators.emplace_back([&, r] {
+      GrpcTransportOptions transport;
+      transport.group_key = "frozen";
+      transport.rank_targets = cluster->addresses;
+      // Rank 0 reaches rank 1 through the proxy.
+      if (r == 0) transport.rank_targets[1] = (*proxy)->address();
+      transport.rank = r;
+      transport.connect_timeout = absl::Seconds(10);
+      auto endpoint = GrpcTransport::Create(*cluster->servers[r], transport);
+      EXPECT_TRUE(endpoint.ok()) << endpoint.status();
+      if (endpoint.ok()) endpoints[r] = *std::move(endpoint);
+    });
+  }
+  for (std::thread& t : creators) t.join();
+  if (!endpoints[0] || !endpoints[1]) return FrozenRound::kHeld;
+  (*proxy)->FreezeAfterClientBytes((*proxy)->client_bytes() + (8 << 20));
+  std::vector<std::byte> data(64 << 20);
+  auto send = endpoints[0]->Send(1, 1, absl::MakeConstSpan(data));
+  EXPECT_TRUE(send.ok()) << send.status();
+  if (!send.ok()) return FrozenRound::kHeld;
+  EXPECT_TRUE((*proxy)->WaitUntilFrozen(kWait));
+  absl::SleepFor(absl::Seconds(1));  // gRPC fills the sockets' buffers.
+  EXPECT_TRUE(
+      endpoints[0]->Abort(absl::UnavailableError("heartbeats lost")).ok());
+  absl::SleepFor(absl::Milliseconds(300));
+  FrozenRound round = FrozenRound::kLetGoAtOnce;
+  if (!(*send)->IsComplete()) {
+    // Stuck: only the connection's end lets go of the payload.
+    const absl::Status sent = (*send)->Wait(absl::Seconds(15));
+    round = sent.code() == absl::StatusCode::kDeadlineExceeded
+                ? FrozenRound::kHeld
+                : FrozenRound::kReleased;
+    if (round == FrozenRound::kReleased) {
+      EXPECT_EQ(sent.code(), absl::StatusCode::kUnavailable) << sent;
+      EXPECT_NE(sent.message().find("heartbeats lost"), std::string::npos)
+          << sent;
+    }
+  }
+  (*proxy)->Thaw();  // Lets a held send end, so the round can be torn down.
+  return round;
+}
+
+TEST(GrpcTransportFrozenPeerTest, KeepaliveReleasesASendStuckOnAFrozenPeer) {
+  KeepaliveOptions keepalive;
+  keepalive.time = absl::Seconds(1);
+  keepalive.timeout = absl::Seconds(3);
+  bool stuck = false;
+  for (int attempt = 0; attempt < 8 && !stuck; ++attempt) {
+    const FrozenRound round = SendToAFrozenPeer(keepalive);
+    ASSERT_NE(round, FrozenRound::kHeld)
+        << "the send to the frozen peer still held its payload 15s after the "
+           "group was aborted";
+    stuck = round == FrozenRound::kReleased;
+  }
+  EXPECT_TRUE(stuck) << "no round got a send stuck on the frozen peer";
 }
 
 struct SelectionCase {

@@ -68,6 +68,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
         "max_message_bytes is ", options.max_message_bytes,
         "; it must be in [1, ", std::numeric_limits<int>::max(), "]"));
   }
+  absl::Status keepalive = ValidateKeepalive(options.keepalive);
+  if (!keepalive.ok()) return keepalive;
   // Fail now, naming the file, rather than at Start.
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       server_internal::LoadServerCredentials(options.tls);
@@ -114,6 +116,7 @@ Server::Server(cluster::ClusterSpec cluster, std::string job_name,
   channel_options_.cluster_fingerprint = caller_check_->fingerprint();
   channel_options_.tls = options_.tls;
   channel_options_.max_message_bytes = options_.max_message_bytes;
+  channel_options_.keepalive = options_.keepalive;
   server_internal::WorkerServiceConfig config;
   config.job = job_name_;
   config.task_index = task_index_;
@@ -168,6 +171,11 @@ absl::Status Server::Start() {
   // would silently share it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (const IntChannelArg& arg : BulkTransferChannelArgs()) {
+    builder.AddChannelArgument(arg.name, arg.value);
+  }
+  // The server pings its clients too, so a call from a frozen client does
+  // not hold a handler for ever.
+  for (const IntChannelArg& arg : KeepaliveChannelArgs(options_.keepalive)) {
     builder.AddChannelArgument(arg.name, arg.value);
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

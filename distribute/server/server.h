@@ -91,15 +91,20 @@ struct ServerOptions {
   // only where each task's spec is partial by design (say, tasks that know
   // only their own address because the system picks the ports).
   bool refuse_other_clusters = true;
+  // gRPC keepalive on this server's connections and its own clients'
+  // (transports, heartbeats): a frozen peer's connection closes within
+  // about time + timeout, which lets go of sends stuck on it (see
+  // KeepaliveOptions).
+  KeepaliveOptions keepalive;
 };
 
 class Server {
  public:
   // A server for task `task_index` of `job_name` in `cluster`.
   // INVALID_ARGUMENT for an unknown protocol, a task that is not in the
-  // cluster (naming job and index), an empty token, a bad max_message_bytes,
-  // or a TLS file that cannot be read (naming it); with options.start,
-  // Start()'s errors.
+  // cluster (naming job and index), an empty token, a bad max_message_bytes or
+  // keepalive, or a TLS file that cannot be read (naming it); with
+  // options.start, Start()'s errors.
   static absl::StatusOr<std::unique_ptr<Server>> Create(
       const cluster::ClusterSpec& cluster, std::string job_name, int task_index,
       ServerOptions options = {});

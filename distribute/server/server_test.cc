@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -234,6 +235,31 @@ TEST(ServerTest, BadOptionsAreInvalidArgument) {
   EXPECT_EQ(Server::Create(spec, "worker", 0, options).status().code(),
             absl::StatusCode::kInvalidArgument);
   options.max_message_bytes = kDefaultMaxMessageBytes;
+  for (auto [time, timeout, field] :
+       {std::make_tuple(absl::ZeroDuration(), absl::Seconds(10),
+                        "keepalive.time"),
+        std::make_tuple(absl::Seconds(10), absl::ZeroDuration(),
+                        "keepalive.timeout"),
+        std::make_tuple(absl::Hours(1000), absl::Seconds(10), "keepalive.time"),
+        std::make_tuple(absl::Seconds(10), absl::InfiniteDuration(),
+                        "keepalive.timeout")}) {
+    options.keepalive.time = time;
+    options.keepalive.timeout = timeout;
+    auto bad = Server::Create(spec, "worker", 0, options);
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << field;
+    EXPECT_NE(bad.status().message().find(field), std::string::npos)
+        << bad.status();
+    ChannelOptions channel;
+    channel.keepalive = options.keepalive;
+    EXPECT_EQ(CreateChannel("127.0.0.1:1", channel).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << field;
+  }
+  // An infinite time turns keepalive off.
+  options.keepalive.time = absl::InfiniteDuration();
+  options.keepalive.timeout = absl::Seconds(10);
+  EXPECT_TRUE(Server::Create(spec, "worker", 0, options).ok());
+  options.keepalive = KeepaliveOptions();
   options.tls.cert_file = "/nonexistent/server.crt";
   options.tls.key_file = "/nonexistent/server.key";
   auto bad_tls = Server::Create(spec, "worker", 0, options);

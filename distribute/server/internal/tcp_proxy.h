@@ -1,0 +1,84 @@
+// For tests: a TCP proxy on 127.0.0.1 that forwards every connection it
+// accepts to a target port, and can freeze. A frozen proxy stops reading
+// from both sides but keeps every socket open. Its peers then see what a
+// stopped (SIGSTOP) or partitioned task looks like from the network: the
+// connection stays up, and once the socket buffers fill, nothing moves.
+//
+// Example:
+//   absl::StatusOr<std::unique_ptr<server_internal::TcpProxy>> proxy =
+//       server_internal::TcpProxy::Start(/*target_port=*/2223);
+//   channel_to((*proxy)->address());        // "127.0.0.1:<port>"
+//   (*proxy)->FreezeAfterClientBytes((*proxy)->client_bytes() + (1 << 20));
+//   (*proxy)->WaitUntilFrozen(absl::Seconds(10));
+#ifndef DISTRIBUTE_SERVER_INTERNAL_TCP_PROXY_H_
+#define DISTRIBUTE_SERVER_INTERNAL_TCP_PROXY_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace distribute {
+namespace server_internal {
+
+class TcpProxy {
+ public:
+  // Listens on a free port of 127.0.0.1 and forwards to
+  // 127.0.0.1:target_port.
+  static absl::StatusOr<std::unique_ptr<TcpProxy>> Start(int target_port);
+
+  TcpProxy(const TcpProxy&) = delete;
+  TcpProxy& operator=(const TcpProxy&) = delete;
+  // Closes every connection and joins the proxy's threads.
+  ~TcpProxy();
+
+  // "127.0.0.1:<port>", where clients connect.
+  const std::string& address() const { return address_; }
+
+  // Bytes forwarded so far from clients to the target, over every
+  // connection.
+  int64_t client_bytes() const;
+  // Forwards clients' bytes until `client_bytes()` reaches `limit`, then
+  // freezes. A limit already reached freezes at once.
+  void FreezeAfterClientBytes(int64_t limit);
+  // Whether the proxy is frozen now.
+  bool frozen() const;
+  // Waits until the proxy is frozen; false when `timeout` passed first.
+  bool WaitUntilFrozen(absl::Duration timeout) const;
+  // Forwards again (and forgets the limit).
+  void Thaw();
+
+ private:
+  TcpProxy(int listen_fd, int target_port, std::string address);
+
+  void AcceptLoop();
+  // Forwards between `client` and a new connection to the target until
+  // either side closes or the proxy stops.
+  void Forward(int client);
+  // How many bytes a read from the client may take now (0: frozen).
+  int64_t ClientAllowance() const;
+
+  const int listen_fd_;
+  const int target_port_;
+  const std::string address_;
+
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t client_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t limit_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int64_t>::max();
+  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> forwarders_ ABSL_GUARDED_BY(mu_);
+  std::thread acceptor_;
+};
+
+}  // namespace server_internal
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_SERVER_INTERNAL_TCP_PROXY_H_
