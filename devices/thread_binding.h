@@ -34,6 +34,10 @@ class ThreadBinding {
 
   // The bound thread is about to block outside the platform (own thread).
   virtual void Suspend() {}
+  // The same, where what it waits for is other bound threads (it joins
+  // them): it can release none of them meanwhile, so a platform that looks
+  // for deadlocks among bound threads may still find one. Resume() ends it.
+  virtual void SuspendForBoundThreads() { Suspend(); }
   // The thread is running again. Called by the thread itself when it wakes
   // on its own, or by another thread that wakes it (then before the wake).
   virtual void Resume() {}

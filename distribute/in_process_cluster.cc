@@ -68,9 +68,15 @@ absl::Status InProcessCluster::Run(const WorkerFn& fn) {
   });
   int first = -1;
   std::string others;
+  std::string returned_ok;
   for (int w = 0; w < n; ++w) {
     const absl::Status& s = results[static_cast<size_t>(w)];
-    if (s.ok()) continue;
+    if (s.ok()) {
+      absl::StrAppend(&returned_ok, returned_ok.empty() ? "" : ", ",
+                      "worker task ", w, " (/job:", worker(w).task_type(),
+                      "/replica:0/task:", worker(w).task_id(), ")");
+      continue;
+    }
     if (first < 0) {
       first = w;
       continue;
@@ -79,6 +85,13 @@ absl::Status InProcessCluster::Run(const WorkerFn& fn) {
   }
   if (first < 0) return absl::OkStatus();
   const absl::Status& s = results[static_cast<size_t>(first)];
+  // A worker that returned while the others still ran collectives with it
+  // leaves them waiting for it (on the simulator, a deadlock): say so.
+  if (!returned_ok.empty()) {
+    absl::StrAppend(&others, "; ", returned_ok,
+                    " returned OK: every worker must run the same "
+                    "collectives");
+  }
   return absl::Status(
       s.code(),
       absl::StrCat("worker task ", first, " (/job:", worker(first).task_type(),

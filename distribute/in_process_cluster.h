@@ -65,9 +65,13 @@ class InProcessCluster {
   // the status of the lowest-numbered failing worker, its code kept, its
   // message prefixed with the task ("worker task 1
   // (/job:worker/replica:0/task:1): ...") and followed by the other failing
-  // workers' messages. A worker whose fn fails aborts the collective group,
-  // as a real worker that gives up does: the others' pending and later
-  // collectives fail with UNAVAILABLE naming its task. A replica that fails
+  // workers' messages, then the workers that returned OK, if any. A worker
+  // whose fn fails aborts the collective group, as a real worker that gives
+  // up does: the others' pending and later collectives fail with
+  // UNAVAILABLE naming its task. A worker that returns OK while the others
+  // still run collectives with it leaves them waiting for it: on the
+  // simulator the deadlock is found and their waits fail with
+  // DEADLINE_EXCEEDED naming the peer that never came. A replica that fails
   // while its worker's other replicas wait for it is bounded by
   // CommunicationOptions::timeout_seconds. The strategies cannot be used
   // after a failure. Not reentrant.

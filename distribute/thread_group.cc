@@ -66,7 +66,9 @@ void RunBoundThreads(const std::vector<devices::Device*>& devices,
     // Then it waits outside the simulation (unless the group is already
     // done) until the last thread resumes it.
     if (caller != nullptr && finished < n) {
-      caller->Suspend();
+      // It waits for the group only: a deadlock among the group's threads
+      // is still found (their waits fail instead of hanging).
+      caller->SuspendForBoundThreads();
       caller_suspended = true;
     }
   }

@@ -83,7 +83,7 @@ absl::Status ActorRuntime::Unregister(ActorId actor) {
       --running_;
       break;
     case Phase::kSuspended:
-      --suspended_;
+      if (!it->second.for_actors) --suspended_;
       break;
     default:
       return absl::FailedPreconditionError(absl::StrCat(
@@ -96,12 +96,14 @@ absl::Status ActorRuntime::Unregister(ActorId actor) {
   return absl::OkStatus();
 }
 
-void ActorRuntime::SuspendLocked(ActorId actor) {
+void ActorRuntime::SuspendLocked(ActorId actor, bool for_actors) {
   auto it = actors_.find(actor);
   if (it == actors_.end() || it->second.phase != Phase::kRunning) return;
   it->second.phase = Phase::kSuspended;
+  it->second.for_actors = for_actors;
   --running_;
-  ++suspended_;
+  // Only an actor blocked outside can unblock the others (see Drive).
+  if (!for_actors) ++suspended_;
   ++version_;
   MaybeDrive();
 }
@@ -112,14 +114,20 @@ void ActorRuntime::ResumeLocked(ActorId actor) {
   auto it = actors_.find(actor);
   if (it == actors_.end() || it->second.phase != Phase::kSuspended) return;
   it->second.phase = Phase::kRunning;
-  --suspended_;
+  if (!it->second.for_actors) --suspended_;
+  it->second.for_actors = false;
   ++running_;
   ++version_;
 }
 
 void ActorRuntime::Suspend(ActorId actor) {
   absl::MutexLock lock(&mu_);
-  SuspendLocked(actor);
+  SuspendLocked(actor, /*for_actors=*/false);
+}
+
+void ActorRuntime::SuspendForActors(ActorId actor) {
+  absl::MutexLock lock(&mu_);
+  SuspendLocked(actor, /*for_actors=*/true);
 }
 
 void ActorRuntime::Resume(ActorId actor) {
@@ -136,6 +144,7 @@ absl::Status ActorRuntime::Submit(ActorId actor, Work work) {
   }
   Actor& a = it->second;
   const bool resuspend = a.phase == Phase::kSuspended;
+  const bool for_actors = a.for_actors;
   if (resuspend) ResumeLocked(actor);
   if (a.phase != Phase::kRunning) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -148,7 +157,7 @@ absl::Status ActorRuntime::Submit(ActorId actor, Work work) {
   work_.emplace(WorkKey{actor, a.sequence},
                 WorkItem{std::move(work), nullptr, 0});
   ++version_;
-  if (resuspend) SuspendLocked(actor);
+  if (resuspend) SuspendLocked(actor, for_actors);
   return absl::OkStatus();
 }
 
@@ -165,6 +174,7 @@ ParkOutcome ActorRuntime::Park(ActorId actor, std::string what,
   }
   Actor& a = it->second;  // std::map references stay valid.
   const bool resuspend = a.phase == Phase::kSuspended;
+  const bool for_actors = a.for_actors;
   if (resuspend) ResumeLocked(actor);
   if (a.phase != Phase::kRunning) {
     return ParkOutcome{WakeReason::kCompleted,
@@ -208,7 +218,7 @@ ParkOutcome ActorRuntime::Park(ActorId actor, std::string what,
     };
     mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
   }
-  if (resuspend) SuspendLocked(actor);
+  if (resuspend) SuspendLocked(actor, for_actors);
   return outcome;
 }
 
@@ -358,7 +368,8 @@ bool ActorRuntime::StepOneTime() {
 void ActorRuntime::DeclareDeadlock() {
   const absl::Status status = absl::DeadlineExceededError(absl::StrCat(
       "the simulation is deadlocked at ", FormatTime(engine_.now()),
-      ": every bound thread is blocked, none is suspended and no simulated "
+      ": every bound thread is blocked, none outside the simulation, and no "
+      "simulated "
       "event is pending (blocked: ",
       Describe(Phase::kWaiting), ")"));
   for (auto& [id, a] : actors_) {

@@ -22,7 +22,8 @@
 //    is blocked outside the simulation; the engine does not wait for it.
 //    Resume, by the actor itself or by a thread about to wake it, counts it
 //    as running again, so the engine cannot advance until it parks.
-//  - Deadlock: when every registered actor is parked, none is suspended, no
+//  - Deadlock: when every registered actor is parked, none is suspended
+//    (SuspendForActors does not count: such an actor waits for the others), no
 //    work is posted and no event is pending, every waiting actor is woken
 //    with WakeReason::kDeadlock (after `deadlock_grace` of host time without
 //    any change, so that a thread that is about to bind is not mistaken for
@@ -137,6 +138,11 @@ class ActorRuntime {
   // The actor blocks outside the simulation (no-op unless running). May
   // drive the simulation before it returns.
   void Suspend(ActorId actor);
+  // The same for an actor whose thread blocks until other actors are done
+  // (it joins bound threads, or runs as another actor): it can unblock none
+  // of them meanwhile, so unlike Suspend it does not keep the runtime from
+  // declaring the others deadlocked. Resume ends it as it ends Suspend.
+  void SuspendForActors(ActorId actor);
   // The actor runs again (no-op unless suspended). Thread-safe: the actor's
   // own thread, or another thread about to wake it.
   void Resume(ActorId actor);
@@ -184,6 +190,7 @@ class ActorRuntime {
     uint64_t sequence = 0;  // work and parks posted so far
     std::string what;
     ParkOutcome outcome;
+    bool for_actors = false;  // kSuspended by SuspendForActors
   };
   struct WorkItem {
     Work work;            // posted work, or
@@ -196,7 +203,8 @@ class ActorRuntime {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status RegisterLocked(ActorId actor, std::string label)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SuspendLocked(ActorId actor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SuspendLocked(ActorId actor, bool for_actors)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ResumeLocked(ActorId actor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drives if nobody runs and nobody drives.
   void MaybeDrive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

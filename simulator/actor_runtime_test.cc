@@ -133,6 +133,40 @@ TEST(ActorRuntimeTest, DeadlockWakesEveryWaiter) {
   }
 }
 
+// An actor that joins the others (SuspendForActors: a thread waiting for
+// its bound threads) cannot wake them, so their deadlock is still declared;
+// with Suspend in its place they would wait for it until their wall
+// timeout.
+TEST(ActorRuntimeTest, ActorWaitingForTheOthersDoesNotHideTheirDeadlock) {
+  Engine engine;
+  ActorRuntimeOptions options;
+  options.deadlock_grace = absl::Milliseconds(20);
+  ActorRuntime runtime(engine, options);
+  ASSERT_TRUE(runtime.Register(1, "joiner").ok());
+  runtime.SuspendForActors(1);
+  ParkOutcome outcome;
+  std::thread child([&] {
+    ASSERT_TRUE(runtime.Register(2, "child").ok());
+    outcome = runtime.Park(
+        2, "recv from a worker that left", [](ActorWakeup) {},
+        absl::Seconds(30));
+    // The child resumes its joiner before it leaves, as RunBoundThreads'
+    // last thread does.
+    runtime.Resume(1);
+    runtime.Unregister(2).IgnoreError();
+  });
+  child.join();
+  EXPECT_EQ(outcome.reason, WakeReason::kDeadlock);
+  EXPECT_NE(outcome.status.message().find("recv from a worker that left"),
+            std::string::npos)
+      << outcome.status;
+  // The joiner runs again and can still use the simulation.
+  const ParkOutcome own = runtime.Park(
+      1, "own operation", [](ActorWakeup wake) { wake(); }, absl::Seconds(30));
+  EXPECT_EQ(own.reason, WakeReason::kCompleted);
+  EXPECT_TRUE(runtime.Unregister(1).ok());
+}
+
 // A suspended actor does not hold time back, and it is not a deadlock while
 // it may still wake the others.
 TEST(ActorRuntimeTest, SuspendedActorsLetTimeAdvance) {

@@ -59,8 +59,11 @@ std::unique_ptr<SimThreadBinding> SimThreadBinding::Bind(
       new SimThreadBinding(std::move(context), actor, outer));
   binding->registered_ = runtime.Register(actor, std::move(label)).ok();
   // Register the new actor before the old one leaves, so that the count of
-  // running actors never touches zero in between.
-  if (binding->registered_ && outer != nullptr) runtime.Suspend(outer->actor_);
+  // running actors never touches zero in between. The old one waits for
+  // the new one (its own thread) and can unblock nothing meanwhile.
+  if (binding->registered_ && outer != nullptr) {
+    runtime.SuspendForActors(outer->actor_);
+  }
   return binding;
 }
 
@@ -77,6 +80,10 @@ SimThreadBinding::~SimThreadBinding() {
 
 void SimThreadBinding::Suspend() {
   if (registered_) context_->runtime().Suspend(actor_);
+}
+
+void SimThreadBinding::SuspendForBoundThreads() {
+  if (registered_) context_->runtime().SuspendForActors(actor_);
 }
 
 void SimThreadBinding::Resume() {

@@ -93,6 +93,7 @@ class SimThreadBinding : public devices::ThreadBinding {
   ~SimThreadBinding() override;
 
   void Suspend() override;
+  void SuspendForBoundThreads() override;
   void Resume() override;
 
   ActorId actor() const { return actor_; }

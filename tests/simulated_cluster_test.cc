@@ -336,6 +336,32 @@ TEST(SimulatedClusterTest, CutLinksFailNamingTheTaskAndTheLink) {
   EXPECT_THAT(run.status().message(), HasSubstr("node1/nic")) << run.status();
 }
 
+// A worker whose program returns while the others still run collectives
+// with it (a real worker process would exit): the others' collectives can
+// never complete. The simulation finds the deadlock and their waits fail
+// naming the missing peer, instead of hanging (the worker that left was a
+// suspended actor the runtime waited for).
+TEST(SimulatedClusterTest, WorkerThatReturnsEarlyFailsTheOthersNamingIt) {
+  auto platform = Platform();
+  ASSERT_NE(platform, nullptr);
+  auto cluster = Cluster(*platform);
+  ASSERT_NE(cluster, nullptr);
+  absl::Status ran =
+      cluster->Run([&](MultiWorkerMirroredStrategy& s) -> absl::Status {
+        if (s.WorkerIndex() == 1) return absl::OkStatus();
+        return distsim::TrainClassifier(s, SmallClassifier(2)).status();
+      });
+  ASSERT_FALSE(ran.ok());
+  EXPECT_EQ(ran.code(), absl::StatusCode::kDeadlineExceeded) << ran;
+  EXPECT_THAT(ran.message(), HasSubstr("worker task 0")) << ran;
+  EXPECT_THAT(ran.message(), HasSubstr("deadlocked")) << ran;
+  EXPECT_THAT(ran.message(), HasSubstr("/job:worker/replica:0/task:1/")) << ran;
+  EXPECT_THAT(ran.message(),
+              HasSubstr("worker task 1 (/job:worker/replica:0/task:1) "
+                        "returned OK"))
+      << ran;
+}
+
 TEST(SimulatedClusterTest, DeadGpuFailsNamingItsTask) {
   simulator::SimPlatformOptions sim;
   sim.faults.KillDevice("/job:worker/replica:0/task:1/device:GPU:3",
