@@ -8,8 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "devices/device.h"
@@ -21,6 +23,7 @@
 #include "distribute/collective/schedule_communicator.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/local_strategies.h"
+#include "distribute/server/blob_exchange.h"
 #include "distribute/server/grpc_transport.h"
 
 namespace distribute {
@@ -37,6 +40,7 @@ constexpr double kInMemoryLatencyUs = 5;
 // index order, as "host:port"; and this task's position among them.
 struct Workers {
   std::vector<std::string> addresses;
+  std::vector<std::string> names;  // "/job:worker/task:1", in worker order
   int index = 0;
 };
 
@@ -73,6 +77,7 @@ absl::StatusOr<Workers> FindWorkers(const cluster::ClusterSpec& spec,
         found = static_cast<int>(out.addresses.size());
       }
       out.addresses.push_back(*address);
+      out.names.push_back(absl::StrCat("/job:", job, "/task:", i));
     }
   }
   if (found < 0) {
@@ -85,6 +90,88 @@ absl::StatusOr<Workers> FindWorkers(const cluster::ClusterSpec& spec,
   }
   out.index = found;
   return out;
+}
+
+// "2 local devices (GPU:0, GPU:1)".
+std::string DescribeLocalDevices(const std::vector<std::string>& local) {
+  std::vector<std::string> names;
+  for (const std::string& name : local) {
+    absl::StatusOr<devices::DeviceName> parsed =
+        devices::DeviceName::Parse(name);
+    names.push_back(parsed.ok() && parsed->type.has_value() &&
+                            parsed->id.has_value()
+                        ? absl::StrCat(*parsed->type, ":", *parsed->id)
+                        : name);
+  }
+  return absl::StrCat(local.size(), " local device",
+                      local.size() == 1 ? "" : "s", " (",
+                      absl::StrJoin(names, ", "), ")");
+}
+
+// Before their collectives meet, every worker publishes on its server which
+// all-reduce it takes (its CrossDeviceOps' name) and on which devices, and
+// fetches the others' (from `targets`, within `timeout`). Workers that take
+// different all-reduces (say NCCL on a worker of GPUs beside gRPC on a
+// worker of CPUs, or different CommunicationOptions.implementation) would
+// otherwise wait for each other until a bootstrap or rendezvous timeout,
+// without saying why: they all fail at once with FAILED_PRECONDITION
+// listing every worker. A worker that does not answer: FetchBlob's error,
+// naming it.
+absl::Status AgreeOnTheAllReduce(Server& server, const Workers& workers,
+                                 const std::vector<std::string>& targets,
+                                 const std::string& all_reduce,
+                                 const std::string& local_devices,
+                                 absl::Duration timeout) {
+  const BlobKey key{"multi-worker-mirrored/all-reduce", 0};
+  absl::Status published =
+      PublishBlob(server, key, absl::StrCat(all_reduce, "\n", local_devices));
+  if (!published.ok()) return published;
+  const size_t n = targets.size();
+  std::vector<std::pair<std::string, std::string>> profiles(n);
+  profiles[static_cast<size_t>(workers.index)] = {all_reduce, local_devices};
+  bool agree = true;
+  const absl::Time deadline = absl::Now() + timeout;
+  for (size_t w = 0; w < n; ++w) {
+    if (static_cast<int>(w) == workers.index) continue;
+    absl::StatusOr<std::string> value =
+        FetchBlob(server.channel_options(), targets[w], key,
+                  std::max(deadline - absl::Now(), absl::Milliseconds(1)));
+    if (!value.ok()) {
+      return absl::Status(
+          value.status().code(),
+          absl::StrCat("MultiWorkerMirroredStrategy: worker ", workers.names[w],
+                       " did not tell which all-reduce it takes: ",
+                       value.status().message()));
+    }
+    std::vector<std::string> parts =
+        absl::StrSplit(*value, absl::MaxSplits('\n', 1));
+    if (parts.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("MultiWorkerMirroredStrategy: worker ", workers.names[w],
+                       " described its all-reduce as \"", absl::CEscape(*value),
+                       "\"; is it a build of another version?"));
+    }
+    agree = agree && parts[0] == all_reduce;
+    profiles[w] = {std::move(parts[0]), std::move(parts[1])};
+  }
+  if (agree) return absl::OkStatus();
+  // The others may not have our choice yet: give it to them before this
+  // worker gives up and its server stops, so that they fail saying why too.
+  server
+      .AwaitBlobFetches(key.ToString(), static_cast<int64_t>(n) - 1,
+                        std::max(deadline - absl::Now(), absl::ZeroDuration()))
+      .IgnoreError();
+  std::vector<std::string> lines;
+  for (size_t w = 0; w < n; ++w) {
+    lines.push_back(absl::StrCat(workers.names[w], " takes ", profiles[w].first,
+                                 " on ", profiles[w].second));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "MultiWorkerMirroredStrategy: the workers take different all-reduces, "
+      "so their collectives would never meet: ",
+      absl::StrJoin(lines, "; "),
+      ". Give every worker the same kind of local devices (all GPUs, or "
+      "none) and the same CommunicationOptions.implementation"));
 }
 
 // The installed factory. Made on first use (it may be installed from
@@ -427,6 +514,7 @@ MultiWorkerMirroredStrategy::Create(
   std::unique_ptr<Server> server;
   std::shared_ptr<CrossDeviceOps> ops;
   bool native_ops = false;  // Made by the native (NCCL) factory.
+  std::vector<std::string> worker_targets;  // Across workers: theirs.
   if (num_workers == 1) {
     ops = std::make_shared<CollectiveAllReduce>(options);
   } else {
@@ -451,7 +539,7 @@ MultiWorkerMirroredStrategy::Create(
     server = *std::move(started);
     // The server may report its address in another spelling than the
     // spec: use its own for this worker.
-    std::vector<std::string> worker_targets = workers.addresses;
+    worker_targets = workers.addresses;
     worker_targets[workers.index] = server->address();
     const bool auto_on_gpus =
         options.implementation == CommunicationImplementation::kAuto &&
@@ -498,6 +586,12 @@ MultiWorkerMirroredStrategy::Create(
           workers.index * per_worker, per_worker,
           /*hierarchical=*/per_worker > 1, options, topology);
     }
+  }
+  if (server != nullptr) {
+    absl::Status agreed =
+        AgreeOnTheAllReduce(*server, workers, worker_targets, ops->name(),
+                            DescribeLocalDevices(*local), kConnectTimeout);
+    if (!agreed.ok()) return agreed;
   }
   absl::Status bound = ops->Bind(platform, *local);
   if (!bound.ok()) return bound;

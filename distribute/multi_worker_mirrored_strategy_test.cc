@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -180,10 +181,12 @@ void TwoWorkers(
 // Makes both workers of a two-worker cluster with `options`, each on its
 // own thread and platform; `strategies[w]` is null where Create failed.
 // Returns each Create's status. Clear `strategies` before `platforms`.
+// Worker 1 takes `worker1_options` when given, else `options` as worker 0.
 std::vector<absl::Status> MakeTwo(
     CommunicationOptions options,
     std::vector<std::unique_ptr<devices::HostPlatform>>& platforms,
-    std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>& strategies) {
+    std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>& strategies,
+    std::optional<CommunicationOptions> worker1_options = std::nullopt) {
   const std::vector<int> ports = FreePorts(2);
   std::vector<absl::Status> status(2);
   platforms.resize(2);
@@ -193,7 +196,8 @@ std::vector<absl::Status> MakeTwo(
     threads.emplace_back([&, w] {
       platforms[w] = Host(w);
       auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platforms[w], Resolver(TwoWorkerConfig(ports, w)), options);
+          *platforms[w], Resolver(TwoWorkerConfig(ports, w)),
+          w == 1 && worker1_options.has_value() ? *worker1_options : options);
       status[w] = strategy.status();
       if (strategy.ok()) strategies[w] = *std::move(strategy);
     });
@@ -380,6 +384,39 @@ TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
   // The stand-in's own abort, carrying the heartbeats' reason.
   EXPECT_THAT(out.status().message(), HasSubstr("aborted: "));
   EXPECT_THAT(out.status().message(), HasSubstr("/job:worker/task:1"));
+  strategies.clear();
+}
+
+// Workers that would take different all-reduces (here the native one on
+// worker 0, gRPC's on worker 1; in the field, NCCL on a worker of GPUs
+// beside a worker of CPUs) fail at once, both naming every worker's choice,
+// instead of waiting for each other until the 60 s rendezvous timeout.
+TEST(MultiWorkerMirroredStrategyTest, WorkersTakingDifferentAllReducesFail) {
+  SetCrossWorkerNativeOps(
+      [](const CrossWorkerContext& context)
+          -> absl::StatusOr<std::shared_ptr<CrossDeviceOps>> {
+        return std::shared_ptr<CrossDeviceOps>(
+            std::make_shared<WaitsForAbortOps>(context.worker_index));
+      });
+  absl::Cleanup uninstall = [] { SetCrossWorkerNativeOps(nullptr); };
+  CommunicationOptions nccl;
+  nccl.implementation = CommunicationImplementation::kNccl;
+  CommunicationOptions ring;
+  ring.implementation = CommunicationImplementation::kRing;
+  std::vector<std::unique_ptr<devices::HostPlatform>> platforms;
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies;
+  const std::vector<absl::Status> made =
+      MakeTwo(nccl, platforms, strategies, ring);
+  for (const absl::Status& s : made) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_THAT(s.message(), HasSubstr("take different all-reduces"));
+    EXPECT_THAT(s.message(), HasSubstr("/job:worker/task:0 takes "
+                                       "WaitsForAbortOps on 1 local device "
+                                       "(CPU:0)"));
+    EXPECT_THAT(s.message(), HasSubstr("/job:worker/task:1 takes "
+                                       "MultiWorkerAllReduce on 1 local "
+                                       "device (CPU:0)"));
+  }
   strategies.clear();
 }
 

@@ -36,7 +36,7 @@ absl::Status PublishBlob(Server& local, const BlobKey& key, std::string value) {
 }
 
 absl::StatusOr<std::string> FetchBlob(const ChannelOptions& options,
-                                      absl::string_view chief_target,
+                                      absl::string_view target,
                                       const BlobKey& key,
                                       absl::Duration timeout) {
   absl::Status valid = CheckKey(key);
@@ -44,16 +44,16 @@ absl::StatusOr<std::string> FetchBlob(const ChannelOptions& options,
   if (timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "FetchBlob's timeout must be positive; it bounds the wait for the "
-        "chief");
+        "task that publishes the value");
   }
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      CreateChannel(chief_target, options);
+      CreateChannel(target, options);
   if (!channel.ok()) return channel.status();
   std::unique_ptr<server::WorkerService::Stub> stub =
       server::WorkerService::NewStub(*channel);
   grpc::ClientContext context;
   PrepareClientContext(options, timeout, context);
-  // The chief may not be listening yet: wait for it within the deadline.
+  // The task may not be listening yet: wait for it within the deadline.
   context.set_wait_for_ready(true);
   server::FetchBlobRequest request;
   request.set_key(key.ToString());
@@ -63,17 +63,15 @@ absl::StatusOr<std::string> FetchBlob(const ChannelOptions& options,
   if (status.ok()) return std::move(*response.mutable_value());
   if (status.code() == absl::StatusCode::kDeadlineExceeded) {
     return absl::DeadlineExceededError(absl::StrCat(
-        "no value for \"", key.ToString(), "\" came from the chief at ",
-        StripGrpcScheme(chief_target), " within ",
-        absl::FormatDuration(timeout),
-        "; check that the chief is running and publishes this group and "
+        "no value for \"", key.ToString(), "\" came from the task at ",
+        StripGrpcScheme(target), " within ", absl::FormatDuration(timeout),
+        "; check that the task is running and publishes this group and "
         "instance"));
   }
   return absl::Status(
       status.code(),
-      absl::StrCat("fetching \"", key.ToString(), "\" from the chief at ",
-                   StripGrpcScheme(chief_target),
-                   " failed: ", status.message()));
+      absl::StrCat("fetching \"", key.ToString(), "\" from the task at ",
+                   StripGrpcScheme(target), " failed: ", status.message()));
 }
 
 absl::StatusOr<std::string> BroadcastBlob(

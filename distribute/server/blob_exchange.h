@@ -44,15 +44,16 @@ struct BlobKey {
 // same key, FAILED_PRECONDITION once the server has stopped).
 absl::Status PublishBlob(Server& local, const BlobKey& key, std::string value);
 
-// Fetches the value published under `key` on the server at `chief_target`
-// ("host:port" or "grpc://host:port"), waiting up to `timeout` for the chief
-// to start and publish it. Errors: DEADLINE_EXCEEDED naming the key and the
-// chief when nothing came in time; UNAUTHENTICATED / PERMISSION_DENIED when
-// the chief refuses us (wrong token, address outside its cluster);
-// UNAVAILABLE when the chief stopped; INVALID_ARGUMENT for an empty group, a
+// Fetches the value published under `key` on the server at `target`
+// ("host:port" or "grpc://host:port"; the chief's for a broadcast), waiting
+// up to `timeout` for that task to start and publish it. Errors:
+// DEADLINE_EXCEEDED naming the key and the task's address when nothing came
+// in time; UNAUTHENTICATED / PERMISSION_DENIED when the task refuses us
+// (wrong token, address outside its cluster); UNAVAILABLE when the task
+// stopped; INVALID_ARGUMENT for an empty group, a
 // negative instance, an empty target or a non-positive timeout.
 absl::StatusOr<std::string> FetchBlob(const ChannelOptions& options,
-                                      absl::string_view chief_target,
+                                      absl::string_view target,
                                       const BlobKey& key,
                                       absl::Duration timeout);
 

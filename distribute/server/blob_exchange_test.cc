@@ -44,6 +44,32 @@ TEST(BlobExchangeTest, ChiefPublishesAndTheOtherTaskFetches) {
       << other.status();
 }
 
+// A task that gives up after publishing first waits until its peers have
+// its value: AwaitBlobFetches counts the values handed out.
+TEST(BlobExchangeTest, AwaitBlobFetchesCountsTheFetches) {
+  absl::StatusOr<TestCluster> cluster = TestCluster::Start(3);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const BlobKey key{"profile", 0};
+  ASSERT_TRUE(PublishBlob(*cluster->servers[0], key, "mine").ok());
+  Server& owner = *cluster->servers[0];
+  EXPECT_EQ(
+      owner.AwaitBlobFetches(key.ToString(), 1, absl::Milliseconds(50)).code(),
+      absl::StatusCode::kDeadlineExceeded);
+  for (int t = 1; t < 3; ++t) {
+    ASSERT_TRUE(FetchBlob(cluster->servers[t]->channel_options(),
+                          cluster->addresses[0], key, absl::Seconds(10))
+                    .ok());
+  }
+  EXPECT_TRUE(
+      owner.AwaitBlobFetches(key.ToString(), 2, absl::Seconds(10)).ok());
+  // A fetch of another key does not count.
+  EXPECT_EQ(owner.AwaitBlobFetches("other/0", 1, absl::Milliseconds(50)).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  owner.Stop();
+  EXPECT_EQ(owner.AwaitBlobFetches(key.ToString(), 3, absl::Seconds(10)).code(),
+            absl::StatusCode::kUnavailable);
+}
+
 TEST(BlobExchangeTest, BroadcastWaitsForTheChiefToPublish) {
   absl::StatusOr<TestCluster> cluster = TestCluster::Start(2);
   ASSERT_TRUE(cluster.ok()) << cluster.status();

@@ -288,6 +288,21 @@ absl::Status Server::PublishBlob(absl::string_view key, std::string value) {
   return blobs_->Publish(key, std::move(value));
 }
 
+absl::Status Server::AwaitBlobFetches(absl::string_view key, int64_t count,
+                                      absl::Duration timeout) {
+  if (blobs_->AwaitFetches(key, count, absl::Now() + timeout)) {
+    return absl::OkStatus();
+  }
+  if (!running()) {
+    return absl::UnavailableError(
+        absl::StrCat("the server of task ", task_name(), " stopped before \"",
+                     key, "\" was fetched ", count, " times"));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("\"", key, "\" was not fetched ", count, " times within ",
+                   absl::FormatDuration(timeout)));
+}
+
 int Server::AbortTransportsInvolving(absl::string_view address,
                                      const absl::Status& status) {
   return mailboxes_->AbortInvolving(address, status);

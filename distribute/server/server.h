@@ -189,6 +189,12 @@ class Server {
   // ALREADY_EXISTS if the key holds another value; INVALID_ARGUMENT for an
   // empty key; FAILED_PRECONDITION once the server has stopped.
   absl::Status PublishBlob(absl::string_view key, std::string value);
+  // Waits until `key`'s blob was handed to fetchers `count` times in all: OK
+  // then; DEADLINE_EXCEEDED when `timeout` passes first; UNAVAILABLE once
+  // the server has stopped. A task that gives up after publishing waits so
+  // that its peers still get its blob (and say why they gave up too).
+  absl::Status AwaitBlobFetches(absl::string_view key, int64_t count,
+                                absl::Duration timeout);
 
   // The receiving side of this server's transport endpoints (used by
   // GrpcTransport).

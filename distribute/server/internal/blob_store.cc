@@ -46,7 +46,10 @@ absl::StatusOr<std::string> BlobStore::Wait(
           absl::StrCat("fetching \"", key, "\" failed: ", shutdown_.message()));
     }
     auto it = values_.find(key);
-    if (it != values_.end()) return it->second;
+    if (it != values_.end()) {
+      ++fetches_[it->first];
+      return it->second;
+    }
     const absl::Time now = absl::Now();
     if (now >= deadline) {
       return absl::DeadlineExceededError(
@@ -69,6 +72,19 @@ absl::StatusOr<std::string> BlobStore::Wait(
                               &seen),
                           std::min(deadline, now + kCancelPoll));
   }
+}
+
+bool BlobStore::AwaitFetches(absl::string_view key, int64_t count,
+                             absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!shutdown_.ok()) return true;
+    auto it = fetches_.find(key);
+    return it != fetches_.end() && it->second >= count;
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&done), deadline);
+  auto it = fetches_.find(key);
+  return shutdown_.ok() && it != fetches_.end() && it->second >= count;
 }
 
 void BlobStore::Shutdown(const absl::Status& status) {

@@ -12,6 +12,7 @@
 #ifndef DISTRIBUTE_SERVER_INTERNAL_BLOB_STORE_H_
 #define DISTRIBUTE_SERVER_INTERNAL_BLOB_STORE_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -44,6 +45,10 @@ class BlobStore {
   absl::StatusOr<std::string> Wait(absl::string_view key, absl::Time deadline,
                                    const std::function<bool()>& cancelled);
 
+  // Waits until Wait has returned the value of `key` `count` times in all
+  // (to fetchers), or `deadline` passes (false) or Shutdown runs (false).
+  bool AwaitFetches(absl::string_view key, int64_t count, absl::Time deadline);
+
   // Wakes every waiter with `status` (UNAVAILABLE expected) and refuses
   // later calls.
   void Shutdown(const absl::Status& status);
@@ -51,6 +56,7 @@ class BlobStore {
  private:
   absl::Mutex mu_;
   std::map<std::string, std::string, std::less<>> values_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t, std::less<>> fetches_ ABSL_GUARDED_BY(mu_);
   absl::Status shutdown_ ABSL_GUARDED_BY(mu_);
 };
 
