@@ -351,17 +351,23 @@ class WaitsForAbortOps : public CrossDeviceOps {
   }
 };
 
-// Heartbeats reach a native (NCCL) group too: when a worker dies, the
-// others' pending collectives fail with UNAVAILABLE naming its task instead
-// of waiting for the group's own timeout.
-TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
+// Installs WaitsForAbortOps as the native (NCCL) ops until the returned
+// cleanup runs.
+auto InstallWaitsForAbortOps() {
   SetCrossWorkerNativeOps(
       [](const CrossWorkerContext& context)
           -> absl::StatusOr<std::shared_ptr<CrossDeviceOps>> {
         return std::shared_ptr<CrossDeviceOps>(
             std::make_shared<WaitsForAbortOps>(context.worker_index));
       });
-  absl::Cleanup uninstall = [] { SetCrossWorkerNativeOps(nullptr); };
+  return absl::Cleanup([] { SetCrossWorkerNativeOps(nullptr); });
+}
+
+// Heartbeats reach a native (NCCL) group too: when a worker dies, the
+// others' pending collectives fail with UNAVAILABLE naming its task instead
+// of waiting for the group's own timeout.
+TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
+  auto uninstall = InstallWaitsForAbortOps();
   CommunicationOptions nccl;
   nccl.implementation = CommunicationImplementation::kNccl;
   std::vector<std::unique_ptr<devices::HostPlatform>> platforms;
@@ -389,16 +395,10 @@ TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
 
 // Workers that would take different all-reduces (here the native one on
 // worker 0, gRPC's on worker 1; in the field, NCCL on a worker of GPUs
-// beside a worker of CPUs) fail at once, both naming every worker's choice,
-// instead of waiting for each other until the 60 s rendezvous timeout.
+// beside a worker of CPUs) fail at once, both naming every worker's choice.
+// Before, both were created and their first collective waited for ever.
 TEST(MultiWorkerMirroredStrategyTest, WorkersTakingDifferentAllReducesFail) {
-  SetCrossWorkerNativeOps(
-      [](const CrossWorkerContext& context)
-          -> absl::StatusOr<std::shared_ptr<CrossDeviceOps>> {
-        return std::shared_ptr<CrossDeviceOps>(
-            std::make_shared<WaitsForAbortOps>(context.worker_index));
-      });
-  absl::Cleanup uninstall = [] { SetCrossWorkerNativeOps(nullptr); };
+  auto uninstall = InstallWaitsForAbortOps();
   CommunicationOptions nccl;
   nccl.implementation = CommunicationImplementation::kNccl;
   CommunicationOptions ring;
