@@ -116,7 +116,7 @@ std::string DescribeLocalDevices(const std::vector<std::string>& local) {
 // otherwise wait for each other until a bootstrap or rendezvous timeout,
 // without saying why: they all fail at once with FAILED_PRECONDITION
 // listing every worker. A worker that does not answer: FetchBlob's error,
-// naming it.
+// naming it. Every worker returns only once the others have its choice.
 absl::Status AgreeOnTheAllReduce(Server& server, const Workers& workers,
                                  const std::vector<std::string>& targets,
                                  const std::string& all_reduce,
@@ -154,13 +154,16 @@ absl::Status AgreeOnTheAllReduce(Server& server, const Workers& workers,
     agree = agree && parts[0] == all_reduce;
     profiles[w] = {std::move(parts[0]), std::move(parts[1])};
   }
-  if (agree) return absl::OkStatus();
-  // The others may not have our choice yet: give it to them before this
-  // worker gives up and its server stops, so that they fail saying why too.
+  // Leave only once every other worker has this one's choice: a worker that
+  // gives up now, or fails later (say in Bind's rendezvous) and stops its
+  // server, would otherwise leave a peer still fetching it waiting out the
+  // timeout, not knowing why. A peer that never fetches (it died meanwhile)
+  // holds this worker until the deadline; Bind then names what is missing.
   server
       .AwaitBlobFetches(key.ToString(), static_cast<int64_t>(n) - 1,
                         std::max(deadline - absl::Now(), absl::ZeroDuration()))
       .IgnoreError();
+  if (agree) return absl::OkStatus();
   std::vector<std::string> lines;
   for (size_t w = 0; w < n; ++w) {
     lines.push_back(absl::StrCat(workers.names[w], " takes ", profiles[w].first,
