@@ -519,19 +519,19 @@ TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
 // connection, which ends the write. Whether a round gets stuck that way
 // depends on where gRPC's flow control stopped, so the test runs rounds
 // until one does.
-enum class FrozenRound { kLetGoAtOnce, kReleased, kHeld };
+enum class FrozenRound { kSetupFailed, kLetGoAtOnce, kReleased, kHeld };
 
 FrozenRound SendToAFrozenPeer(const KeepaliveOptions& keepalive) {
   ServerOptions options;
   options.keepalive = keepalive;
   auto cluster = TestCluster::Start(2, options);
   EXPECT_TRUE(cluster.ok()) << cluster.status();
-  if (!cluster.ok()) return FrozenRound::kHeld;
+  if (!cluster.ok()) return FrozenRound::kSetupFailed;
   const std::string& target = cluster->addresses[1];
   auto proxy = server_internal::TcpProxy::Start(
       std::stoi(target.substr(target.rfind(':') + 1)));
   EXPECT_TRUE(proxy.ok()) << proxy.status();
-  if (!proxy.ok()) return FrozenRound::kHeld;
+  if (!proxy.ok()) return FrozenRound::kSetupFailed;
   std::vector<std::unique_ptr<devices::Transport>> endpoints(2);
   std::vector<std::thread> creators;
   for (int r = 0; r < 2; ++r) {
@@ -549,12 +549,12 @@ FrozenRound SendToAFrozenPeer(const KeepaliveOptions& keepalive) {
     });
   }
   for (std::thread& t : creators) t.join();
-  if (!endpoints[0] || !endpoints[1]) return FrozenRound::kHeld;
+  if (!endpoints[0] || !endpoints[1]) return FrozenRound::kSetupFailed;
   (*proxy)->FreezeAfterClientBytes((*proxy)->client_bytes() + (8 << 20));
   std::vector<std::byte> data(64 << 20);
   auto send = endpoints[0]->Send(1, 1, absl::MakeConstSpan(data));
   EXPECT_TRUE(send.ok()) << send.status();
-  if (!send.ok()) return FrozenRound::kHeld;
+  if (!send.ok()) return FrozenRound::kSetupFailed;
   EXPECT_TRUE((*proxy)->WaitUntilFrozen(kWait));
   absl::SleepFor(absl::Seconds(1));  // gRPC fills the sockets' buffers.
   EXPECT_TRUE(
@@ -584,6 +584,7 @@ TEST(GrpcTransportFrozenPeerTest, KeepaliveReleasesASendStuckOnAFrozenPeer) {
   bool stuck = false;
   for (int attempt = 0; attempt < 8 && !stuck; ++attempt) {
     const FrozenRound round = SendToAFrozenPeer(keepalive);
+    ASSERT_NE(round, FrozenRound::kSetupFailed);
     ASSERT_NE(round, FrozenRound::kHeld)
         << "the send to the frozen peer still held its payload 15s after the "
            "group was aborted";

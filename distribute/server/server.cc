@@ -216,20 +216,20 @@ void Server::Stop() {
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<server_internal::TcpDataPlane> data_plane;
   std::string address;
+  bool already = false;
   {
     absl::MutexLock lock(&mu_);
-    if (stopped_) {
-      // Another call is stopping (or has stopped) the server: return when it
-      // has, so that a caller may destroy the server once Stop() returns.
-      mu_.Unlock();
-      stopped_notification_.WaitForNotification();
-      mu_.Lock();
-      return;
-    }
+    already = stopped_;
     stopped_ = true;
     server = std::move(grpc_server_);
     data_plane = std::move(data_plane_);
     address = address_;
+  }
+  if (already) {
+    // Another call is stopping (or has stopped) the server: return when it
+    // has, so that a caller may destroy the server once Stop() returns.
+    Join();
+    return;
   }
   const absl::Status stopped = absl::UnavailableError(absl::StrCat(
       "the server of task ", task_name(), " (", address, ") has stopped"));
@@ -290,17 +290,7 @@ absl::Status Server::PublishBlob(absl::string_view key, std::string value) {
 
 absl::Status Server::AwaitBlobFetches(absl::string_view key, int64_t count,
                                       absl::Duration timeout) {
-  if (blobs_->AwaitFetches(key, count, absl::Now() + timeout)) {
-    return absl::OkStatus();
-  }
-  if (!running()) {
-    return absl::UnavailableError(
-        absl::StrCat("the server of task ", task_name(), " stopped before \"",
-                     key, "\" was fetched ", count, " times"));
-  }
-  return absl::DeadlineExceededError(
-      absl::StrCat("\"", key, "\" was not fetched ", count, " times within ",
-                   absl::FormatDuration(timeout)));
+  return blobs_->AwaitFetches(key, count, absl::Now() + timeout);
 }
 
 int Server::AbortTransportsInvolving(absl::string_view address,

@@ -74,17 +74,25 @@ absl::StatusOr<std::string> BlobStore::Wait(
   }
 }
 
-bool BlobStore::AwaitFetches(absl::string_view key, int64_t count,
-                             absl::Time deadline) {
+absl::Status BlobStore::AwaitFetches(absl::string_view key, int64_t count,
+                                     absl::Time deadline) {
   absl::MutexLock lock(&mu_);
-  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (!shutdown_.ok()) return true;
+  auto fetched = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = fetches_.find(key);
     return it != fetches_.end() && it->second >= count;
   };
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !shutdown_.ok() || fetched();
+  };
   mu_.AwaitWithDeadline(absl::Condition(&done), deadline);
-  auto it = fetches_.find(key);
-  return shutdown_.ok() && it != fetches_.end() && it->second >= count;
+  if (fetched()) return absl::OkStatus();
+  if (!shutdown_.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("\"", key, "\" was fetched fewer than ", count,
+                     " times before ", shutdown_.message()));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "\"", key, "\" was fetched fewer than ", count, " times in time"));
 }
 
 void BlobStore::Shutdown(const absl::Status& status) {

@@ -46,8 +46,10 @@ class BlobStore {
                                    const std::function<bool()>& cancelled);
 
   // Waits until Wait has returned the value of `key` `count` times in all
-  // (to fetchers), or `deadline` passes (false) or Shutdown runs (false).
-  bool AwaitFetches(absl::string_view key, int64_t count, absl::Time deadline);
+  // (to fetchers, over the store's life): OK; DEADLINE_EXCEEDED when
+  // `deadline` passes first; UNAVAILABLE after Shutdown.
+  absl::Status AwaitFetches(absl::string_view key, int64_t count,
+                            absl::Time deadline);
 
   // Wakes every waiter with `status` (UNAVAILABLE expected) and refuses
   // later calls.

@@ -146,8 +146,7 @@ PeerFilter::PeerFilter(std::vector<std::string> hosts, bool restrict,
       restrict_(restrict),
       resolver_(resolver ? std::move(resolver) : HostResolver(LookUpHosts)),
       interval_(interval) {
-  Merge(resolver_(hosts_));
-  resolved_at_ = absl::Now();
+  Record(resolver_(hosts_));
 }
 
 std::unique_ptr<PeerFilter> PeerFilter::ForCluster(
@@ -172,10 +171,12 @@ std::unique_ptr<PeerFilter> PeerFilter::ForHostsForTesting(
       new PeerFilter(std::move(hosts), true, std::move(resolver), interval));
 }
 
-void PeerFilter::Merge(const std::set<std::string>& ips) {
+void PeerFilter::Record(const std::set<std::string>& ips) {
   absl::MutexLock lock(&mu_);
   ips_.insert(ips.begin(), ips.end());
   loopback_ = ips_.count("127.0.0.1") > 0 || ips_.count("::1") > 0;
+  resolving_ = false;
+  resolved_at_ = absl::Now();
 }
 
 bool PeerFilter::Contains(const std::string& ip) const {
@@ -197,11 +198,8 @@ bool PeerFilter::Allowed(absl::string_view grpc_peer) {
     }
     resolving_ = true;
   }
-  std::set<std::string> found = resolver_(hosts_);
-  Merge(found);
+  Record(resolver_(hosts_));
   absl::MutexLock lock(&mu_);
-  resolving_ = false;
-  resolved_at_ = absl::Now();
   return Contains(*ip);
 }
 

@@ -77,8 +77,8 @@ class PeerFilter {
   // A null resolver looks the hosts up in DNS (getaddrinfo).
   PeerFilter(std::vector<std::string> hosts, bool restrict,
              HostResolver resolver, absl::Duration interval);
-  // Adds looked-up IPs.
-  void Merge(const std::set<std::string>& ips) ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds looked-up IPs and ends the look-up (resolving_, resolved_at_).
+  void Record(const std::set<std::string>& ips) ABSL_LOCKS_EXCLUDED(mu_);
   bool Contains(const std::string& ip) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const std::vector<std::string> hosts_;

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/server_security.h"
+#include "distribute/server/internal/test_cluster.h"
 #include "distribute/server/server.h"
 #include "distribute/server/worker_service.pb.h"
 #include "gtest/gtest.h"
@@ -32,14 +33,10 @@ class RawClient {
  public:
   explicit RawClient(int port) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(static_cast<uint16_t>(port));
+    sockaddr_in address = LoopbackAddress(port);
     connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address),
                          sizeof(address)) == 0;
-    timeval tv = absl::ToTimeval(kWait);
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    SetReceiveTimeout(kWait);
   }
   ~RawClient() { close(fd_); }
 

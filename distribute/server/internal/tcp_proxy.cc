@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "distribute/server/internal/test_cluster.h"
 
 namespace distribute {
 namespace server_internal {
@@ -21,15 +22,6 @@ namespace {
 
 constexpr int kPollMs = 20;
 constexpr int64_t kReadBytes = 64 << 10;
-
-sockaddr_in Loopback(int port) {
-  sockaddr_in addr;
-  std::memset(&addr, 0, sizeof(addr));
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  return addr;
-}
 
 // Writes all of `data`; false once the socket failed or was shut down.
 bool SendAll(int fd, const char* data, size_t n) {
@@ -54,7 +46,7 @@ absl::StatusOr<std::unique_ptr<TcpProxy>> TcpProxy::Start(int target_port) {
   // soon stops taking bytes, as a frozen task's full socket does.
   const int buffer_bytes = 64 << 10;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
-  sockaddr_in addr = Loopback(0);
+  sockaddr_in addr = LoopbackAddress(0);
   socklen_t len = sizeof(addr);
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       listen(fd, 64) != 0 ||
@@ -97,28 +89,26 @@ int64_t TcpProxy::client_bytes() const {
 void TcpProxy::FreezeAfterClientBytes(int64_t limit) {
   absl::MutexLock lock(&mu_);
   limit_ = limit;
-  if (client_bytes_ >= limit_) frozen_ = true;
 }
 
 bool TcpProxy::frozen() const {
   absl::MutexLock lock(&mu_);
-  return frozen_;
+  return FrozenLocked();
 }
 
 bool TcpProxy::WaitUntilFrozen(absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
-  return mu_.AwaitWithTimeout(absl::Condition(&frozen_), timeout);
+  return mu_.AwaitWithTimeout(absl::Condition(this, &TcpProxy::FrozenLocked),
+                              timeout);
 }
 
 void TcpProxy::Thaw() {
   absl::MutexLock lock(&mu_);
-  frozen_ = false;
   limit_ = std::numeric_limits<int64_t>::max();
 }
 
 int64_t TcpProxy::ClientAllowance() const {
   absl::MutexLock lock(&mu_);
-  if (frozen_) return 0;
   return std::min(kReadBytes, limit_ - client_bytes_);
 }
 
@@ -139,7 +129,7 @@ void TcpProxy::AcceptLoop() {
 
 void TcpProxy::Forward(int client) {
   const int target = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr = Loopback(target_port_);
+  sockaddr_in addr = LoopbackAddress(target_port_);
   if (target < 0 ||
       connect(target, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     if (target >= 0) close(target);
@@ -152,7 +142,7 @@ void TcpProxy::Forward(int client) {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) break;
-      frozen = frozen_;
+      frozen = FrozenLocked();
     }
     if (frozen) {
       // Read nothing: the sockets' buffers fill and the senders stall.
@@ -168,10 +158,6 @@ void TcpProxy::Forward(int client) {
         if (n <= 0 || !SendAll(target, buffer.data(), n)) break;
         absl::MutexLock lock(&mu_);
         client_bytes_ += n;
-        if (client_bytes_ >= limit_) frozen_ = true;
-      } else {
-        absl::MutexLock lock(&mu_);
-        if (client_bytes_ >= limit_) frozen_ = true;
       }
     }
     if (fds[1].revents != 0 && ClientAllowance() > 0) {

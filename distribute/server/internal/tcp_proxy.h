@@ -64,6 +64,10 @@ class TcpProxy {
   void Forward(int client);
   // How many bytes a read from the client may take now (0: frozen).
   int64_t ClientAllowance() const;
+  // Frozen: the clients' bytes reached the limit.
+  bool FrozenLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return client_bytes_ >= limit_;
+  }
 
   const int listen_fd_;
   const int target_port_;
@@ -73,7 +77,6 @@ class TcpProxy {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t client_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t limit_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int64_t>::max();
-  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> forwarders_ ABSL_GUARDED_BY(mu_);
   std::thread acceptor_;
 };

@@ -14,6 +14,15 @@
 namespace distribute {
 namespace server_internal {
 
+sockaddr_in LoopbackAddress(int port) {
+  sockaddr_in addr;
+  std::memset(&addr, 0, sizeof(addr));
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  return addr;
+}
+
 absl::StatusOr<std::vector<int>> PickFreePorts(int n) {
   std::vector<int> sockets;
   std::vector<int> ports;
@@ -26,11 +35,7 @@ absl::StatusOr<std::vector<int>> PickFreePorts(int n) {
       break;
     }
     sockets.push_back(fd);
-    sockaddr_in addr;
-    std::memset(&addr, 0, sizeof(addr));
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
+    sockaddr_in addr = LoopbackAddress(0);
     socklen_t len = sizeof(addr);
     if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
         getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {

@@ -10,6 +10,8 @@
 #ifndef DISTRIBUTE_SERVER_INTERNAL_TEST_CLUSTER_H_
 #define DISTRIBUTE_SERVER_INTERNAL_TEST_CLUSTER_H_
 
+#include <netinet/in.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,9 @@
 
 namespace distribute {
 namespace server_internal {
+
+// 127.0.0.1:`port` as a socket address (port 0: any free port, for bind).
+sockaddr_in LoopbackAddress(int port);
 
 // `n` distinct TCP ports of 127.0.0.1 that were free a moment ago.
 absl::StatusOr<std::vector<int>> PickFreePorts(int n);
