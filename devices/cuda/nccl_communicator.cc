@@ -270,14 +270,15 @@ NcclCommunicator::~NcclCommunicator() {
   std::vector<int> results;
   for (const std::shared_ptr<RankState>& state : ranks_) {
     if (state == nullptr) continue;
+    if (group_aborted) {
+      // Not after a wait for the rank's lock: a launch stuck inside NCCL
+      // (waiting for absent peers) holds it; AbortRank aborts under it.
+      AbortRank(*state);
+      continue;
+    }
     // Marked first, so that work still queued leaves the rank alone.
     if (state->aborted.exchange(true)) continue;
     state->mu.Lock();
-    if (group_aborted) {
-      NcclCommAbort(state->comm);
-      state->mu.Unlock();
-      continue;
-    }
     finalizing.push_back(state.get());  // Stays locked until destroyed.
     results.push_back(NcclCommFinalize(state->comm));
   }
