@@ -3,7 +3,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 
@@ -38,7 +37,7 @@ std::optional<ResolverKind> DetectCluster(ResolverKind kind,
   const std::optional<std::string> tf_config = env("TF_CONFIG");
   // Blank counts as unset, as TFConfigClusterResolver reads it.
   const bool has_tf_config =
-      tf_config.has_value() && !absl::StripAsciiWhitespace(*tf_config).empty();
+      tf_config.has_value() && !TfConfigIsBlank(*tf_config);
   // srun sets both; an sbatch script sets SLURM_PROCID without a step.
   const bool in_slurm = env("SLURM_PROCID").has_value() &&
                         env("SLURM_STEP_NUM_TASKS").has_value();

@@ -102,6 +102,10 @@ absl::StatusOr<AcceleratorCounts> GpusOfTheCudaDriver() {
 
 }  // namespace
 
+bool TfConfigIsBlank(absl::string_view tf_config) {
+  return absl::StripAsciiWhitespace(tf_config).empty();
+}
+
 absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>>
 TFConfigClusterResolver::FromEnvironment(
     TFConfigClusterResolverOptions options) {
@@ -134,7 +138,7 @@ TFConfigClusterResolver::Parse(absl::string_view tf_config,
   }
   std::unique_ptr<TFConfigClusterResolver> resolver(
       new TFConfigClusterResolver(std::move(options)));
-  if (absl::StripAsciiWhitespace(tf_config).empty()) return resolver;
+  if (TfConfigIsBlank(tf_config)) return resolver;
 
   absl::StatusOr<JsonValue> parsed = ParseJson(tf_config);
   if (!parsed.ok()) {

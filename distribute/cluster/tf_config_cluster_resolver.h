@@ -62,6 +62,10 @@ struct TFConfigClusterResolverOptions {
   std::function<absl::StatusOr<AcceleratorCounts>()> local_accelerators;
 };
 
+// Whether a TF_CONFIG value is blank (empty or whitespace): TF reads it as
+// unset, a task outside any cluster.
+bool TfConfigIsBlank(absl::string_view tf_config);
+
 class TFConfigClusterResolver : public ClusterResolver {
  public:
   // Reads TF_CONFIG from the process environment.
