@@ -32,16 +32,13 @@ absl::Status Apply(const StrategyExtended& extended, devices::Tensor& dst,
                    const devices::Tensor& src, int kind) {
   if (!dst.has_data() || !src.has_data()) return absl::OkStatus();
   if (!dst.host_accessible() || !src.host_accessible()) {
+    if (kind == 0) return devices::CopyTensor(extended.platform(), src, dst);
     absl::StatusOr<devices::Device*> device =
         extended.platform().FindDevice(dst.device());
     if (!device.ok()) return device.status();
-    if (kind == 0) return devices::CopyTensor(extended.platform(), src, dst);
-    // Bring src to dst's device (from its own device, or from the host), for
-    // dst's kernels.
+    // src where dst's kernels can read it.
     absl::StatusOr<devices::Tensor> local =
-        src.device() == dst.device()
-            ? absl::StatusOr<devices::Tensor>(src)
-            : devices::CopyTensorTo(extended.platform(), src, **device);
+        devices::ReadableOn(extended.platform(), src, **device);
     if (!local.ok()) return local.status();
     const devices::KernelLibrary& kernels = (*device)->kernels();
     if (kind == 1) {
