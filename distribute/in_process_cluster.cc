@@ -50,6 +50,11 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Create(
 absl::Status InProcessCluster::Run(const WorkerFn& fn) {
   const int n = num_workers();
   std::vector<absl::Status> results(static_cast<size_t>(n));
+  // "worker task 1 (/job:worker/replica:0/task:1)".
+  auto label = [this](int w) {
+    return absl::StrCat("worker task ", w, " (/job:", worker(w).task_type(),
+                        "/replica:0/task:", worker(w).task_id(), ")");
+  };
   internal::RunBoundThreads(host_devices_, [&](int w) {
     absl::Status s = fn(worker(w));
     if (!s.ok() && worker(w).abort_group_) {
@@ -57,11 +62,9 @@ absl::Status InProcessCluster::Run(const WorkerFn& fn) {
       // UNAVAILABLE (DEADLINE_EXCEEDED after a timeout) naming this task
       // instead of waiting for it.
       worker(w)
-          .abort_group_(absl::Status(
-              devices::GroupAbortCode(s.code()),
-              absl::StrCat("worker task ", w, " (/job:", worker(w).task_type(),
-                           "/replica:0/task:", worker(w).task_id(),
-                           ") failed: ", s.ToString())))
+          .abort_group_(
+              absl::Status(devices::GroupAbortCode(s.code()),
+                           absl::StrCat(label(w), " failed: ", s.ToString())))
           .IgnoreError();
     }
     results[static_cast<size_t>(w)] = std::move(s);
@@ -72,9 +75,7 @@ absl::Status InProcessCluster::Run(const WorkerFn& fn) {
   for (int w = 0; w < n; ++w) {
     const absl::Status& s = results[static_cast<size_t>(w)];
     if (s.ok()) {
-      absl::StrAppend(&returned_ok, returned_ok.empty() ? "" : ", ",
-                      "worker task ", w, " (/job:", worker(w).task_type(),
-                      "/replica:0/task:", worker(w).task_id(), ")");
+      absl::StrAppend(&returned_ok, returned_ok.empty() ? "" : ", ", label(w));
       continue;
     }
     if (first < 0) {
@@ -92,11 +93,8 @@ absl::Status InProcessCluster::Run(const WorkerFn& fn) {
                     " returned OK: every worker must run the same "
                     "collectives");
   }
-  return absl::Status(
-      s.code(),
-      absl::StrCat("worker task ", first, " (/job:", worker(first).task_type(),
-                   "/replica:0/task:", worker(first).task_id(),
-                   "): ", s.message(), others));
+  return absl::Status(s.code(),
+                      absl::StrCat(label(first), ": ", s.message(), others));
 }
 
 }  // namespace distribute
