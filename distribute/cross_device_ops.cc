@@ -100,16 +100,15 @@ absl::Status CrossDeviceOps::Bind(devices::Platform& platform,
     return absl::InvalidArgumentError(
         absl::StrCat(name(), " needs at least one device"));
   }
-  bool device_memory = false;
   for (const std::string& name : replica_devices) {
     absl::StatusOr<devices::Device*> device = platform.FindDevice(name);
     if (!device.ok()) return device.status();
-    device_memory |=
-        (*device)->allocator().memory_space() == devices::MemorySpace::kDevice;
   }
   auto comm = MakeCommunicator(platform, replica_devices);
   if (!comm.ok()) return comm.status();
-  device_memory_group_ = device_memory;
+  // Already set where RequireDeviceMemoryGroup was called.
+  device_memory_group_ =
+      device_memory_group_ || AnyDeviceMemory(platform, replica_devices);
   platform_ = &platform;
   devices_ = std::move(replica_devices);
   communicator_ = *std::move(comm);
@@ -591,6 +590,18 @@ bool AllGpus(devices::Platform& platform,
     }
   }
   return !devices.empty();
+}
+
+bool AnyDeviceMemory(devices::Platform& platform,
+                     const std::vector<std::string>& devices) {
+  for (const std::string& d : devices) {
+    absl::StatusOr<devices::Device*> device = platform.FindDevice(d);
+    if (device.ok() && (*device)->allocator().memory_space() ==
+                           devices::MemorySpace::kDevice) {
+      return true;
+    }
+  }
+  return false;
 }
 
 CrossDeviceOpsChoice SelectCrossDeviceOps(

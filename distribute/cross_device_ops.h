@@ -147,6 +147,10 @@ class CrossDeviceOps {
   // tensors while a GPU replica reduced them one by one would wait for
   // collectives the others never call).
   bool device_memory_group() const { return device_memory_group_; }
+  // Before Bind: make the group a device_memory_group() although no bound
+  // device may have memory of its own, because another worker's ranks of
+  // the group do (a worker of CPUs beside a worker of GPUs).
+  void RequireDeviceMemoryGroup() { device_memory_group_ = true; }
   // For multi-worker implementations, before Bind: the group rank of the
   // first bound replica, and options every call's options are merged into
   // (CommunicationOptions::Merge: the call's own fields win).
@@ -299,6 +303,10 @@ class CollectiveAllReduce : public CrossDeviceOps {
 // `platform` (names it does not know count as not GPUs).
 bool AllGpus(devices::Platform& platform,
              const std::vector<std::string>& devices);
+// Whether any of `devices` has memory of its own (MemorySpace::kDevice, as
+// a GPU); names `platform` does not know count as host memory.
+bool AnyDeviceMemory(devices::Platform& platform,
+                     const std::vector<std::string>& devices);
 
 // tf.distribute's select_cross_device_ops: NcclAllReduce when every device
 // is a GPU and the platform has a native collective library, else

@@ -108,28 +108,56 @@ std::string DescribeLocalDevices(const std::vector<std::string>& local) {
                       absl::StrJoin(names, ", "), ")");
 }
 
-// Before their collectives meet, every worker publishes on its server which
-// all-reduce it takes (its CrossDeviceOps' name) and on which devices, and
-// fetches the others' (from `targets`, within `timeout`). Workers that take
-// different all-reduces (say NCCL on a worker of GPUs beside gRPC on a
-// worker of CPUs, or different CommunicationOptions.implementation) would
-// otherwise wait for each other until a bootstrap or rendezvous timeout,
-// without saying why: they all fail at once with FAILED_PRECONDITION
-// listing every worker. A worker that does not answer: FetchBlob's error,
-// naming it. Every worker returns only once the others have its choice.
-absl::Status AgreeOnTheAllReduce(Server& server, const Workers& workers,
-                                 const std::vector<std::string>& targets,
-                                 const std::string& all_reduce,
-                                 const std::string& local_devices,
-                                 absl::Duration timeout) {
+// What a worker tells the others of its all-reduce before their
+// collectives meet.
+struct AllReduceProfile {
+  // The CrossDeviceOps' name and what shapes its collectives
+  // (CommunicationOptions.implementation and bytes_per_pack, the servers'
+  // protocol): every worker must take the same.
+  std::string all_reduce;
+  // Whether a local device has memory of its own (a GPU): if any worker's
+  // does, every worker takes the device-memory paths
+  // (CrossDeviceOps::RequireDeviceMemoryGroup), so that all issue the same
+  // collectives.
+  bool device_memory = false;
+  std::string local_devices;  // DescribeLocalDevices
+
+  std::string Serialize() const {
+    return absl::StrCat(all_reduce, "\n", device_memory ? "1" : "0", "\n",
+                        local_devices);
+  }
+  static std::optional<AllReduceProfile> Parse(const std::string& value) {
+    std::vector<std::string> parts =
+        absl::StrSplit(value, absl::MaxSplits('\n', 2));
+    if (parts.size() != 3 || (parts[1] != "0" && parts[1] != "1")) {
+      return std::nullopt;
+    }
+    return AllReduceProfile{std::move(parts[0]), parts[1] == "1",
+                            std::move(parts[2])};
+  }
+};
+
+// Every worker publishes its AllReduceProfile on its server and fetches the
+// others' (from `targets`, within `timeout`). Workers that take different
+// all-reduces (say NCCL on a worker of GPUs beside gRPC's on a worker of
+// CPUs, or different CommunicationOptions) would otherwise wait for each
+// other until a bootstrap or rendezvous timeout, without saying why: they
+// all fail at once with FAILED_PRECONDITION listing every worker. A worker
+// that does not answer: FetchBlob's error, naming it. Returns whether any
+// worker has device memory. Every worker returns only once the others have
+// its profile.
+absl::StatusOr<bool> AgreeOnTheAllReduce(
+    Server& server, const Workers& workers,
+    const std::vector<std::string>& targets, const AllReduceProfile& mine,
+    absl::Duration timeout) {
   const BlobKey key{"multi-worker-mirrored/all-reduce", 0};
-  absl::Status published =
-      PublishBlob(server, key, absl::StrCat(all_reduce, "\n", local_devices));
+  absl::Status published = PublishBlob(server, key, mine.Serialize());
   if (!published.ok()) return published;
   const size_t n = targets.size();
-  std::vector<std::pair<std::string, std::string>> profiles(n);
-  profiles[static_cast<size_t>(workers.index)] = {all_reduce, local_devices};
+  std::vector<AllReduceProfile> profiles(n);
+  profiles[static_cast<size_t>(workers.index)] = mine;
   bool agree = true;
+  bool device_memory = mine.device_memory;
   const absl::Time deadline = absl::Now() + timeout;
   for (size_t w = 0; w < n; ++w) {
     if (static_cast<int>(w) == workers.index) continue;
@@ -143,38 +171,41 @@ absl::Status AgreeOnTheAllReduce(Server& server, const Workers& workers,
                        " did not tell which all-reduce it takes: ",
                        value.status().message()));
     }
-    std::vector<std::string> parts =
-        absl::StrSplit(*value, absl::MaxSplits('\n', 1));
-    if (parts.size() != 2) {
+    std::optional<AllReduceProfile> theirs = AllReduceProfile::Parse(*value);
+    if (!theirs.has_value()) {
       return absl::InvalidArgumentError(
           absl::StrCat("MultiWorkerMirroredStrategy: worker ", workers.names[w],
                        " described its all-reduce as \"", absl::CEscape(*value),
                        "\"; is it a build of another version?"));
     }
-    agree = agree && parts[0] == all_reduce;
-    profiles[w] = {std::move(parts[0]), std::move(parts[1])};
+    agree = agree && theirs->all_reduce == mine.all_reduce;
+    device_memory = device_memory || theirs->device_memory;
+    profiles[w] = *std::move(theirs);
   }
-  // Leave only once every other worker has this one's choice: a worker that
-  // gives up now, or fails later (say in Bind's rendezvous) and stops its
-  // server, would otherwise leave a peer still fetching it waiting out the
-  // timeout, not knowing why. A peer that never fetches (it died meanwhile)
-  // holds this worker until the deadline; Bind then names what is missing.
+  // Leave only once every other worker has this one's profile: a worker
+  // that gives up now, or fails later (say in Bind's rendezvous) and stops
+  // its server, would otherwise leave a peer still fetching it waiting out
+  // the timeout, not knowing why. A peer that never fetches (it died
+  // meanwhile) holds this worker until the deadline; Bind then names what
+  // is missing.
   server
       .AwaitBlobFetches(key.ToString(), static_cast<int64_t>(n) - 1,
                         std::max(deadline - absl::Now(), absl::ZeroDuration()))
       .IgnoreError();
-  if (agree) return absl::OkStatus();
+  if (agree) return device_memory;
   std::vector<std::string> lines;
   for (size_t w = 0; w < n; ++w) {
-    lines.push_back(absl::StrCat(workers.names[w], " takes ", profiles[w].first,
-                                 " on ", profiles[w].second));
+    lines.push_back(absl::StrCat(workers.names[w], " takes ",
+                                 profiles[w].all_reduce, " on ",
+                                 profiles[w].local_devices));
   }
   return absl::FailedPreconditionError(absl::StrCat(
       "MultiWorkerMirroredStrategy: the workers take different all-reduces, "
       "so their collectives would never meet: ",
       absl::StrJoin(lines, "; "),
-      ". Give every worker the same kind of local devices (all GPUs, or "
-      "none) and the same CommunicationOptions.implementation"));
+      ". Give every worker the same CommunicationOptions and rpc_layer; "
+      "under AUTO a worker whose devices are all GPUs takes NCCL, so a "
+      "cluster that mixes GPU and CPU workers needs RING"));
 }
 
 // The installed factory. Made on first use (it may be installed from
@@ -215,6 +246,8 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
     set_default_options(options);
   }
   std::string name() const override { return "MultiWorkerAllReduce"; }
+  // Before Bind, on a worker of CPUs whose peers have GPUs.
+  using CrossDeviceOps::RequireDeviceMemoryGroup;
 
  protected:
   absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeCommunicator(
@@ -517,7 +550,8 @@ MultiWorkerMirroredStrategy::Create(
   std::unique_ptr<Server> server;
   std::shared_ptr<CrossDeviceOps> ops;
   bool native_ops = false;  // Made by the native (NCCL) factory.
-  std::vector<std::string> worker_targets;  // Across workers: theirs.
+  std::shared_ptr<MultiWorkerAllReduce> grpc_ops;  // ops, when over gRPC
+  std::vector<std::string> worker_targets;         // Across workers: theirs.
   if (num_workers == 1) {
     ops = std::make_shared<CollectiveAllReduce>(options);
   } else {
@@ -583,18 +617,30 @@ MultiWorkerMirroredStrategy::Create(
         topology.intra_bw_Bps = kInMemoryBandwidth;
         topology.intra_latency_us = kInMemoryLatencyUs;
       }
-      ops = std::make_shared<MultiWorkerAllReduce>(
+      grpc_ops = std::make_shared<MultiWorkerAllReduce>(
           GrpcEndpoints(*server, platform, *local, std::move(rank_targets),
                         workers.index * per_worker, options.bytes_per_pack),
           workers.index * per_worker, per_worker,
           /*hierarchical=*/per_worker > 1, options, topology);
+      ops = grpc_ops;
     }
   }
   if (server != nullptr) {
-    absl::Status agreed =
-        AgreeOnTheAllReduce(*server, workers, worker_targets, ops->name(),
-                            DescribeLocalDevices(*local), kConnectTimeout);
-    if (!agreed.ok()) return agreed;
+    AllReduceProfile mine;
+    mine.all_reduce =
+        absl::StrCat(ops->name(), " (",
+                     CommunicationImplementationName(options.implementation),
+                     ", bytes_per_pack ", options.bytes_per_pack, ", over ",
+                     server->protocol(), ")");
+    mine.device_memory = AnyDeviceMemory(platform, *local);
+    mine.local_devices = DescribeLocalDevices(*local);
+    absl::StatusOr<bool> device_memory = AgreeOnTheAllReduce(
+        *server, workers, worker_targets, mine, kConnectTimeout);
+    if (!device_memory.ok()) return device_memory.status();
+    // A native group's devices are all GPUs already.
+    if (*device_memory && grpc_ops != nullptr) {
+      grpc_ops->RequireDeviceMemoryGroup();
+    }
   }
   absl::Status bound = ops->Bind(platform, *local);
   if (!bound.ok()) return bound;
@@ -682,6 +728,8 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
   if (!group.ok()) return group.status();
   auto shared =
       std::make_shared<SharedEndpoints>(*std::move(group), per_worker);
+  // One task with a GPU makes every task take the device-memory paths.
+  const bool device_memory = AnyDeviceMemory(platform, all_devices);
 
   // The cluster as TF_CONFIG would give it: one "worker" task per host.
   // The addresses only name the tasks; nothing connects to them.
@@ -708,6 +756,7 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
     auto ops = std::make_shared<MultiWorkerAllReduce>(
         [shared, w] { return shared->Take(w); }, first_rank, per_worker,
         /*hierarchical=*/per_worker > 1, options);
+    if (device_memory) ops->RequireDeviceMemoryGroup();
     const std::vector<std::string>& local = (*tasks)[static_cast<size_t>(w)];
     absl::Status bound = ops->Bind(platform, local);
     if (!bound.ok()) return bound;

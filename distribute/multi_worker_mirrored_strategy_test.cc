@@ -410,14 +410,38 @@ TEST(MultiWorkerMirroredStrategyTest, WorkersTakingDifferentAllReducesFail) {
   for (const absl::Status& s : made) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_THAT(s.message(), HasSubstr("take different all-reduces"));
-    EXPECT_THAT(s.message(), HasSubstr("/job:worker/task:0 takes "
-                                       "WaitsForAbortOps on 1 local device "
-                                       "(CPU:0)"));
-    EXPECT_THAT(s.message(), HasSubstr("/job:worker/task:1 takes "
-                                       "MultiWorkerAllReduce on 1 local "
-                                       "device (CPU:0)"));
+    EXPECT_THAT(s.message(),
+                HasSubstr("/job:worker/task:0 takes WaitsForAbortOps (NCCL, "
+                          "bytes_per_pack 0, over grpc) on 1 local device "
+                          "(CPU:0)"));
+    EXPECT_THAT(s.message(),
+                HasSubstr("/job:worker/task:1 takes MultiWorkerAllReduce "
+                          "(RING, bytes_per_pack 0, over grpc) on 1 local "
+                          "device (CPU:0)"));
   }
   strategies.clear();
+}
+
+// Both on gRPC's all-reduce, but with options that shape their collectives
+// differently (RING against AUTO's cost model, packs of different sizes):
+// they would not meet either.
+TEST(MultiWorkerMirroredStrategyTest, WorkersWithDifferentOptionsFail) {
+  CommunicationOptions ring;
+  ring.implementation = CommunicationImplementation::kRing;
+  CommunicationOptions packed = ring;
+  packed.bytes_per_pack = 4096;
+  for (const CommunicationOptions& other : {CommunicationOptions{}, packed}) {
+    std::vector<std::unique_ptr<devices::HostPlatform>> platforms;
+    std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> strategies;
+    for (const absl::Status& s : MakeTwo(ring, platforms, strategies, other)) {
+      EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+      EXPECT_THAT(s.message(),
+                  HasSubstr("/job:worker/task:0 takes MultiWorkerAllReduce "
+                            "(RING, bytes_per_pack 0, over grpc)"));
+      EXPECT_THAT(s.message(), HasSubstr("same CommunicationOptions"));
+    }
+    strategies.clear();
+  }
 }
 
 TEST(MultiWorkerMirroredStrategyTest, ReplicasAreGlobal) {

@@ -11,14 +11,18 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "devices/host_platform.h"
 #include "devices/platform.h"
+#include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/local_strategies.h"
+#include "distribute/multi_worker_mirrored_strategy.h"
 #include "distribute/strategy.h"
 #include "distribute/variables.h"
 #include "gtest/gtest.h"
 #include "tests/opaque_memory_platform.h"
+#include "tests/subprocess.h"
 #include "tools/distsim/classifier_training.h"
 
 namespace {
@@ -301,6 +305,81 @@ TEST(DeviceMemoryStrategiesTest, MixedDeviceAndHostMemoryReplicas) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(a->weights_checksum, b->weights_checksum);
   EXPECT_EQ(*a->final_loss, *b->final_loss);
+}
+
+// A worker of GPUs beside a worker of CPUs, both on gRPC's all-reduce (RING
+// here; AUTO too where NCCL is not linked in). The CPU worker must take the
+// device-memory path as the GPU worker does: packing two tensors into one
+// all-reduce while its peer reduced them one by one left both waiting for
+// collectives the other never called, until their timeout.
+TEST(DeviceMemoryStrategiesTest, AWorkerOfGpusBesideAWorkerOfCpus) {
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  distribute::CommunicationOptions options;
+  options.implementation = distribute::CommunicationImplementation::kRing;
+  options.timeout_seconds = 20;  // a failure, not a hang, without the fix
+  std::vector<std::unique_ptr<devices::Platform>> platforms(2);
+  std::vector<std::unique_ptr<distribute::MultiWorkerMirroredStrategy>>
+      strategies(2);
+  std::vector<absl::StatusOr<std::vector<Tensor>>> sums(2);
+  std::vector<absl::StatusOr<distsim::TrainResult>> trained(
+      2, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      const std::string task = absl::StrCat("/job:worker/replica:0/task:", w);
+      if (w == 0) {
+        platforms[w] = *OpaqueMemoryPlatform::Create(1, 0, task);
+      } else {
+        devices::HostPlatformOptions host;
+        host.job_prefix = task;
+        platforms[w] = *devices::HostPlatform::Create(host);
+      }
+      auto resolver = distribute::cluster::TFConfigClusterResolver::FromJson(
+          absl::StrCat("{\"cluster\": {\"worker\": [\"127.0.0.1:", (*ports)[0],
+                       "\", \"127.0.0.1:", (*ports)[1],
+                       "\"]}, \"task\": {\"type\": \"worker\", "
+                       "\"index\": ",
+                       w, "}}"));
+      ASSERT_TRUE(resolver.ok()) << resolver.status();
+      auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
+          *platforms[w], *std::move(resolver), options);
+      ASSERT_TRUE(strategy.ok()) << strategy.status();
+      strategies[w] = *std::move(strategy);
+      auto out = strategies[w]->Run(
+          [w](ReplicaContext& ctx, const std::vector<Tensor>&)
+              -> absl::StatusOr<std::vector<Tensor>> {
+            const float f = static_cast<float>(w);
+            return ctx.AllReduce(distribute::ReduceOp::kSum,
+                                 {Tensor::FromVector<float>({f, f + 10}),
+                                  Tensor::FromVector<float>({100 * f + 1})});
+          });
+      if (!out.ok()) {
+        sums[w] = out.status();
+      } else {
+        sums[w] = std::vector<Tensor>{(*out)[0].value(0), (*out)[1].value(0)};
+      }
+      trained[w] = TrainClassifier(*strategies[w], Options("adam"));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(
+      (*platforms[0]->FindDevice("/cpu:0"))->allocator().memory_space() ==
+      devices::MemorySpace::kHost);
+  auto mirrored = TrainClassifier(
+      *MirroredStrategy::Create(*Host(2), Cpus(2)).value(), Options("adam"));
+  ASSERT_TRUE(mirrored.ok()) << mirrored.status();
+  for (int w = 0; w < 2; ++w) {
+    ASSERT_TRUE(sums[w].ok()) << "worker " << w << ": " << sums[w].status();
+    ASSERT_TRUE((*sums[w])[0].host_accessible()) << "worker " << w;
+    EXPECT_EQ((*sums[w])[0].ToVector<float>(), (std::vector<float>{1, 21}));
+    EXPECT_EQ((*sums[w])[1].ToVector<float>(), (std::vector<float>{102}));
+    ASSERT_TRUE(trained[w].ok())
+        << "worker " << w << ": " << trained[w].status();
+    // The same weights as two replicas of one process.
+    EXPECT_EQ(trained[w]->weights_checksum, mirrored->weights_checksum);
+  }
+  strategies.clear();  // Before their platforms.
 }
 
 TEST(DeviceMemoryStrategiesTest, CopyTensorBetweenEveryKindOfMemory) {

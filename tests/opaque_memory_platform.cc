@@ -333,7 +333,8 @@ class OpaqueMemoryDevice : public devices::Device {
 };
 
 absl::StatusOr<std::unique_ptr<OpaqueMemoryPlatform>>
-OpaqueMemoryPlatform::Create(int num_devices, int num_host_memory_devices) {
+OpaqueMemoryPlatform::Create(int num_devices, int num_host_memory_devices,
+                             std::optional<std::string> job_prefix) {
   if (num_host_memory_devices < 0 || num_host_memory_devices > num_devices) {
     return absl::InvalidArgumentError(
         absl::StrCat("num_host_memory_devices ", num_host_memory_devices,
@@ -341,6 +342,7 @@ OpaqueMemoryPlatform::Create(int num_devices, int num_host_memory_devices) {
   }
   devices::HostPlatformOptions options;
   options.num_devices = num_devices;
+  if (job_prefix.has_value()) options.job_prefix = *std::move(job_prefix);
   absl::StatusOr<std::unique_ptr<devices::HostPlatform>> host =
       devices::HostPlatform::Create(options);
   if (!host.ok()) return host.status();

@@ -19,6 +19,7 @@
 #define TESTS_OPAQUE_MEMORY_PLATFORM_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,12 @@ class OpaqueMemoryPlatform : public devices::Platform {
   // num_devices CPU devices named as the host platform's ("/cpu:0", ...);
   // the last num_host_memory_devices of them are the host platform's own
   // devices (host memory), as the CPUs beside a machine's GPUs.
+  // `job_prefix` as HostPlatformOptions::job_prefix (say
+  // "/job:worker/replica:0/task:1" for a task of a multi-worker cluster);
+  // nullopt: the host platform's default.
   static absl::StatusOr<std::unique_ptr<OpaqueMemoryPlatform>> Create(
-      int num_devices, int num_host_memory_devices = 0);
+      int num_devices, int num_host_memory_devices = 0,
+      std::optional<std::string> job_prefix = std::nullopt);
   ~OpaqueMemoryPlatform() override;
   OpaqueMemoryPlatform(const OpaqueMemoryPlatform&) = delete;
   OpaqueMemoryPlatform& operator=(const OpaqueMemoryPlatform&) = delete;
