@@ -46,7 +46,12 @@ absl::StatusOr<int64_t> CudaDriverGpuCount(absl::string_view library) {
     // dependency, another architecture) is worth saying.
     const char* error = dlerror();
     const std::string why = error != nullptr ? error : "unknown error";
-    if (absl::StrContains(why, "No such file or directory")) return 0;
+    // Only the library itself missing is no driver: the loader names the
+    // file it could not find, which for a missing dependency is that one.
+    if (absl::StartsWith(why, absl::StrCat(name, ": ")) &&
+        absl::StrContains(why, "No such file or directory")) {
+      return 0;
+    }
     return absl::FailedPreconditionError(
         absl::StrCat("the CUDA driver library ", name,
                      " is there but cannot be loaded: ", why));

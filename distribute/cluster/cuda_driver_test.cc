@@ -97,6 +97,19 @@ TEST_F(CudaDriverTest, ALibraryThatCannotLoadIsAnError) {
               HasSubstr("is there but cannot be loaded"));
 }
 
+// A driver that is installed but misses one of its own libraries is not
+// "no driver": the loader's "No such file or directory" names the
+// dependency, not the driver.
+TEST_F(CudaDriverTest, ALibraryMissingADependencyIsAnError) {
+  absl::StatusOr<int64_t> count =
+      CudaDriverGpuCount("./distribute/cluster/libneeds_absent_dependency.so");
+  EXPECT_EQ(count.status().code(), absl::StatusCode::kFailedPrecondition)
+      << count.status();
+  EXPECT_THAT(count.status().message(),
+              AllOf(HasSubstr("is there but cannot be loaded"),
+                    HasSubstr("libdistsim_absent_dependency.so")));
+}
+
 TEST_F(CudaDriverTest, ALibraryThatIsNotADriverIsAnError) {
   absl::StatusOr<int64_t> count = CudaDriverGpuCount("libm.so.6");
   EXPECT_EQ(count.status().code(), absl::StatusCode::kFailedPrecondition);
