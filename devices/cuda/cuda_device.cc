@@ -68,19 +68,21 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(
       props.major, props.minor, props.multiProcessorCount,
       static_cast<double>(total_bytes) / (1 << 30));
   auto allocator = std::make_shared<CudaAllocator>(name, ordinal, capacity);
-  std::unique_ptr<CudaDevice> device(
-      new CudaDevice(std::move(name), ordinal, std::move(description),
-                     std::move(allocator), stream, cublas));
+  std::unique_ptr<CudaDevice> device(new CudaDevice(
+      std::move(name), ordinal, std::move(description),
+      {props.major, props.minor}, std::move(allocator), stream, cublas));
   if (options.make_kernels) device->kernels_ = options.make_kernels(*device);
   return device;
 }
 
 CudaDevice::CudaDevice(std::string name, int ordinal, std::string description,
+                       CudaComputeCapability compute_capability,
                        std::shared_ptr<CudaAllocator> allocator,
                        cudaStream_t stream, cublasContext* cublas)
     : name_(std::move(name)),
       ordinal_(ordinal),
       description_(std::move(description)),
+      compute_capability_(compute_capability),
       allocator_(std::move(allocator)),
       stream_(stream),
       cublas_(cublas),

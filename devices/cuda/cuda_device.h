@@ -58,6 +58,12 @@ struct CudaDeviceOptions {
   std::function<std::unique_ptr<KernelLibrary>(CudaDevice&)> make_kernels;
 };
 
+// A GPU's compute capability (9.0 for an H100).
+struct CudaComputeCapability {
+  int major = 0;
+  int minor = 0;
+};
+
 class CudaDevice : public Device {
  public:
   // The device for CUDA device `ordinal`, named `name` (the full device
@@ -109,6 +115,10 @@ class CudaDevice : public Device {
   cublasContext* cublas() const { return cublas_; }
   // "NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs, 79.1 GiB)".
   const std::string& description() const { return description_; }
+  // As cudaGetDeviceProperties gave it when the device was made.
+  const CudaComputeCapability& compute_capability() const {
+    return compute_capability_;
+  }
   CudaAllocator& cuda_allocator() { return *allocator_; }
 
   // OK if `tensor` has data on this device (INVALID_ARGUMENT naming `what`
@@ -123,6 +133,7 @@ class CudaDevice : public Device {
   };
 
   CudaDevice(std::string name, int ordinal, std::string description,
+             CudaComputeCapability compute_capability,
              std::shared_ptr<CudaAllocator> allocator, cudaStream_t stream,
              cublasContext* cublas);
   void WorkerLoop();
@@ -135,6 +146,7 @@ class CudaDevice : public Device {
   const std::string name_;
   const int ordinal_;
   const std::string description_;
+  const CudaComputeCapability compute_capability_;
   const std::shared_ptr<CudaAllocator> allocator_;
   const cudaStream_t stream_;
   cublasContext* const cublas_;

@@ -63,12 +63,8 @@ absl::Status CheckKernelImage(const CudaDevice& gpu) {
                       absl::StrCat("loading the CUDA kernels on ", gpu.name()));
   }
   cudaGetLastError();  // Reported below; not the next launch's error.
-  int major = 0;
-  int minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
-                         gpu.ordinal());
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
-                         gpu.ordinal());
+  const int major = gpu.compute_capability().major;
+  const int minor = gpu.compute_capability().minor;
   return absl::FailedPreconditionError(absl::StrCat(
       gpu.name(), " has compute capability ", major, ".", minor,
       ", which this build's CUDA kernels do not cover (",
