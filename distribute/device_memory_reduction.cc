@@ -31,10 +31,8 @@ CrossDeviceOps::AllReduceInDeviceMemory(
     const bool stage = own_memory && v.host_accessible();
     if (stage) {
       absl::StatusOr<devices::Tensor> staged =
-          device.Allocate(v.dtype(), v.shape());
+          devices::CopyTensorTo(platform(), v, device);
       if (!staged.ok()) return staged.status();
-      absl::Status s = device.CopyFromHost(v.raw_data(), *staged);
-      if (!s.ok()) return s;
       in = *std::move(staged);
     }
     absl::StatusOr<devices::Tensor> out = device.Allocate(v.dtype(), v.shape());
@@ -42,12 +40,8 @@ CrossDeviceOps::AllReduceInDeviceMemory(
     absl::Status s = AllReducePack(replica, op, in, *out, timeout);
     if (!s.ok()) return s;
     if (stage) {
-      absl::StatusOr<devices::Tensor> host =
-          devices::Tensor::Host(v.dtype(), v.shape());
-      if (!host.ok()) return host.status();
-      s = device.CopyToHost(*out, host->raw_data());
-      if (!s.ok()) return s;
-      out = *std::move(host);
+      out = devices::ToHostTensor(platform(), *out);
+      if (!out.ok()) return out.status();
     }
     outputs.push_back(*std::move(out));
   }
@@ -62,14 +56,10 @@ absl::StatusOr<devices::Tensor> ReductionToOneDevice::ReduceAtRoot(
   std::vector<devices::Tensor> local;
   local.reserve(inputs.size());
   for (const devices::Tensor& t : inputs) {
-    if (t.device() == (*root)->name()) {
-      local.push_back(t);
-      continue;
-    }
-    absl::StatusOr<devices::Tensor> copy =
-        devices::CopyTensorTo(platform(), t, **root);
-    if (!copy.ok()) return copy.status();
-    local.push_back(*std::move(copy));
+    absl::StatusOr<devices::Tensor> readable =
+        devices::ReadableOn(platform(), t, **root);
+    if (!readable.ok()) return readable.status();
+    local.push_back(*std::move(readable));
   }
   absl::StatusOr<devices::Tensor> result =
       (*root)->Allocate(inputs[0].dtype(), inputs[0].shape());

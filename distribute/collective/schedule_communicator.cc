@@ -265,22 +265,15 @@ absl::Status ScheduleCommunicator::OnHost(
         "communicator its platform (ScheduleCommunicatorOptions::platform) to "
         "stage such tensors through host memory"));
   }
-  auto device_of = [&](const devices::Tensor& t) {
-    return options_.platform->FindDevice(t.device());
-  };
   const bool in_place = input != nullptr && output != nullptr &&
                         input->raw_data() == output->raw_data();
   std::optional<devices::Tensor> host_input, host_output;
   const devices::Tensor* in = input;
   devices::Tensor* out = output;
   if (stage_input) {
-    absl::StatusOr<devices::Device*> device = device_of(*input);
-    if (!device.ok()) return device.status();
     absl::StatusOr<devices::Tensor> host =
-        devices::Tensor::Host(input->dtype(), input->shape());
+        devices::ToHostTensor(*options_.platform, *input);
     if (!host.ok()) return host.status();
-    absl::Status s = (*device)->CopyToHost(*input, host->raw_data());
-    if (!s.ok()) return s;
     host_input = *std::move(host);
     in = &*host_input;
   }
@@ -297,9 +290,7 @@ absl::Status ScheduleCommunicator::OnHost(
   }
   absl::Status status = run(in, out);
   if (!status.ok() || !stage_output) return status;
-  absl::StatusOr<devices::Device*> device = device_of(*output);
-  if (!device.ok()) return device.status();
-  return (*device)->CopyFromHost(out->raw_data(), *output);
+  return devices::CopyTensor(*options_.platform, *out, *output);
 }
 
 absl::Status ScheduleCommunicator::Execute(
