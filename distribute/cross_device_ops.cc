@@ -565,15 +565,16 @@ absl::StatusOr<collective::PackPlan> NcclAllReduce::Plan(
 absl::StatusOr<std::unique_ptr<devices::Communicator>>
 CollectiveAllReduce::MakeCommunicator(devices::Platform& platform,
                                       const std::vector<std::string>& devices) {
-  absl::Status valid = options_.Validate();
+  const CommunicationOptions& defaults = default_options();
+  absl::Status valid = defaults.Validate();
   if (!valid.ok()) return valid;
-  if (options_.implementation == CommunicationImplementation::kNccl) {
+  if (defaults.implementation == CommunicationImplementation::kNccl) {
     return NativeCommunicator(platform, devices,
                               "CommunicationImplementation.NCCL");
   }
   collective::ScheduleCommunicatorOptions options;
   options.name = "CollectiveAllReduce";
-  if (options_.implementation == CommunicationImplementation::kRing) {
+  if (defaults.implementation == CommunicationImplementation::kRing) {
     options.all_reduce_algorithm = collective::Algorithm::kRing;
   }
   return MakeScheduleCommunicator(platform, devices, std::move(options));

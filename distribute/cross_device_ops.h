@@ -158,6 +158,9 @@ class CrossDeviceOps {
   void set_default_options(CommunicationOptions options) {
     default_options_ = options;
   }
+  const CommunicationOptions& default_options() const {
+    return default_options_;
+  }
 
  private:
   // Runs fn(replica) on one thread per replica, each bound to its device.
@@ -283,20 +286,16 @@ class CollectiveAllReduce : public CrossDeviceOps {
   // `options` are every collective's defaults (TF merges them into each
   // call's options): bytes_per_pack, timeout_seconds, and implementation
   // (RING forces the ring; NCCL asks for the platform's native library).
-  explicit CollectiveAllReduce(CommunicationOptions options = {})
-      : options_(options) {
+  explicit CollectiveAllReduce(CommunicationOptions options = {}) {
     set_default_options(options);
   }
   std::string name() const override { return "CollectiveAllReduce"; }
-  const CommunicationOptions& options() const { return options_; }
+  const CommunicationOptions& options() const { return default_options(); }
 
  protected:
   absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeCommunicator(
       devices::Platform& platform,
       const std::vector<std::string>& devices) override;
-
- private:
-  CommunicationOptions options_;
 };
 
 // Whether `devices` is non-empty and every one of them is a GPU of

@@ -51,26 +51,23 @@ absl::StatusOr<Workers> FindWorkers(const cluster::ClusterSpec& spec,
   int found = -1;
   for (const char* job : {"chief", "worker"}) {
     if (!spec.has_job(job)) continue;
-    absl::StatusOr<std::vector<int64_t>> indices = spec.task_indices(job);
-    if (!indices.ok()) return indices.status();
-    std::vector<int64_t> sorted = *indices;
-    std::sort(sorted.begin(), sorted.end());
+    absl::StatusOr<std::vector<int64_t>> sorted = spec.task_indices(job);
+    if (!sorted.ok()) return sorted.status();
     // The chief (and the checkpoint writer, WriterRole) is task 0: indices
     // with gaps would leave the group without one.
-    if (!sorted.empty() &&
-        sorted.back() != static_cast<int64_t>(sorted.size()) - 1) {
+    if (!spec.is_dense(job)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "MultiWorkerMirroredStrategy: the \"", job, "\" job's task indices ",
-          absl::StrJoin(sorted, ","), " are not 0..", sorted.size() - 1,
+          absl::StrJoin(*sorted, ","), " are not 0..", sorted->size() - 1,
           "; number the tasks from 0 without gaps"));
     }
-    if (std::string(job) == "chief" && sorted.size() > 1) {
+    if (std::string(job) == "chief" && sorted->size() > 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "MultiWorkerMirroredStrategy: there must be at most one \"chief\" "
           "task, but the cluster has ",
-          sorted.size()));
+          sorted->size()));
     }
-    for (int64_t i : sorted) {
+    for (int64_t i : *sorted) {
       absl::StatusOr<std::string> address = spec.task_address(job, i);
       if (!address.ok()) return address.status();
       if (task_type == job && task_id == i) {
@@ -240,8 +237,7 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
       : endpoints_(std::move(endpoints)),
         topology_(std::move(topology)),
         ranks_per_worker_(ranks_per_worker),
-        hierarchical_(hierarchical),
-        options_(options) {
+        hierarchical_(hierarchical) {
     set_rank_offset(first_rank);
     set_default_options(options);
   }
@@ -275,7 +271,8 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
       // Each worker holds ranks_per_worker consecutive ranks.
       options.topology.ranks_per_node = ranks_per_worker_;
     }
-    if (options_.implementation == CommunicationImplementation::kRing) {
+    if (default_options().implementation ==
+        CommunicationImplementation::kRing) {
       options.all_reduce_algorithm = collective::Algorithm::kRing;
     } else if (hierarchical_) {
       options.all_reduce_algorithm = collective::Algorithm::kHierarchical;
@@ -291,7 +288,6 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
   const std::optional<collective::GroupTopology> topology_;
   const int ranks_per_worker_;
   const bool hierarchical_;
-  const CommunicationOptions options_;
 };
 
 // The gRPC transport's chunk size for CommunicationOptions::bytes_per_pack:
