@@ -46,6 +46,11 @@ class Communicator {
   virtual int size() const = 0;
   // Full device name of `rank` (empty outside [0, size())).
   virtual const std::string& device(int rank) const = 0;
+  // Whether every rank may give tensors in host memory, also where its
+  // device has memory of its own (the collectives run in host code, which
+  // stages a device's tensors through host memory itself). False, the
+  // default: a rank's tensors must be in its device's memory, as NCCL's.
+  virtual bool accepts_host_memory() const { return false; }
 
   // output = op over all ranks' inputs (same shape on every rank).
   virtual absl::Status AllReduce(int rank, const Tensor& input, Tensor& output,

@@ -185,6 +185,10 @@ absl::Status CrossDeviceOps::AllReducePack(int replica, ReduceOp op,
                                   {ToDevicesReduceOp(op), timeout});
 }
 
+bool CrossDeviceOps::PackAcceptsHostMemory() const {
+  return communicator_->accepts_host_memory();
+}
+
 absl::StatusOr<std::vector<devices::Tensor>> CrossDeviceOps::ReplicaAllReduce(
     int replica, ReduceOp op, const std::vector<devices::Tensor>& values,
     const CommunicationOptions& call_options) {

@@ -134,6 +134,10 @@ class CrossDeviceOps {
                                      const devices::Tensor& in,
                                      devices::Tensor& out,
                                      absl::Duration timeout);
+  // Whether AllReducePack takes tensors in host memory on a device with
+  // memory of its own (else they are staged through the device, and their
+  // results brought back): the communicator's accepts_host_memory().
+  virtual bool PackAcceptsHostMemory() const;
   // How a list of tensors is cut into packs.
   virtual absl::StatusOr<collective::PackPlan> Plan(
       const std::vector<devices::Tensor>& values,
@@ -200,6 +204,9 @@ class ReductionToOneDevice : public CrossDeviceOps {
   absl::Status AllReducePack(int replica, ReduceOp op,
                              const devices::Tensor& in, devices::Tensor& out,
                              absl::Duration timeout) override;
+  // The reduce device reads and writes any memory (devices::ReadableOn,
+  // devices::CopyTensor).
+  bool PackAcceptsHostMemory() const override { return true; }
 
  public:
   // Also fails the device-memory reduction under way, if any.

@@ -24,18 +24,25 @@ CrossDeviceOps::AllReduceInDeviceMemory(
     devices::Device& device, absl::Duration timeout) {
   const bool own_memory =
       device.allocator().memory_space() == devices::MemorySpace::kDevice;
+  const bool takes_host = PackAcceptsHostMemory();
   std::vector<devices::Tensor> outputs;
   outputs.reserve(values.size());
   for (const devices::Tensor& v : values) {
     devices::Tensor in = v;
-    const bool stage = own_memory && v.host_accessible();
+    // A host tensor on a device with memory of its own: given as it is
+    // where AllReducePack takes host memory (its result in host memory
+    // too), else copied in and its result copied back.
+    const bool host_value = own_memory && v.host_accessible();
+    const bool stage = host_value && !takes_host;
     if (stage) {
       absl::StatusOr<devices::Tensor> staged =
           devices::CopyTensorTo(platform(), v, device);
       if (!staged.ok()) return staged.status();
       in = *std::move(staged);
     }
-    absl::StatusOr<devices::Tensor> out = device.Allocate(v.dtype(), v.shape());
+    absl::StatusOr<devices::Tensor> out =
+        host_value && !stage ? devices::Tensor::Host(v.dtype(), v.shape())
+                             : device.Allocate(v.dtype(), v.shape());
     if (!out.ok()) return out.status();
     absl::Status s = AllReducePack(replica, op, in, *out, timeout);
     if (!s.ok()) return s;

@@ -382,6 +382,40 @@ TEST(DeviceMemoryStrategiesTest, AWorkerOfGpusBesideAWorkerOfCpus) {
   strategies.clear();  // Before their platforms.
 }
 
+// A host tensor all-reduced on a device with memory of its own crosses into
+// device memory only where the reduction needs it there: not at all for the
+// collectives' host code (which once copied it in, out, in and out again),
+// once into the reduce device and once out for ReductionToOneDevice.
+TEST(DeviceMemoryStrategiesTest, HostTensorsOnDevicesAreNotCopiedThroughThem) {
+  struct Case {
+    std::shared_ptr<distribute::CrossDeviceOps> ops;
+    int64_t copies;
+  };
+  for (const Case& c :
+       {Case{std::make_shared<distribute::CollectiveAllReduce>(), 0},
+        Case{std::make_shared<distribute::ReductionToOneDevice>(), 4}}) {
+    SCOPED_TRACE(c.ops->name());
+    auto opaque = *OpaqueMemoryPlatform::Create(2);
+    auto strategy = MirroredStrategy::Create(*opaque, Cpus(2), c.ops);
+    ASSERT_TRUE(strategy.ok()) << strategy.status();
+    const int64_t before = opaque->copies();
+    auto out = (*strategy)->Run(
+        [](ReplicaContext& ctx,
+           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+          const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+          return ctx.AllReduce(distribute::ReduceOp::kSum,
+                               {Tensor::FromVector<float>({r, r + 10})});
+        });
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(opaque->copies() - before, c.copies);
+    for (int r = 0; r < 2; ++r) {
+      const Tensor& sum = (*out)[0].value(r);
+      ASSERT_TRUE(sum.host_accessible()) << r;
+      EXPECT_EQ(sum.ToVector<float>(), (std::vector<float>{1, 21})) << r;
+    }
+  }
+}
+
 TEST(DeviceMemoryStrategiesTest, CopyTensorBetweenEveryKindOfMemory) {
   auto opaque = *OpaqueMemoryPlatform::Create(3, /*num_host_memory_devices=*/1);
   const std::vector<float> values = {1.5f, -2, 3};

@@ -1,5 +1,7 @@
 #include "tests/opaque_memory_platform.h"
 
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -255,6 +257,7 @@ class OpaqueMemoryDevice : public devices::Device {
         kernels_(queue.name()) {}
 
   const std::string& name() const override { return queue_.name(); }
+  int64_t copies() const { return copies_.load(); }
   devices::DeviceKind kind() const override {
     return devices::DeviceKind::kCPU;
   }
@@ -314,6 +317,7 @@ class OpaqueMemoryDevice : public devices::Device {
   // A copy on the queue, after the work enqueued before it; `mask` for a
   // copy between the host and this device's stored form.
   absl::Status Copy(const void* src, void* dst, size_t bytes, bool mask) {
+    copies_.fetch_add(1);
     return queue_
         .Enqueue(devices::MemcpyCost(static_cast<int64_t>(bytes)),
                  [src, dst, bytes, mask] {
@@ -328,6 +332,7 @@ class OpaqueMemoryDevice : public devices::Device {
   }
 
   devices::Device& queue_;
+  std::atomic<int64_t> copies_{0};
   const std::shared_ptr<OpaqueAllocator> allocator_;
   const StagedKernels kernels_;
 };
@@ -363,6 +368,12 @@ OpaqueMemoryPlatform::OpaqueMemoryPlatform(
     : host_(std::move(host)) {}
 
 OpaqueMemoryPlatform::~OpaqueMemoryPlatform() = default;
+
+int64_t OpaqueMemoryPlatform::copies() const {
+  int64_t total = 0;
+  for (const auto& d : devices_) total += d->copies();
+  return total;
+}
 
 std::vector<std::string> OpaqueMemoryPlatform::DeviceNames() const {
   return host_->DeviceNames();

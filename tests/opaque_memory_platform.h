@@ -18,6 +18,7 @@
 #ifndef TESTS_OPAQUE_MEMORY_PLATFORM_H_
 #define TESTS_OPAQUE_MEMORY_PLATFORM_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,9 @@ class OpaqueMemoryPlatform : public devices::Platform {
   OpaqueMemoryPlatform& operator=(const OpaqueMemoryPlatform&) = delete;
 
   const std::string& name() const override { return name_; }
+  // How many copies into, out of or between the devices' opaque memory
+  // (CopyFromHost, CopyToHost, CopyToDevice) they have made.
+  int64_t copies() const;
   std::vector<std::string> DeviceNames() const override;
   absl::StatusOr<devices::Device*> FindDevice(absl::string_view name) override;
   // The host platform's shared-memory transports (they move bytes through

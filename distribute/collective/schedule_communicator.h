@@ -117,6 +117,8 @@ class ScheduleCommunicator : public devices::Communicator {
   const std::string& name() const override { return options_.name; }
   int size() const override { return size_; }
   const std::string& device(int rank) const override;
+  // Host tensors always; device-memory ones through options.platform.
+  bool accepts_host_memory() const override { return true; }
 
   absl::Status AllReduce(int rank, const devices::Tensor& input,
                          devices::Tensor& output,
