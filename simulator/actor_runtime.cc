@@ -83,7 +83,9 @@ absl::Status ActorRuntime::Unregister(ActorId actor) {
       --running_;
       break;
     case Phase::kSuspended:
-      if (!it->second.for_actors) --suspended_;
+      --suspended_;
+      break;
+    case Phase::kSuspendedForActors:
       break;
     default:
       return absl::FailedPreconditionError(absl::StrCat(
@@ -96,14 +98,13 @@ absl::Status ActorRuntime::Unregister(ActorId actor) {
   return absl::OkStatus();
 }
 
-void ActorRuntime::SuspendLocked(ActorId actor, bool for_actors) {
+void ActorRuntime::SuspendLocked(ActorId actor, Phase phase) {
   auto it = actors_.find(actor);
   if (it == actors_.end() || it->second.phase != Phase::kRunning) return;
-  it->second.phase = Phase::kSuspended;
-  it->second.for_actors = for_actors;
+  it->second.phase = phase;
   --running_;
   // Only an actor blocked outside can unblock the others (see Drive).
-  if (!for_actors) ++suspended_;
+  if (phase == Phase::kSuspended) ++suspended_;
   ++version_;
   MaybeDrive();
 }
@@ -112,22 +113,25 @@ void ActorRuntime::ResumeLocked(ActorId actor) {
   // The actor runs from now on: let a step in progress finish first.
   AwaitNotBusy();
   auto it = actors_.find(actor);
-  if (it == actors_.end() || it->second.phase != Phase::kSuspended) return;
+  if (it == actors_.end()) return;
+  const Phase phase = it->second.phase;
+  if (phase != Phase::kSuspended && phase != Phase::kSuspendedForActors) {
+    return;
+  }
+  if (phase == Phase::kSuspended) --suspended_;
   it->second.phase = Phase::kRunning;
-  if (!it->second.for_actors) --suspended_;
-  it->second.for_actors = false;
   ++running_;
   ++version_;
 }
 
 void ActorRuntime::Suspend(ActorId actor) {
   absl::MutexLock lock(&mu_);
-  SuspendLocked(actor, /*for_actors=*/false);
+  SuspendLocked(actor, Phase::kSuspended);
 }
 
 void ActorRuntime::SuspendForActors(ActorId actor) {
   absl::MutexLock lock(&mu_);
-  SuspendLocked(actor, /*for_actors=*/true);
+  SuspendLocked(actor, Phase::kSuspendedForActors);
 }
 
 void ActorRuntime::Resume(ActorId actor) {
@@ -143,8 +147,9 @@ absl::Status ActorRuntime::Submit(ActorId actor, Work work) {
         absl::StrCat("Submit from actor ", actor, ", which is not registered"));
   }
   Actor& a = it->second;
-  const bool resuspend = a.phase == Phase::kSuspended;
-  const bool for_actors = a.for_actors;
+  const Phase suspended = a.phase;
+  const bool resuspend =
+      suspended == Phase::kSuspended || suspended == Phase::kSuspendedForActors;
   if (resuspend) ResumeLocked(actor);
   if (a.phase != Phase::kRunning) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -157,7 +162,7 @@ absl::Status ActorRuntime::Submit(ActorId actor, Work work) {
   work_.emplace(WorkKey{actor, a.sequence},
                 WorkItem{std::move(work), nullptr, 0});
   ++version_;
-  if (resuspend) SuspendLocked(actor, for_actors);
+  if (resuspend) SuspendLocked(actor, suspended);
   return absl::OkStatus();
 }
 
@@ -173,8 +178,9 @@ ParkOutcome ActorRuntime::Park(ActorId actor, std::string what,
                                         actor, ", which is not registered"))};
   }
   Actor& a = it->second;  // std::map references stay valid.
-  const bool resuspend = a.phase == Phase::kSuspended;
-  const bool for_actors = a.for_actors;
+  const Phase suspended = a.phase;
+  const bool resuspend =
+      suspended == Phase::kSuspended || suspended == Phase::kSuspendedForActors;
   if (resuspend) ResumeLocked(actor);
   if (a.phase != Phase::kRunning) {
     return ParkOutcome{WakeReason::kCompleted,
@@ -218,7 +224,7 @@ ParkOutcome ActorRuntime::Park(ActorId actor, std::string what,
     };
     mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
   }
-  if (resuspend) SuspendLocked(actor, for_actors);
+  if (resuspend) SuspendLocked(actor, suspended);
   return outcome;
 }
 
@@ -242,6 +248,7 @@ ParkOutcome ActorRuntime::Withdraw(ActorId actor, Actor& a,
       --waiting_;
       break;
     case Phase::kSuspended:
+    case Phase::kSuspendedForActors:
       break;
   }
   const std::string running = Describe(Phase::kRunning);

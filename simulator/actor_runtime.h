@@ -179,9 +179,12 @@ class ActorRuntime {
   enum class Phase {
     kRunning,    // its thread runs
     kSuspended,  // its thread is blocked outside the simulation
-    kParked,     // its start function has not run yet
-    kWaiting,    // its operation is under way
-    kWoken,      // its operation ended; waits to be released
+    // Its thread waits for other actors' threads (SuspendForActors): it
+    // cannot unblock them, so it does not count as blocked outside.
+    kSuspendedForActors,
+    kParked,   // its start function has not run yet
+    kWaiting,  // its operation is under way
+    kWoken,    // its operation ended; waits to be released
   };
   struct Actor {
     std::string label;
@@ -190,7 +193,6 @@ class ActorRuntime {
     uint64_t sequence = 0;  // work and parks posted so far
     std::string what;
     ParkOutcome outcome;
-    bool for_actors = false;  // kSuspended by SuspendForActors
   };
   struct WorkItem {
     Work work;            // posted work, or
@@ -203,7 +205,8 @@ class ActorRuntime {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status RegisterLocked(ActorId actor, std::string label)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SuspendLocked(ActorId actor, bool for_actors)
+  // `phase`: kSuspended or kSuspendedForActors.
+  void SuspendLocked(ActorId actor, Phase phase)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ResumeLocked(ActorId actor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drives if nobody runs and nobody drives.
