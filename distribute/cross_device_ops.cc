@@ -272,8 +272,14 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
   absl::StatusOr<devices::Tensor> all_counts =
       devices::Tensor::Host(devices::DType::kInt64, devices::Shape({n}));
   if (!all_counts.ok()) return all_counts.status();
+  const bool own_memory =
+      (*device)->allocator().memory_space() == devices::MemorySpace::kDevice;
+  // Whether this rank gives its collectives host tensors: yes on a device
+  // without memory of its own, or where the collectives run in host code.
+  const bool host_collectives =
+      !own_memory || communicator_->accepts_host_memory();
   absl::Status s;
-  if ((*device)->allocator().memory_space() == devices::MemorySpace::kDevice) {
+  if (!host_collectives) {
     // A device with its own memory (a GPU) reduces the counts there.
     absl::StatusOr<devices::Tensor> in =
         (*device)->Allocate(devices::DType::kInt64, devices::Shape({n}));
@@ -315,20 +321,26 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
     const int64_t r = all_counts->data<int64_t>()[i];
     std::vector<int64_t> block_dims = dims;
     block_dims[0] = r;
-    const bool stage_own =
-        i == rank && value.host_accessible() &&
-        (*device)->allocator().memory_space() == devices::MemorySpace::kDevice;
-    absl::StatusOr<devices::Tensor> block =
-        i == rank && !stage_own
-            ? absl::StatusOr<devices::Tensor>(value)
-            : (*device)->Allocate(value.dtype(),
-                                  *devices::Shape::Make(block_dims));
-    if (!block.ok()) return block.status();
-    if (stage_own) {
-      // A host value is broadcast from the device's memory (a GPU's).
-      s = (*device)->CopyFromHost(value.raw_data(), *block);
-      if (!s.ok()) return s;
+    absl::StatusOr<devices::Tensor> block;
+    if (i == rank) {
+      // This rank's value goes out from the memory its collectives take:
+      // a GPU's value is copied out once for the collectives' host code
+      // (not staged out and in by them), a host value into a GPU for NCCL.
+      if (host_collectives) {
+        block = devices::ToHostTensor(*platform_, value);
+      } else if (value.has_data() && value.host_accessible()) {
+        block = devices::CopyTensorTo(*platform_, value, **device);
+      } else {
+        block = value;
+      }
+    } else if (own_memory && host_collectives) {
+      block = devices::Tensor::Host(value.dtype(),
+                                    *devices::Shape::Make(block_dims));
+    } else {
+      block =
+          (*device)->Allocate(value.dtype(), *devices::Shape::Make(block_dims));
     }
+    if (!block.ok()) return block.status();
     s = communicator_->Broadcast(rank, i, *block,
                                  {devices::ReduceOp::kSum, options.Timeout()});
     if (!s.ok()) return s;

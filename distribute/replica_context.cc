@@ -225,9 +225,13 @@ absl::StatusOr<devices::Tensor> SwapOnDevice(devices::Device& device,
 absl::StatusOr<devices::Tensor> GatherInts(
     CrossDeviceOps& ops, devices::Device& device, int replica,
     const std::vector<int64_t>& values, const CommunicationOptions& options) {
+  const devices::Shape shape({1, static_cast<int64_t>(values.size())});
+  // On a device with memory of its own (a GPU), from host memory: the
+  // all-gather moves host values without copying them in first.
   absl::StatusOr<devices::Tensor> mine =
-      device.Allocate(devices::DType::kInt64,
-                      devices::Shape({1, static_cast<int64_t>(values.size())}));
+      device.allocator().memory_space() == devices::MemorySpace::kDevice
+          ? devices::Tensor::Host(devices::DType::kInt64, shape)
+          : device.Allocate(devices::DType::kInt64, shape);
   if (!mine.ok()) return mine.status();
   if (mine->host_accessible()) {
     std::memcpy(mine->raw_data(), values.data(), mine->bytes());

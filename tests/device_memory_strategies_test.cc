@@ -385,7 +385,8 @@ TEST(DeviceMemoryStrategiesTest, AWorkerOfGpusBesideAWorkerOfCpus) {
 // A host tensor all-reduced on a device with memory of its own crosses into
 // device memory only where the reduction needs it there: not at all for the
 // collectives' host code (which once copied it in, out, in and out again),
-// once into the reduce device and once out for ReductionToOneDevice.
+// once into the reduce device and once out for ReductionToOneDevice. An
+// all-gather over the collectives' host code copies only its results in.
 TEST(DeviceMemoryStrategiesTest, HostTensorsOnDevicesAreNotCopiedThroughThem) {
   struct Case {
     std::shared_ptr<distribute::CrossDeviceOps> ops;
@@ -413,6 +414,33 @@ TEST(DeviceMemoryStrategiesTest, HostTensorsOnDevicesAreNotCopiedThroughThem) {
       ASSERT_TRUE(sum.host_accessible()) << r;
       EXPECT_EQ(sum.ToVector<float>(), (std::vector<float>{1, 21})) << r;
     }
+  }
+
+  auto opaque = *OpaqueMemoryPlatform::Create(2);
+  auto strategy = MirroredStrategy::Create(
+      *opaque, Cpus(2), std::make_shared<distribute::CollectiveAllReduce>());
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  const int64_t before = opaque->copies();
+  auto out = (*strategy)->Run(
+      [](ReplicaContext& ctx,
+         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+        auto gathered = ctx.AllGather(Tensor::FromVector<float>({r, r + 10}));
+        if (!gathered.ok()) return gathered.status();
+        return std::vector<Tensor>{*gathered};
+      });
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Each replica's result, and the gathered ranks it checks first (into
+  // device memory and out).
+  EXPECT_EQ(opaque->copies() - before, 2 * 3);
+  for (int r = 0; r < 2; ++r) {
+    const Tensor& gathered = (*out)[0].value(r);
+    ASSERT_FALSE(gathered.host_accessible()) << r;
+    std::vector<float> got(4);
+    ASSERT_TRUE((*opaque->FindDevice(gathered.device()))
+                    ->CopyToHost(gathered, got.data())
+                    .ok());
+    EXPECT_EQ(got, (std::vector<float>{0, 10, 1, 11})) << r;
   }
 }
 
