@@ -172,9 +172,10 @@ class CrossDeviceOps {
   absl::StatusOr<devices::Tensor> CopyTo(const devices::Tensor& t,
                                          const std::string& device);
   // ReplicaAllReduce in a device_memory_group(): no packing, one
-  // AllReducePack per tensor; host tensors on a device with its own memory
-  // are staged through the device and their results come back to host
-  // memory.
+  // AllReducePack per tensor. Host tensors on a device with its own memory
+  // give host results: where AllReducePack takes host memory
+  // (PackAcceptsHostMemory) they go to it as they are, else they are staged
+  // through the device and their results brought back.
   absl::StatusOr<std::vector<devices::Tensor>> AllReduceInDeviceMemory(
       int replica, ReduceOp op, const std::vector<devices::Tensor>& values,
       devices::Device& device, absl::Duration timeout);

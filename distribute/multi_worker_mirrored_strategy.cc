@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -108,10 +109,14 @@ std::string DescribeLocalDevices(const std::vector<std::string>& local) {
 // What a worker tells the others of its all-reduce before their
 // collectives meet.
 struct AllReduceProfile {
-  // The CrossDeviceOps' name and what shapes its collectives
-  // (CommunicationOptions.implementation and bytes_per_pack, the servers'
-  // protocol): every worker must take the same.
+  // The CrossDeviceOps' name and, over gRPC, what shapes its collectives
+  // (CommunicationOptions.implementation, the servers' protocol): every
+  // worker must take the same.
   std::string all_reduce;
+  // CommunicationOptions.bytes_per_pack, which sizes the packs: every
+  // worker must take the same unless the group reduces in device memory,
+  // which never packs.
+  int64_t bytes_per_pack = 0;
   // Whether a local device has memory of its own (a GPU): if any worker's
   // does, every worker takes the device-memory paths
   // (CrossDeviceOps::RequireDeviceMemoryGroup), so that all issue the same
@@ -120,17 +125,21 @@ struct AllReduceProfile {
   std::string local_devices;  // DescribeLocalDevices
 
   std::string Serialize() const {
-    return absl::StrCat(all_reduce, "\n", device_memory ? "1" : "0", "\n",
-                        local_devices);
+    return absl::StrCat(all_reduce, "\n", bytes_per_pack, "\n",
+                        device_memory ? "1" : "0", "\n", local_devices);
   }
   static std::optional<AllReduceProfile> Parse(const std::string& value) {
     std::vector<std::string> parts =
-        absl::StrSplit(value, absl::MaxSplits('\n', 2));
-    if (parts.size() != 3 || (parts[1] != "0" && parts[1] != "1")) {
+        absl::StrSplit(value, absl::MaxSplits('\n', 3));
+    AllReduceProfile out;
+    if (parts.size() != 4 || !absl::SimpleAtoi(parts[1], &out.bytes_per_pack) ||
+        (parts[2] != "0" && parts[2] != "1")) {
       return std::nullopt;
     }
-    return AllReduceProfile{std::move(parts[0]), parts[1] == "1",
-                            std::move(parts[2])};
+    out.all_reduce = std::move(parts[0]);
+    out.device_memory = parts[2] == "1";
+    out.local_devices = std::move(parts[3]);
+    return out;
   }
 };
 
@@ -189,12 +198,16 @@ absl::StatusOr<bool> AgreeOnTheAllReduce(
       .AwaitBlobFetches(key.ToString(), static_cast<int64_t>(n) - 1,
                         std::max(deadline - absl::Now(), absl::ZeroDuration()))
       .IgnoreError();
+  for (size_t w = 0; w < n && !device_memory; ++w) {
+    agree = agree && profiles[w].bytes_per_pack == mine.bytes_per_pack;
+  }
   if (agree) return device_memory;
   std::vector<std::string> lines;
   for (size_t w = 0; w < n; ++w) {
-    lines.push_back(absl::StrCat(workers.names[w], " takes ",
-                                 profiles[w].all_reduce, " on ",
-                                 profiles[w].local_devices));
+    lines.push_back(
+        absl::StrCat(workers.names[w], " takes ", profiles[w].all_reduce,
+                     " with bytes_per_pack ", profiles[w].bytes_per_pack,
+                     " on ", profiles[w].local_devices));
   }
   return absl::FailedPreconditionError(absl::StrCat(
       "MultiWorkerMirroredStrategy: the workers take different all-reduces, "
@@ -623,11 +636,15 @@ MultiWorkerMirroredStrategy::Create(
   }
   if (server != nullptr) {
     AllReduceProfile mine;
+    // A native (NCCL) group reduces alike under AUTO and NCCL.
     mine.all_reduce =
-        absl::StrCat(ops->name(), " (",
-                     CommunicationImplementationName(options.implementation),
-                     ", bytes_per_pack ", options.bytes_per_pack, ", over ",
-                     server->protocol(), ")");
+        native_ops
+            ? ops->name()
+            : absl::StrCat(
+                  ops->name(), " (",
+                  CommunicationImplementationName(options.implementation),
+                  " over ", server->protocol(), ")");
+    mine.bytes_per_pack = options.bytes_per_pack;
     mine.device_memory = AnyDeviceMemory(platform, *local);
     mine.local_devices = DescribeLocalDevices(*local);
     absl::StatusOr<bool> device_memory = AgreeOnTheAllReduce(

@@ -411,12 +411,11 @@ TEST(MultiWorkerMirroredStrategyTest, WorkersTakingDifferentAllReducesFail) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_THAT(s.message(), HasSubstr("take different all-reduces"));
     EXPECT_THAT(s.message(),
-                HasSubstr("/job:worker/task:0 takes WaitsForAbortOps (NCCL, "
-                          "bytes_per_pack 0, over grpc) on 1 local device "
-                          "(CPU:0)"));
+                HasSubstr("/job:worker/task:0 takes WaitsForAbortOps "
+                          "with bytes_per_pack 0 on 1 local device (CPU:0)"));
     EXPECT_THAT(s.message(),
                 HasSubstr("/job:worker/task:1 takes MultiWorkerAllReduce "
-                          "(RING, bytes_per_pack 0, over grpc) on 1 local "
+                          "(RING over grpc) with bytes_per_pack 0 on 1 local "
                           "device (CPU:0)"));
   }
   strategies.clear();
@@ -437,7 +436,7 @@ TEST(MultiWorkerMirroredStrategyTest, WorkersWithDifferentOptionsFail) {
       EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
       EXPECT_THAT(s.message(),
                   HasSubstr("/job:worker/task:0 takes MultiWorkerAllReduce "
-                            "(RING, bytes_per_pack 0, over grpc)"));
+                            "(RING over grpc) with bytes_per_pack 0"));
       EXPECT_THAT(s.message(), HasSubstr("same CommunicationOptions"));
     }
     strategies.clear();

@@ -311,7 +311,8 @@ TEST(DeviceMemoryStrategiesTest, MixedDeviceAndHostMemoryReplicas) {
 // here; AUTO too where NCCL is not linked in). The CPU worker must take the
 // device-memory path as the GPU worker does: packing two tensors into one
 // all-reduce while its peer reduced them one by one left both waiting for
-// collectives the other never called, until their timeout.
+// collectives the other never called, until their timeout. Their
+// bytes_per_pack may differ, since such a group never packs.
 TEST(DeviceMemoryStrategiesTest, AWorkerOfGpusBesideAWorkerOfCpus) {
   absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
   ASSERT_TRUE(ports.ok()) << ports.status();
@@ -342,8 +343,10 @@ TEST(DeviceMemoryStrategiesTest, AWorkerOfGpusBesideAWorkerOfCpus) {
                        "\"index\": ",
                        w, "}}"));
       ASSERT_TRUE(resolver.ok()) << resolver.status();
+      distribute::CommunicationOptions mine = options;
+      if (w == 1) mine.bytes_per_pack = 4;
       auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
-          *platforms[w], *std::move(resolver), options);
+          *platforms[w], *std::move(resolver), mine);
       ASSERT_TRUE(strategy.ok()) << strategy.status();
       strategies[w] = *std::move(strategy);
       auto out = strategies[w]->Run(

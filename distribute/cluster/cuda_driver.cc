@@ -47,9 +47,15 @@ absl::StatusOr<int64_t> CudaDriverGpuCount(absl::string_view library) {
     const char* error = dlerror();
     const std::string why = error != nullptr ? error : "unknown error";
     // Only the library itself missing is no driver: the loader names the
-    // file it could not find, which for a missing dependency is that one.
-    if (absl::StartsWith(why, absl::StrCat(name, ": ")) &&
-        absl::StrContains(why, "No such file or directory")) {
+    // file it could not find ("NAME: cannot open shared object file: No such
+    // file or directory" from glibc, "Error loading shared library NAME: No
+    // such file or directory" from musl), which for a missing dependency is
+    // that one (musl adds "(needed by ...)").
+    const std::string named = absl::StrCat(name, ": ");
+    if ((absl::StartsWith(why, named) ||
+         absl::StrContains(why, absl::StrCat(" ", named))) &&
+        absl::StrContains(why, "No such file or directory") &&
+        !absl::StrContains(why, "needed by")) {
       return 0;
     }
     return absl::FailedPreconditionError(
