@@ -237,8 +237,11 @@ absl::Status ExecuteSchedule(const Schedule& schedule,
       }
       case StepKind::kCopy: {
         if (buffers.timing_only()) break;
-        std::memmove(buffers.Write(step.dst), buffers.Read(step.src),
-                     buffers.Bytes(step.src));
+        void* dst = buffers.Write(step.dst);
+        const void* src = buffers.Read(step.src);
+        // In place (a broadcast root's tensor): no write, so that replicas
+        // broadcasting one shared input do not race on it.
+        if (dst != src) std::memmove(dst, src, buffers.Bytes(step.src));
         break;
       }
     }
