@@ -1,7 +1,9 @@
 #include "devices/reduce_kernels.h"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -92,6 +94,56 @@ void AccumulateTyped(ReduceOp op, const T* src, T* dst, int64_t n) {
   }
 }
 
+template <typename T>
+void FinalizeMeanTyped(T* values, int64_t count, int64_t divisor) {
+  using C = ComputeType<T>;
+  if constexpr (std::is_floating_point_v<T>) {
+    Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(values, count) /=
+        static_cast<T>(divisor);
+  } else if constexpr (std::is_floating_point_v<C>) {
+    const C d = static_cast<C>(divisor);
+    for (int64_t i = 0; i < count; ++i) {
+      values[i] = StoreValue<T>(LoadValue(values[i]) / d);
+    }
+  } else {
+    // Integers: the divisor may exceed the type's range (then every
+    // quotient is 0 or, for the most negative value, -1 rounded to 0).
+    for (int64_t i = 0; i < count; ++i) {
+      values[i] = static_cast<T>(static_cast<int64_t>(values[i]) / divisor);
+    }
+  }
+}
+
+// Runs fn(src, dst, n) over `count` elements of T: on the buffers
+// themselves where they are aligned for T, else block by block on aligned
+// copies (dst's copied back), since the kernels read and write T directly
+// and raw collective buffers may sit at any byte offset. `src` may be null
+// (fn gets null) or equal to dst.
+template <typename T, typename Fn>
+void InAlignedBlocks(const void* src, void* dst, int64_t count, Fn fn) {
+  auto aligned = [](const void* p) {
+    return reinterpret_cast<uintptr_t>(p) % alignof(T) == 0;
+  };
+  if (aligned(src) && aligned(dst)) {
+    fn(static_cast<const T*>(src), static_cast<T*>(dst), count);
+    return;
+  }
+  constexpr int64_t kBlock = 1024;
+  T s[kBlock];
+  T d[kBlock];
+  for (int64_t b = 0; b < count; b += kBlock) {
+    const int64_t n = std::min(kBlock, count - b);
+    const size_t offset = static_cast<size_t>(b) * sizeof(T);
+    const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+    if (src != nullptr) {
+      std::memcpy(s, static_cast<const char*>(src) + offset, bytes);
+    }
+    std::memcpy(d, static_cast<char*>(dst) + offset, bytes);
+    fn(src != nullptr ? s : nullptr, d, n);
+    std::memcpy(static_cast<char*>(dst) + offset, d, bytes);
+  }
+}
+
 // bool: read as bytes so that any non-zero byte counts as true.
 void AccumulateBool(ReduceOp op, const uint8_t* src, uint8_t* dst, int64_t n) {
   const bool logical_or = op == ReduceOp::kSum || op == ReduceOp::kMax;
@@ -133,8 +185,9 @@ absl::StatusOr<KernelCost> Accumulate(ReduceOp op, const void* src, void* dst,
     VisitDType(dtype, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (!std::is_same_v<T, bool>) {
-        AccumulateTyped(op, static_cast<const T*>(src), static_cast<T*>(dst),
-                        count);
+        InAlignedBlocks<T>(src, dst, count, [&](const T* s, T* d, int64_t n) {
+          AccumulateTyped(op, s, d, n);
+        });
       }
     });
   }
@@ -157,24 +210,11 @@ absl::StatusOr<KernelCost> FinalizeMean(void* data, int64_t count, DType dtype,
   }
   VisitDType(dtype, [&](auto zero) {
     using T = decltype(zero);
-    using C = ComputeType<T>;
-    T* values = static_cast<T*>(data);
-    if constexpr (std::is_floating_point_v<T>) {
-      Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(values, count) /=
-          static_cast<T>(divisor);
-    } else if constexpr (std::is_same_v<T, bool>) {
-      // Rejected above.
-    } else if constexpr (std::is_floating_point_v<C>) {
-      const C d = static_cast<C>(divisor);
-      for (int64_t i = 0; i < count; ++i) {
-        values[i] = StoreValue<T>(LoadValue(values[i]) / d);
-      }
-    } else {
-      // Integers: the divisor may exceed the type's range (then every
-      // quotient is 0 or, for the most negative value, -1 rounded to 0).
-      for (int64_t i = 0; i < count; ++i) {
-        values[i] = static_cast<T>(static_cast<int64_t>(values[i]) / divisor);
-      }
+    if constexpr (!std::is_same_v<T, bool>) {  // bool: rejected above
+      InAlignedBlocks<T>(nullptr, data, count,
+                         [&](const T*, T* values, int64_t n) {
+                           FinalizeMeanTyped(values, n, divisor);
+                         });
     }
   });
   return FinalizeMeanCost(dtype, count);

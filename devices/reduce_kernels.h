@@ -27,7 +27,8 @@
 namespace devices {
 
 // dst[i] = dst[i] op src[i] for i < count (kMean acts as kSum). src may equal
-// dst. INVALID_ARGUMENT for a negative count, a null buffer with count > 0,
+// dst. The buffers may sit at any byte offset (misaligned ones are reduced
+// through aligned copies). INVALID_ARGUMENT for a negative count, a null buffer with count > 0,
 // or kMean on bool.
 absl::StatusOr<KernelCost> Accumulate(ReduceOp op, const void* src, void* dst,
                                       int64_t count, DType dtype);

@@ -1,6 +1,7 @@
 #include "distribute/collective/shared_memory_all_reduce.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -101,11 +102,18 @@ absl::Status SharedMemoryAllReduce::ReduceRange(
     const size_t bytes = static_cast<size_t>(n * elem);
     std::byte* acc = via_block ? state.block.get() : out + b * elem;
     size_t q = 1;
+    auto float_aligned = [](const void* ptr) {
+      return reinterpret_cast<uintptr_t>(ptr) % alignof(float) == 0;
+    };
     if (p.dtype == devices::DType::kFloat32 &&
-        accumulate_op == devices::ReduceOp::kSum && src.size() >= 2) {
+        accumulate_op == devices::ReduceOp::kSum && src.size() >= 2 &&
+        float_aligned(src[0] + b * elem) && float_aligned(src[1] + b * elem) &&
+        float_aligned(acc)) {
       // The first two sources in one pass: acc = s0 + s1, the same bits as
       // copying s0 and accumulating s1 (IEEE addition commutes exactly),
       // with one pass over acc instead of two. acc overlaps no source.
+      // Only where all three are aligned as floats (a caller's buffers may
+      // not be); else the general path, which reads any alignment.
       const float* s0 = reinterpret_cast<const float*>(src[0] + b * elem);
       const float* s1 = reinterpret_cast<const float*>(src[1] + b * elem);
       float* a = reinterpret_cast<float*>(acc);
