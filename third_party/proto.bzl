@@ -15,11 +15,16 @@ and from /usr/include for the well-known types. The generated headers are
 included by their workspace path: `#include "simulator/topology.pb.h"`.
 """
 
-def _proto_sources(name, srcs, deps):
-    """A filegroup of these sources plus those of every proto dependency."""
+def _proto_sources(name, srcs, deps, visibility):
+    """A filegroup of these sources plus those of every proto dependency.
+
+    It has the library's visibility, so that packages allowed to use the
+    library may also import its .proto files.
+    """
     native.filegroup(
         name = name + "_proto_sources",
         srcs = srcs + [d + "_proto_sources" for d in deps],
+        visibility = visibility,
     )
     return ":" + name + "_proto_sources"
 
@@ -37,7 +42,7 @@ def cc_proto_library(name, srcs, deps = [], visibility = None, **kwargs):
     prefix = pkg + "/" if pkg else ""
     bases = [s[:-len(".proto")] for s in srcs]
     outs = [b + ".pb.h" for b in bases] + [b + ".pb.cc" for b in bases]
-    all_sources = _proto_sources(name, srcs, deps)
+    all_sources = _proto_sources(name, srcs, deps, visibility)
     native.genrule(
         name = name + "_gen",
         srcs = [all_sources],
@@ -70,7 +75,7 @@ def cc_grpc_library(name, srcs, deps, visibility = None, **kwargs):
     prefix = pkg + "/" if pkg else ""
     bases = [s[:-len(".proto")] for s in srcs]
     outs = [b + ".grpc.pb.h" for b in bases] + [b + ".grpc.pb.cc" for b in bases]
-    all_sources = _proto_sources(name, srcs, deps)
+    all_sources = _proto_sources(name, srcs, deps, visibility)
     native.genrule(
         name = name + "_gen",
         srcs = [all_sources],
