@@ -16,11 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "devices/communicator.h"
 #include "devices/device.h"
+#include "devices/tpu_topology.h"
 #include "devices/transport.h"
 
 namespace devices {
@@ -57,6 +60,15 @@ class Platform {
   // CreateTransportGroup.
   virtual absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
       const std::vector<std::string>& device_names) = 0;
+
+  // The layout of the platform's TPU system (TF's initialize_tpu_system
+  // gives it): where each TPU device sits in the mesh of chips.
+  // UNIMPLEMENTED naming the platform where it has no TPUs.
+  virtual absl::StatusOr<TpuTopology> GetTpuTopology() const {
+    return absl::UnimplementedError(absl::StrCat(
+        "platform ", name(),
+        " has no TPU system (e.g. sim:tpu_v4:2x2x1 or sim:tpu_v5e:4x4 has)"));
+  }
 };
 
 // For Platform implementations: canonicalizes `name` against

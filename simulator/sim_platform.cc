@@ -1,7 +1,9 @@
 // The simulated platform; see sim_platform.h.
 #include "simulator/sim_platform.h"
 
+#include <map>
 #include <utility>
+#include <vector>
 
 #include "absl/base/call_once.h"
 #include "absl/status/status.h"
@@ -182,6 +184,40 @@ SimPlatform::CreateTransportGroup(
     indices.push_back(static_cast<int>(*index));
   }
   return CreateSimTransportGroup(context_, std::move(indices));
+}
+
+absl::StatusOr<devices::TpuTopology> SimPlatform::GetTpuTopology() const {
+  if (!mesh().has_value()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "platform ", name(),
+        " has no TPU mesh: its topology is not a TPU slice (try "
+        "sim:tpu_v4:2x2x1 or sim:tpu_v5e:4x4)"));
+  }
+  std::map<int, devices::TpuTopology::Task> tasks;
+  for (const std::unique_ptr<SimDevice>& device : devices_) {
+    const DeviceInfo& info = device->info();
+    devices::TpuTopology::Task& task = tasks[info.host];
+    if (device->kind() == devices::DeviceKind::kCPU && info.local_index == 0) {
+      task.cpu_device = device->name();
+    }
+    if (device->kind() != devices::DeviceKind::kTPU) continue;
+    if (!info.coordinates.has_value()) {
+      return absl::InternalError(absl::StrCat(
+          "TPU device ", device->name(), " has no place on the mesh"));
+    }
+    const MeshCoordinates& at = *info.coordinates;
+    const size_t ordinal = static_cast<size_t>(info.local_index);
+    if (task.tpus.size() <= ordinal) task.tpus.resize(ordinal + 1);
+    task.tpus[ordinal] = devices::TpuTopology::Core{
+        devices::TpuCoordinates{at.x, at.y, at.z, at.core}, device->name()};
+  }
+  std::vector<devices::TpuTopology::Task> ordered;
+  for (auto& [host, task] : tasks) {
+    if (!task.tpus.empty()) ordered.push_back(std::move(task));
+  }
+  const MeshShape& m = *mesh();
+  return devices::TpuTopology::Create({m.x, m.y, m.z, m.cores_per_chip},
+                                      std::move(ordered));
 }
 
 absl::StatusOr<std::unique_ptr<devices::Communicator>>

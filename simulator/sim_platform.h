@@ -129,6 +129,9 @@ class SimPlatform : public devices::Platform {
   // distribute::collective::ScheduleCommunicator).
   absl::StatusOr<std::unique_ptr<devices::Communicator>> CreateCommunicator(
       const std::vector<std::string>& device_names) override;
+  // A TPU slice's mesh and each TPU core's place on it, task by task (a task
+  // per host); UNIMPLEMENTED for a topology without a TPU mesh.
+  absl::StatusOr<devices::TpuTopology> GetTpuTopology() const override;
 
   // --- The simulator's view. ---
 

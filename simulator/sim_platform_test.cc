@@ -1,9 +1,11 @@
 #include "simulator/sim_platform.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -143,6 +145,47 @@ TEST(SimPlatformTest, TpuCoresCarryMeshCoordinates) {
     EXPECT_EQ(at.core, expected[i][3]) << i;
   }
   EXPECT_FALSE((*platform->FindSimDevice("CPU:0"))->coordinates().has_value());
+}
+
+TEST(SimPlatformTest, TpuTopologyPlacesEveryCoreTaskByTask) {
+  // tpu_v4:4x4x1: 16 chips, 2 cores each, hosts of 2x2x1 chips (4 tasks).
+  std::unique_ptr<SimPlatform> platform = MakePlatform("sim:tpu_v4:4x4x1");
+  ASSERT_NE(platform, nullptr);
+  absl::StatusOr<devices::TpuTopology> topology = platform->GetTpuTopology();
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  EXPECT_EQ(topology->mesh_shape(), (std::array<int, 4>{4, 4, 1, 2}));
+  EXPECT_EQ(topology->num_tasks(), 4);
+  EXPECT_EQ(topology->num_tpus_per_task(), 8);
+  EXPECT_TRUE(topology->missing_devices().empty());
+  for (int t = 0; t < topology->num_tasks(); ++t) {
+    const devices::TpuTopology::Task& task =
+        topology->tasks()[static_cast<size_t>(t)];
+    EXPECT_EQ(task.cpu_device,
+              absl::StrCat("/job:worker/replica:0/task:", t, "/device:CPU:0"));
+    for (int o = 0; o < 8; ++o) {
+      const devices::TpuTopology::Core& core =
+          task.tpus[static_cast<size_t>(o)];
+      EXPECT_EQ(core.name, absl::StrCat("/job:worker/replica:0/task:", t,
+                                        "/device:TPU:", o));
+      // The topology agrees with the device's own coordinates.
+      const MeshCoordinates& at =
+          *(*platform->FindSimDevice(core.name))->coordinates();
+      EXPECT_EQ(core.coordinates,
+                (devices::TpuCoordinates{at.x, at.y, at.z, at.core}));
+      EXPECT_EQ(*topology->TaskOrdinalAtCoordinates(core.coordinates), t);
+      EXPECT_EQ(*topology->TpuDeviceOrdinalAtCoordinates(core.coordinates), o);
+    }
+  }
+  // The chip at (2, 0) belongs to the second host.
+  EXPECT_EQ(*topology->TpuDeviceNameAtCoordinates({2, 0, 0, 1}),
+            "/job:worker/replica:0/task:1/device:TPU:1");
+  EXPECT_EQ(topology->TpuDeviceNameAtCoordinates({4, 0, 0, 0}).status().code(),
+            absl::StatusCode::kNotFound);
+
+  std::unique_ptr<SimPlatform> gpus = MakePlatform("sim:dgx_h100");
+  ASSERT_NE(gpus, nullptr);
+  EXPECT_EQ(gpus->GetTpuTopology().status().code(),
+            absl::StatusCode::kUnimplemented);
 }
 
 TEST(SimPlatformTest, SpecsAndTheirErrors) {
