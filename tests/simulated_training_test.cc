@@ -12,6 +12,7 @@
 #include "distribute/cross_device_ops.h"
 #include "distribute/local_strategies.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
+#include "distribute/tpu/tpu_strategy.h"
 #include "gtest/gtest.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/faults.h"
@@ -116,6 +117,36 @@ TEST(SimulatedTrainingTest, ADeviceThatDiesFailsTrainingWithUnavailable) {
       << r.status();
   EXPECT_NE(r.status().message().find("GPU:3"), std::string::npos)
       << r.status();
+}
+
+// TPUStrategy on a simulated TPU v4 slice trains as MirroredStrategy does on
+// as many host CPUs: the same reduction gives the same weights, bit for bit,
+// and its own all-reduce over the ICI torus trains as well.
+TEST(SimulatedTrainingTest, TPUStrategyTrainsOnASimulatedSlice) {
+  devices::HostPlatformOptions host_options;
+  host_options.num_devices = 8;
+  auto host = *devices::HostPlatform::Create(host_options);
+  auto slice = simulator::SimPlatform::FromSpec("sim:tpu_v4:2x2x1");
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  auto on_host = *MirroredStrategy::Create(
+      *host, Devices("cpu", 8),
+      std::make_shared<distribute::ReductionToOneDevice>());
+  distribute::TPUStrategy::Options same;
+  same.cross_device_ops = std::make_shared<distribute::ReductionToOneDevice>();
+  auto tpu = distribute::TPUStrategy::Create(**slice, same);
+  ASSERT_TRUE(tpu.ok()) << tpu.status();
+  auto a = TrainClassifier(*on_host, Options());
+  auto b = TrainClassifier(**tpu, Options());
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->weights_checksum, b->weights_checksum);
+
+  auto ring = distribute::TPUStrategy::Create(**slice);
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  auto c = TrainClassifier(**ring, Options());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_LT(*c->final_loss, *c->initial_loss);
+  EXPECT_NEAR(*c->final_loss, *b->final_loss, 1e-4);
 }
 
 // tf.distribute's rule on the simulator: NcclAllReduce when every device is
