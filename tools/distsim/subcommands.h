@@ -27,6 +27,8 @@ struct Subcommand {
 inline constexpr absl::string_view kDefaultCommand = "train";
 // The platform of the main job.
 inline constexpr absl::string_view kDefaultPlatform = "sim:dgx_h100";
+// The default platform of --strategy=tpu.
+inline constexpr absl::string_view kDefaultTpuPlatform = "sim:tpu_v4:2x2x1";
 // The platform of `train --strategy=multi_worker_mirrored` without TF_CONFIG:
 // two simulated DGX H100 hosts.
 inline constexpr absl::string_view kDefaultCluster = "sim:dgx_h100_cluster:2";

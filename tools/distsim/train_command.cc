@@ -25,8 +25,16 @@
 //    convention).
 // A real platform outside a cluster, or a simulated topology of one host,
 // is an error that says what to pass.
+//
+// --strategy=tpu trains with TPUStrategy on the platform's TPU system (by
+// default the simulated slice sim:tpu_v4:2x2x1): --replicas replicas (0: as
+// many as fit) of --tpu_computation_shape cores each, laid out by TF's
+// DeviceAssignment::Build.
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,8 +42,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "devices/device.h"
 #include "devices/platform.h"
 #include "devices/platform_registry.h"
@@ -45,6 +55,8 @@
 #include "distribute/local_strategies.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "distribute/server/channel.h"
+#include "distribute/tpu/device_assignment.h"
+#include "distribute/tpu/tpu_strategy.h"
 #include "tools/distsim/classifier_training.h"
 #include "tools/distsim/platforms.h"
 #include "tools/distsim/step_timer.h"
@@ -73,6 +85,57 @@ absl::StatusOr<std::vector<std::string>> ReplicaDevices(devices::Platform& p,
   }
   if (replicas > 0) all.resize(replicas);
   return all;
+}
+
+// TPUStrategy on the platform's TPU system: `replicas` replicas (0: as
+// many as fit) of `computation_shape` ("x,y,z,core"; "" for one core), laid
+// out by TF's DeviceAssignment::Build.
+absl::StatusOr<std::unique_ptr<distribute::TPUStrategy>> MakeTpuStrategy(
+    devices::Platform& platform, int64_t replicas,
+    const std::string& computation_shape) {
+  absl::StatusOr<devices::TpuTopology> topology = platform.GetTpuTopology();
+  if (!topology.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--strategy=tpu: ", topology.status().message()));
+  }
+  distribute::tpu::DeviceAssignment::BuildOptions build;
+  std::array<int, 4> shape = {1, 1, 1, 1};
+  if (!computation_shape.empty()) {
+    const std::vector<std::string> parts =
+        absl::StrSplit(computation_shape, ',');
+    bool ok = parts.size() == 4;
+    for (size_t i = 0; ok && i < 4; ++i) {
+      ok = absl::SimpleAtoi(parts[i], &shape[i]) && shape[i] >= 1;
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tpu_computation_shape=", computation_shape,
+          " is not four positive counts x,y,z,core (e.g. 1,1,1,2)"));
+    }
+    build.computation_shape = shape;
+  }
+  if (replicas < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--replicas=", replicas, " is negative"));
+  }
+  if (replicas == 0) {
+    // As many as the mesh holds.
+    const std::array<int, 4>& mesh = topology->mesh_shape();
+    int64_t fit = 1;
+    for (size_t i = 0; i < 4; ++i) fit *= shape[i] > mesh[i] ? 0 : mesh[i] / shape[i];
+    replicas = std::max<int64_t>(fit, 1);
+  }
+  if (replicas > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--replicas=", replicas, " is too large"));
+  }
+  build.num_replicas = static_cast<int>(replicas);
+  absl::StatusOr<distribute::tpu::DeviceAssignment> assignment =
+      distribute::tpu::DeviceAssignment::Build(*topology, build);
+  if (!assignment.ok()) return assignment.status();
+  distribute::TPUStrategy::Options options;
+  options.device_assignment = *std::move(assignment);
+  return distribute::TPUStrategy::Create(platform, std::move(options));
 }
 
 std::string JsonNumber(const std::optional<double>& v) {
@@ -236,9 +299,15 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   bool json = false;
   FlagSet flags("train");
   flags.String("strategy", &strategy_name,
-               "one_device, mirrored, central_storage or multi_worker_mirrored "
+               "one_device, mirrored, central_storage, multi_worker_mirrored "
                "(a simulated multi-host cluster in this process, or with "
-               "TF_CONFIG one worker of that cluster)");
+               "TF_CONFIG one worker of that cluster) or tpu (the TPU cores "
+               "of a TPU slice, default sim:tpu_v4:2x2x1)");
+  std::string tpu_computation_shape;
+  flags.String("tpu_computation_shape", &tpu_computation_shape,
+               "tpu: each replica's block of cores as x,y,z,core (TF's "
+               "computation_shape, e.g. 1,1,1,2 for both cores of a v4 chip; "
+               "default one core), laid out by DeviceAssignment::Build");
   flags.String("platform", &platform_spec,
                "host[:N], cuda or sim:TOPOLOGY (default: sim:dgx_h100; for "
                "multi_worker_mirrored sim:dgx_h100_cluster:2, or host with "
@@ -309,9 +378,15 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       launched.has_value() ||
       (multi_worker &&
        *resolver_kind == distribute::cluster::ResolverKind::kSlurm);
+  const bool tpu = strategy_name == "tpu";
+  if (!tpu_computation_shape.empty() && !tpu) {
+    return absl::InvalidArgumentError(
+        "--tpu_computation_shape applies to --strategy=tpu only");
+  }
   if (platform_spec.empty()) {
     platform_spec =
-        !multi_worker
+        tpu ? std::string(kDefaultTpuPlatform)
+        : !multi_worker
             ? std::string(kDefaultPlatform)
             : (launched_as_worker ? "host" : std::string(kDefaultCluster));
   }
@@ -381,11 +456,15 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                                options, trace_path, json);
   }
   absl::StatusOr<std::vector<std::string>> devs =
-      ReplicaDevices(**platform, replicas);
+      tpu ? std::vector<std::string>{} : ReplicaDevices(**platform, replicas);
   if (!devs.ok()) return devs.status();
 
   std::unique_ptr<distribute::Strategy> strategy;
-  if (strategy_name == "one_device") {
+  if (tpu) {
+    auto s = MakeTpuStrategy(**platform, replicas, tpu_computation_shape);
+    if (!s.ok()) return s.status();
+    strategy = *std::move(s);
+  } else if (strategy_name == "one_device") {
     auto s = distribute::OneDeviceStrategy::Create(**platform, (*devs)[0]);
     if (!s.ok()) return s.status();
     strategy = *std::move(s);
@@ -420,8 +499,8 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown --strategy=", strategy_name,
-                     ": use one_device, mirrored, central_storage or "
-                     "multi_worker_mirrored"));
+                     ": use one_device, mirrored, central_storage, "
+                     "multi_worker_mirrored or tpu"));
   }
 
   std::unique_ptr<StepTimer> timer = MakeStepTimer(**platform);
