@@ -15,9 +15,9 @@ absl::StatusOr<TpuTopology> TpuTopology::Create(std::array<int, 4> mesh_shape,
   static constexpr const char* kAxes[] = {"x", "y", "z", "cores_per_chip"};
   for (int i = 0; i < 4; ++i) {
     if (mesh_shape[static_cast<size_t>(i)] < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("TPU mesh axis ", kAxes[i], " is ",
-                       mesh_shape[static_cast<size_t>(i)], "; it must be >= 1"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TPU mesh axis ", kAxes[i], " is ",
+          mesh_shape[static_cast<size_t>(i)], "; it must be >= 1"));
     }
   }
   if (tasks.empty()) {
@@ -27,11 +27,16 @@ absl::StatusOr<TpuTopology> TpuTopology::Create(std::array<int, 4> mesh_shape,
   topology.mesh_shape_ = mesh_shape;
   const size_t per_task = tasks.front().tpus.size();
   for (size_t t = 0; t < tasks.size(); ++t) {
+    if (tasks[t].cpu_device.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", t, " of the TPU topology has no CPU device"));
+    }
     if (tasks[t].tpus.empty() || tasks[t].tpus.size() != per_task) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "task ", t, " has ", tasks[t].tpus.size(), " TPU devices and task 0 ",
-          per_task, ": every task of a TPU system has as many, and at least "
-                    "one"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", t, " has ", tasks[t].tpus.size(),
+                       " TPU devices and task 0 ", per_task,
+                       ": every task of a TPU system has as many, and at least "
+                       "one"));
     }
     for (size_t o = 0; o < tasks[t].tpus.size(); ++o) {
       const Core& core = tasks[t].tpus[o];
@@ -51,13 +56,13 @@ absl::StatusOr<TpuTopology> TpuTopology::Create(std::array<int, 4> mesh_shape,
             absl::StrCat("TPU ", o, " of task ", t, " has no device name"));
       }
       auto [it, inserted] = topology.at_.emplace(
-          core.coordinates, std::make_pair(static_cast<int>(t),
-                                           static_cast<int>(o)));
+          core.coordinates,
+          std::make_pair(static_cast<int>(t), static_cast<int>(o)));
       if (!inserted) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "two TPU devices are at ", core.coordinates.DebugString(),
-            ": TPU ", it->second.second, " of task ", it->second.first,
-            " and TPU ", o, " of task ", t));
+            "two TPU devices are at ", core.coordinates.DebugString(), ": TPU ",
+            it->second.second, " of task ", it->second.first, " and TPU ", o,
+            " of task ", t));
       }
     }
   }
@@ -79,10 +84,9 @@ absl::StatusOr<std::pair<int, int>> TpuTopology::Find(
     const TpuCoordinates& c) const {
   auto it = at_.find(c);
   if (it == at_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("no TPU core at ", c.DebugString(), " in a mesh of (",
-                     mesh_shape_[0], ", ", mesh_shape_[1], ", ", mesh_shape_[2],
-                     ", ", mesh_shape_[3], ")"));
+    return absl::NotFoundError(absl::StrCat(
+        "no TPU core at ", c.DebugString(), " in a mesh of (", mesh_shape_[0],
+        ", ", mesh_shape_[1], ", ", mesh_shape_[2], ", ", mesh_shape_[3], ")"));
   }
   return it->second;
 }

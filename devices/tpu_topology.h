@@ -63,10 +63,13 @@ class TpuTopology {
     std::vector<Core> tpus;
   };
 
-  // `mesh_shape` is {x, y, z, cores_per_chip}. INVALID_ARGUMENT naming the
-  // problem for: a mesh axis below 1, no task, tasks with different numbers
-  // of TPU devices (TF requires as many on every task) or none, a core
-  // outside the mesh, two cores at one place, or a core without a name.
+  // `mesh_shape` is {x, y, z, cores_per_chip}; a task's ordinal (what
+  // TaskOrdinalAtCoordinates gives) is its place in `tasks`, which a
+  // platform lists in the order of its hosts with TPUs. INVALID_ARGUMENT
+  // naming the problem for: a mesh axis below 1, no task, a task without a
+  // CPU device, tasks with different numbers of TPU devices (TF requires as
+  // many on every task) or none, a core outside the mesh, two cores at one
+  // place, or a core without a name.
   static absl::StatusOr<TpuTopology> Create(std::array<int, 4> mesh_shape,
                                             std::vector<Task> tasks);
 

@@ -1,6 +1,7 @@
 #include "distribute/partitioners.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -60,17 +61,17 @@ absl::StatusOr<std::vector<int64_t>> MinSizePartitioner::operator()(
     const devices::Shape& shape, devices::DType dtype, int axis) const {
   if (axis < 0 || axis >= shape.rank()) return Along(shape, axis, 1);
   // TF: ceil(num_elements * element_size / min_shard_bytes), bounded by
-  // the rows and max_shards. In integers, so that no size overflows a
-  // double's exactness: ceil(e * s / m) without forming e * s.
-  const int64_t size = static_cast<int64_t>(devices::DTypeSize(dtype));
-  const int64_t elements = shape.num_elements();
-  const int64_t rows = shape.dim(axis);
-  // Far more shards than any bound when the bytes overflow int64_t.
-  int64_t wanted = max_shards_;
-  if (elements <= INT64_MAX / size) {
-    wanted = CeilDiv(elements * size, min_shard_bytes_);
-  }
-  return Along(shape, axis, std::min({rows, max_shards_, wanted}));
+  // the rows and max_shards; in 128-bit integers, where no size overflows.
+  const unsigned __int128 bytes =
+      static_cast<unsigned __int128>(shape.num_elements()) *
+      devices::DTypeSize(dtype);
+  const unsigned __int128 m = static_cast<unsigned __int128>(min_shard_bytes_);
+  const unsigned __int128 wanted = bytes / m + (bytes % m != 0 ? 1 : 0);
+  const int64_t bound = std::min(shape.dim(axis), max_shards_);
+  return Along(shape, axis,
+               wanted < static_cast<unsigned __int128>(bound)
+                   ? static_cast<int64_t>(wanted)
+                   : bound);
 }
 
 absl::StatusOr<MaxSizePartitioner> MaxSizePartitioner::Create(
@@ -113,17 +114,17 @@ absl::StatusOr<std::vector<int64_t>> MaxSizePartitioner::operator()(
 absl::StatusOr<std::vector<VariableShard>> ShardVariableShape(
     const devices::Shape& shape, const std::vector<int64_t>& partitions) {
   if (static_cast<int>(partitions.size()) != shape.rank()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "partitions have ", partitions.size(),
-        " counts but the variable's shape ", shape.DebugString(), " has ",
-        shape.rank(), " axes: give one count per axis"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("partitions have ", partitions.size(),
+                     " counts but the variable's shape ", shape.DebugString(),
+                     " has ", shape.rank(), " axes: give one count per axis"));
   }
   int axis = -1;
   for (int i = 0; i < shape.rank(); ++i) {
     const int64_t n = partitions[static_cast<size_t>(i)];
     if (n < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "partition count ", n, " on axis ", i, " is below 1"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("partition count ", n, " on axis ", i, " is below 1"));
     }
     if (n == 1) continue;
     if (axis >= 0) {

@@ -1,10 +1,14 @@
 // Partitioners, as tf.distribute.experimental.partitioners: how many shards
 // a variable is split into along one axis, the rule a parameter-server
 // strategy applies when it places a large variable over several tasks.
-// Their numbers follow TF's exactly (FixedShardsPartitioner,
-// MinSizePartitioner, MaxSizePartitioner); ShardVariableShape gives the
-// shards' shapes and offsets, with the first (dim % n) shards one row larger
-// (TF's rule for uneven splits).
+// Their numbers follow TF's (FixedShardsPartitioner, MinSizePartitioner,
+// MaxSizePartitioner) wherever TF gives one; where TF fails or gives no
+// usable count, these give 1 shard (an axis of length 0; MaxSize on rows of
+// no bytes, where TF divides by zero), and a negative axis is an error
+// rather than counted from the end. There is no string dtype, hence no
+// bytes_per_string. ShardVariableShape gives the shards' shapes and
+// offsets, with the first (dim % n) shards one row larger (TF's rule for
+// uneven splits).
 //
 // Example:
 //   absl::StatusOr<distribute::MinSizePartitioner> p =
@@ -49,9 +53,9 @@ class FixedShardsPartitioner : public Partitioner {
   // INVALID_ARGUMENT unless num_shards >= 1.
   static absl::StatusOr<FixedShardsPartitioner> Create(int64_t num_shards);
 
-  absl::StatusOr<std::vector<int64_t>> operator()(
-      const devices::Shape& shape, devices::DType dtype,
-      int axis = 0) const override;
+  absl::StatusOr<std::vector<int64_t>> operator()(const devices::Shape& shape,
+                                                  devices::DType dtype,
+                                                  int axis = 0) const override;
 
  private:
   explicit FixedShardsPartitioner(int64_t num_shards)
@@ -67,9 +71,9 @@ class MinSizePartitioner : public Partitioner {
   static absl::StatusOr<MinSizePartitioner> Create(
       int64_t min_shard_bytes = int64_t{256} << 10, int64_t max_shards = 1);
 
-  absl::StatusOr<std::vector<int64_t>> operator()(
-      const devices::Shape& shape, devices::DType dtype,
-      int axis = 0) const override;
+  absl::StatusOr<std::vector<int64_t>> operator()(const devices::Shape& shape,
+                                                  devices::DType dtype,
+                                                  int axis = 0) const override;
 
  private:
   MinSizePartitioner(int64_t min_shard_bytes, int64_t max_shards)
@@ -86,11 +90,12 @@ class MaxSizePartitioner : public Partitioner {
   // INVALID_ARGUMENT unless max_shard_bytes >= 1 and max_shards, when
   // given, >= 1.
   static absl::StatusOr<MaxSizePartitioner> Create(
-      int64_t max_shard_bytes, std::optional<int64_t> max_shards = std::nullopt);
+      int64_t max_shard_bytes,
+      std::optional<int64_t> max_shards = std::nullopt);
 
-  absl::StatusOr<std::vector<int64_t>> operator()(
-      const devices::Shape& shape, devices::DType dtype,
-      int axis = 0) const override;
+  absl::StatusOr<std::vector<int64_t>> operator()(const devices::Shape& shape,
+                                                  devices::DType dtype,
+                                                  int axis = 0) const override;
 
  private:
   MaxSizePartitioner(int64_t max_shard_bytes, std::optional<int64_t> max_shards)

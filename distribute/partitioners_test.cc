@@ -1,5 +1,6 @@
 #include "distribute/partitioners.h"
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -29,15 +30,15 @@ TEST(PartitionersTest, TensorFlowsDocumentedExamples) {
   EXPECT_THAT(Parts(*FixedShardsPartitioner::Create(2), Shape({10, 3}),
                     DType::kFloat32),
               ElementsAre(2, 1));
-  EXPECT_THAT(Parts(*MinSizePartitioner::Create(4, 2), Shape({6, 1}),
-                    DType::kFloat32),
-              ElementsAre(2, 1));
+  EXPECT_THAT(
+      Parts(*MinSizePartitioner::Create(4, 2), Shape({6, 1}), DType::kFloat32),
+      ElementsAre(2, 1));
   EXPECT_THAT(
       Parts(*MaxSizePartitioner::Create(4), Shape({6, 1}), DType::kFloat32),
       ElementsAre(6, 1));
-  EXPECT_THAT(Parts(*MaxSizePartitioner::Create(4, 2), Shape({6, 1}),
-                    DType::kFloat32),
-              ElementsAre(2, 1));
+  EXPECT_THAT(
+      Parts(*MaxSizePartitioner::Create(4, 2), Shape({6, 1}), DType::kFloat32),
+      ElementsAre(2, 1));
   EXPECT_THAT(
       Parts(*MaxSizePartitioner::Create(1024), Shape({6, 1}), DType::kFloat32),
       ElementsAre(1, 1));
@@ -52,9 +53,9 @@ TEST(PartitionersTest, TensorFlowsDocumentedExamples) {
 
 TEST(PartitionersTest, BoundsAndRounding) {
   // Never more shards than rows.
-  EXPECT_THAT(Parts(*FixedShardsPartitioner::Create(8), Shape({3, 4}),
-                    DType::kFloat32),
-              ElementsAre(3, 1));
+  EXPECT_THAT(
+      Parts(*FixedShardsPartitioner::Create(8), Shape({3, 4}), DType::kFloat32),
+      ElementsAre(3, 1));
   EXPECT_THAT(
       Parts(*MinSizePartitioner::Create(1, 1000), Shape({3}), DType::kInt64),
       ElementsAre(3));
@@ -63,26 +64,26 @@ TEST(PartitionersTest, BoundsAndRounding) {
       Parts(*MinSizePartitioner::Create(16, 10), Shape({10}), DType::kFloat32),
       ElementsAre(3));
   // The default keeps one shard.
-  EXPECT_THAT(Parts(*MinSizePartitioner::Create(), Shape({1 << 20}),
-                    DType::kFloat64),
-              ElementsAre(1));
+  EXPECT_THAT(
+      Parts(*MinSizePartitioner::Create(), Shape({1 << 20}), DType::kFloat64),
+      ElementsAre(1));
   // MaxSize: rows of 3 float64 (24 bytes) in shards of at most 50 bytes hold
   // 2 rows each: 7 rows -> 4 shards; a row above the bound is a shard.
-  EXPECT_THAT(Parts(*MaxSizePartitioner::Create(50), Shape({7, 3}),
-                    DType::kFloat64),
-              ElementsAre(4, 1));
-  EXPECT_THAT(Parts(*MaxSizePartitioner::Create(10), Shape({7, 3}),
-                    DType::kFloat64),
-              ElementsAre(7, 1));
+  EXPECT_THAT(
+      Parts(*MaxSizePartitioner::Create(50), Shape({7, 3}), DType::kFloat64),
+      ElementsAre(4, 1));
+  EXPECT_THAT(
+      Parts(*MaxSizePartitioner::Create(10), Shape({7, 3}), DType::kFloat64),
+      ElementsAre(7, 1));
   // Along another axis: 4 columns of 5 float16 (10 bytes), 25-byte shards.
-  EXPECT_THAT(Parts(*MaxSizePartitioner::Create(25), Shape({5, 4}),
-                    DType::kFloat16, 1),
-              ElementsAre(1, 2));
+  EXPECT_THAT(
+      Parts(*MaxSizePartitioner::Create(25), Shape({5, 4}), DType::kFloat16, 1),
+      ElementsAre(1, 2));
   // Empty axes and rows give one shard, not none (or a division by zero).
   for (const Shape& empty : {Shape({0, 3}), Shape({4, 0})}) {
-    EXPECT_THAT(Parts(*FixedShardsPartitioner::Create(2), empty,
-                      DType::kFloat32)[0],
-                empty.dim(0) == 0 ? 1 : 2);
+    EXPECT_THAT(
+        Parts(*FixedShardsPartitioner::Create(2), empty, DType::kFloat32),
+        ElementsAre(empty.dim(0) == 0 ? 1 : 2, 1));
     EXPECT_THAT(Parts(*MaxSizePartitioner::Create(1), empty, DType::kFloat32),
                 ElementsAre(1, 1));
     EXPECT_THAT(
@@ -95,6 +96,10 @@ TEST(PartitionersTest, BoundsAndRounding) {
               ElementsAre(64, 1));
   EXPECT_THAT(Parts(*MaxSizePartitioner::Create(1, 64), huge, DType::kFloat64),
               ElementsAre(64, 1));
+  // Bytes beyond int64_t divided by a huge minimum: ceil(2^64 / (2^63 - 1)).
+  EXPECT_THAT(
+      Parts(*MinSizePartitioner::Create(INT64_MAX, 64), huge, DType::kFloat64),
+      ElementsAre(3, 1));
 }
 
 TEST(PartitionersTest, BadArgumentsAreInvalidArgument) {

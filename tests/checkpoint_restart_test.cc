@@ -28,21 +28,14 @@ namespace {
 namespace ckpt = distribute::checkpoint;
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
+using ::distsim_test::RunfilePath;
+using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(60);
 constexpr int64_t kSteps = 6;
 
-std::string WorkerBinary() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return absl::StrCat(srcdir == nullptr ? "." : srcdir,
-                      "/distsim/tests/ckpt_worker");
-}
-
-std::string TmpPath(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/", name);
-}
+std::string WorkerBinary() { return RunfilePath("tests/ckpt_worker"); }
 
 std::string TfConfig(const std::vector<int>& ports, int index) {
   return absl::StrCat(
@@ -63,11 +56,12 @@ std::vector<std::unique_ptr<ChildProcess>> StartCluster(
     std::vector<std::string> args = {
         absl::StrCat("--steps=", kSteps), "--save_every=2",
         absl::StrCat("--ckpt_dir=", dir),
-        absl::StrCat("--weights_out=", TmpPath(absl::StrCat(run, "_w", w)))};
+        absl::StrCat("--weights_out=",
+                     TestTmpPath(absl::StrCat(run, "_w", w)))};
     args.insert(args.end(), extra[w].begin(), extra[w].end());
     auto child = ChildProcess::Spawn(WorkerBinary(), args,
                                      {{"TF_CONFIG", TfConfig(*ports, w)}},
-                                     TmpPath(absl::StrCat(run, "_log", w)));
+                                     TestTmpPath(absl::StrCat(run, "_log", w)));
     EXPECT_TRUE(child.ok()) << child.status();
     if (child.ok()) children.push_back(*std::move(child));
   }
@@ -89,7 +83,8 @@ std::vector<float> RunToEnd(const std::string& run, const std::string& dir,
         << run << " worker " << w << " failed:\n"
         << children[w]->Stderr();
     if (logs != nullptr) logs->push_back(children[w]->Stdout());
-    auto read = distsim_test::ReadWeights(TmpPath(absl::StrCat(run, "_w", w)));
+    auto read =
+        distsim_test::ReadWeights(TestTmpPath(absl::StrCat(run, "_w", w)));
     EXPECT_TRUE(read.ok()) << read.status();
     weights.push_back(read.ok() ? *read : std::vector<float>{});
   }
@@ -101,7 +96,7 @@ std::vector<float> RunToEnd(const std::string& run, const std::string& dir,
 // The uninterrupted run's weights, computed once.
 const std::vector<float>& Uninterrupted() {
   static const std::vector<float>* weights = [] {
-    const std::string dir = TmpPath("uninterrupted_ckpt");
+    const std::string dir = TestTmpPath("uninterrupted_ckpt");
     EXPECT_TRUE(ckpt::DeleteRecursively(dir).ok());
     return new std::vector<float>(RunToEnd("uninterrupted", dir));
   }();
@@ -125,7 +120,7 @@ int64_t SavedStep(const std::string& path) {
 
 TEST(CheckpointRestartTest, UninterruptedRunKeepsTheNewestCheckpoints) {
   ASSERT_FALSE(Uninterrupted().empty());
-  const std::string dir = TmpPath("uninterrupted_ckpt");
+  const std::string dir = TestTmpPath("uninterrupted_ckpt");
   auto all = ckpt::CheckpointsInDirectory(dir);
   ASSERT_TRUE(all.ok()) << all.status();
   // Saves after steps 2, 4, 6 are ckpt-1..3; max_to_keep 2 keeps two.
@@ -137,7 +132,7 @@ TEST(CheckpointRestartTest, UninterruptedRunKeepsTheNewestCheckpoints) {
 }
 
 TEST(CheckpointRestartTest, CleanStopThenRestartReachesUninterruptedWeights) {
-  const std::string dir = TmpPath("clean_ckpt");
+  const std::string dir = TestTmpPath("clean_ckpt");
   ASSERT_TRUE(ckpt::DeleteRecursively(dir).ok());
   auto first = StartCluster("clean1", dir,
                             {{"--stop_after_step=4"}, {"--stop_after_step=4"}});
@@ -162,7 +157,7 @@ TEST(CheckpointRestartTest, CleanStopThenRestartReachesUninterruptedWeights) {
 
 TEST(CheckpointRestartTest,
      KilledWorkerThenRestartReachesUninterruptedWeights) {
-  const std::string dir = TmpPath("killed_ckpt");
+  const std::string dir = TestTmpPath("killed_ckpt");
   ASSERT_TRUE(ckpt::DeleteRecursively(dir).ok());
   auto first = StartCluster("killed1", dir, {{}, {"--die_after_step=4"}});
   ASSERT_EQ(first.size(), 2u);
@@ -187,7 +182,7 @@ TEST(CheckpointRestartTest,
 }
 
 TEST(CheckpointRestartTest, ChiefKilledWhileSavingKeepsThePreviousCheckpoint) {
-  const std::string dir = TmpPath("torn_ckpt");
+  const std::string dir = TestTmpPath("torn_ckpt");
   ASSERT_TRUE(ckpt::DeleteRecursively(dir).ok());
   auto first = StartCluster("torn1", dir, {{"--die_during_save=4"}, {}});
   ASSERT_EQ(first.size(), 2u);

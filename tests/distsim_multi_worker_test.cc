@@ -34,22 +34,15 @@ namespace {
 
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
+using ::distsim_test::RunfilePath;
+using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(90);
 constexpr int64_t kSteps = 3;
 constexpr int64_t kGlobalBatch = 32;
 
-std::string Distsim() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return absl::StrCat(srcdir == nullptr ? "." : srcdir,
-                      "/distsim/tools/distsim");
-}
-
-std::string TmpPath(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/", name);
-}
+std::string Distsim() { return RunfilePath("tools/distsim"); }
 
 std::vector<std::string> TrainArgs(std::vector<std::string> extra) {
   std::vector<std::string> args = {
@@ -99,7 +92,7 @@ std::vector<std::string> RunTwoWorkers(
   args.insert(args.end(), extra.begin(), extra.end());
   for (int w = 0; w < 2; ++w) {
     auto child = ChildProcess::Spawn(Distsim(), TrainArgs(args), envs[w],
-                                     TmpPath(absl::StrCat(test, w)));
+                                     TestTmpPath(absl::StrCat(test, w)));
     EXPECT_TRUE(child.ok()) << child.status();
     if (!child.ok()) return {};
     workers.push_back(*std::move(child));
@@ -211,7 +204,7 @@ TEST(DistsimMultiWorkerTest, TwoRealWorkersTrainLikeMirrored) {
 
 TEST(DistsimMultiWorkerTest, SimulatedClusterByDefault) {
   auto child = ChildProcess::Spawn(Distsim(), TrainArgs({}), {},
-                                   TmpPath("simulated_cluster"));
+                                   TestTmpPath("simulated_cluster"));
   ASSERT_TRUE(child.ok()) << child.status();
   absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
   ASSERT_TRUE(exit.ok()) << exit.status();
@@ -278,7 +271,7 @@ TEST(DistsimMultiWorkerTest, MisusesSayWhatToPass) {
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     auto child = ChildProcess::Spawn(Distsim(), cases[i].args, cases[i].env,
-                                     TmpPath(absl::StrCat("misuse", i)));
+                                     TestTmpPath(absl::StrCat("misuse", i)));
     ASSERT_TRUE(child.ok()) << child.status();
     absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
     ASSERT_TRUE(exit.ok()) << exit.status();

@@ -22,20 +22,13 @@ namespace {
 
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
+using ::distsim_test::RunfilePath;
+using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(90);
 
-std::string Distsim() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return absl::StrCat(srcdir == nullptr ? "." : srcdir,
-                      "/distsim/tools/distsim");
-}
-
-std::string TmpPath(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/", name);
-}
+std::string Distsim() { return RunfilePath("tools/distsim"); }
 
 // The value of "key" in the one-line JSON object `line`.
 std::string JsonField(const std::string& line, const std::string& key) {
@@ -56,7 +49,7 @@ struct Ran {
 
 Ran RunDistsim(const std::vector<std::string>& args, const std::string& name) {
   Ran ran;
-  auto child = ChildProcess::Spawn(Distsim(), args, {}, TmpPath(name));
+  auto child = ChildProcess::Spawn(Distsim(), args, {}, TestTmpPath(name));
   EXPECT_TRUE(child.ok()) << child.status();
   if (!child.ok()) return ran;
   absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
@@ -68,10 +61,10 @@ Ran RunDistsim(const std::vector<std::string>& args, const std::string& name) {
 }
 
 TEST(DistsimTpuTest, TrainsAChipPerReplicaAsTheLibraryDoes) {
-  const Ran ran = RunDistsim(
-      {"train", "--strategy=tpu", "--tpu_computation_shape=1,1,1,2",
-       "--steps=3", "--global_batch=32", "--json"},
-      "tpu");
+  const Ran ran =
+      RunDistsim({"train", "--strategy=tpu", "--tpu_computation_shape=1,1,1,2",
+                  "--steps=3", "--global_batch=32", "--json"},
+                 "tpu");
   ASSERT_TRUE(ran.ok) << ran.stderr_text;
   EXPECT_THAT(ran.stdout_text,
               HasSubstr("TPUStrategy on sim:tpu_v4:2x2x1, 4 replica(s)"));

@@ -36,21 +36,14 @@ namespace {
 
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
+using ::distsim_test::RunfilePath;
+using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr absl::Duration kWait = absl::Seconds(60);
 
-std::string WorkerBinary() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return absl::StrCat(srcdir == nullptr ? "." : srcdir,
-                      "/distsim/tests/mw_worker");
-}
-
-std::string TmpPath(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/", name);
-}
+std::string WorkerBinary() { return RunfilePath("tests/mw_worker"); }
 
 std::string Address(int port) {
   return absl::StrCat("\"127.0.0.1:", port, "\"");
@@ -98,7 +91,7 @@ std::vector<std::unique_ptr<ChildProcess>> StartWorkers(
     auto child = ChildProcess::Spawn(
         WorkerBinary(), args[w],
         {{"TF_CONFIG", TfConfig(*ports, with_chief, type, index, rpc_layer)}},
-        TmpPath(absl::StrCat(test, "_worker", w)));
+        TestTmpPath(absl::StrCat(test, "_worker", w)));
     EXPECT_TRUE(child.ok()) << child.status();
     if (child.ok()) children.push_back(*std::move(child));
   }
@@ -135,7 +128,7 @@ std::vector<std::string> TrainArgs(const std::string& test, int w,
   return {absl::StrCat("--steps=", kTrainSteps),
           absl::StrCat("--local_devices=", local_devices),
           absl::StrCat("--weights_out=",
-                       TmpPath(absl::StrCat(test, "_w", w, ".bin")))};
+                       TestTmpPath(absl::StrCat(test, "_w", w, ".bin")))};
 }
 
 // Every one of the `n` workers of `test` (started with TrainArgs) exits 0,
@@ -176,8 +169,8 @@ void ExpectWorkersTrainedLikeMirrored(
   ASSERT_FALSE(reference.empty());
   std::vector<std::vector<float>> weights;
   for (int w = 0; w < n; ++w) {
-    auto read =
-        distsim_test::ReadWeights(TmpPath(absl::StrCat(test, "_w", w, ".bin")));
+    auto read = distsim_test::ReadWeights(
+        TestTmpPath(absl::StrCat(test, "_w", w, ".bin")));
     ASSERT_TRUE(read.ok()) << read.status();
     weights.push_back(*std::move(read));
   }
@@ -226,12 +219,13 @@ TEST(MultiWorkerMirroredTest, SlurmStepWorkersReachMirroredWeights) {
   for (int w = 0; w < 2; ++w) {
     std::vector<std::string> args = TrainArgs("slurm", w, 1);
     args.push_back(absl::StrCat("--slurm_port_base=", *base));
-    auto child = ChildProcess::Spawn(WorkerBinary(), args,
-                                     {{"SLURM_PROCID", absl::StrCat(w)},
-                                      {"SLURM_STEP_NUM_TASKS", "2"},
-                                      {"SLURM_STEP_NODELIST", "127.0.0.1"},
-                                      {"SLURM_STEP_TASKS_PER_NODE", "2"}},
-                                     TmpPath(absl::StrCat("slurm_worker", w)));
+    auto child =
+        ChildProcess::Spawn(WorkerBinary(), args,
+                            {{"SLURM_PROCID", absl::StrCat(w)},
+                             {"SLURM_STEP_NUM_TASKS", "2"},
+                             {"SLURM_STEP_NODELIST", "127.0.0.1"},
+                             {"SLURM_STEP_TASKS_PER_NODE", "2"}},
+                            TestTmpPath(absl::StrCat("slurm_worker", w)));
     ASSERT_TRUE(child.ok()) << child.status();
     children.push_back(*std::move(child));
   }
@@ -371,7 +365,7 @@ INSTANTIATE_TEST_SUITE_P(Workers, CollectiveTimeoutTest,
 // (UNAUTHENTICATED) while it admits the right one; a worker that lacks the
 // token cannot join the cluster.
 TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
-  const std::string token_file = TmpPath("cluster_token");
+  const std::string token_file = TestTmpPath("cluster_token");
   {
     std::ofstream out(token_file);
     out << "s3cret-token\n";
@@ -385,9 +379,10 @@ TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
         WorkerBinary(),
         {"--steps=6", "--stall_after_step=1", "--stall_seconds=3",
          absl::StrCat("--cluster_token_file=", token_file),
-         absl::StrCat("--weights_out=", TmpPath(absl::StrCat("token_w", w)))},
+         absl::StrCat("--weights_out=",
+                      TestTmpPath(absl::StrCat("token_w", w)))},
         {{"TF_CONFIG", TfConfig(*ports, false, "worker", w)}},
-        TmpPath(absl::StrCat("token_worker", w)));
+        TestTmpPath(absl::StrCat("token_worker", w)));
     ASSERT_TRUE(child.ok()) << child.status();
     children.push_back(*std::move(child));
   }
@@ -420,8 +415,8 @@ TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
     EXPECT_TRUE(exit->exited && exit->code == 0) << "worker " << w << ":\n"
                                                  << children[w]->Stderr();
   }
-  auto w0 = distsim_test::ReadWeights(TmpPath("token_w0"));
-  auto w1 = distsim_test::ReadWeights(TmpPath("token_w1"));
+  auto w0 = distsim_test::ReadWeights(TestTmpPath("token_w0"));
+  auto w1 = distsim_test::ReadWeights(TestTmpPath("token_w1"));
   ASSERT_TRUE(w0.ok() && w1.ok());
   EXPECT_EQ(*w0, *w1);
 
@@ -433,11 +428,11 @@ TEST(MultiWorkerMirroredTest, ClusterTokenGuardsEveryWorker) {
       WorkerBinary(),
       {"--steps=2", absl::StrCat("--cluster_token_file=", token_file)},
       {{"TF_CONFIG", TfConfig(*more, false, "worker", 0)}},
-      TmpPath("token_holder"));
+      TestTmpPath("token_holder"));
   auto outsider =
       ChildProcess::Spawn(WorkerBinary(), {"--steps=2"},
                           {{"TF_CONFIG", TfConfig(*more, false, "worker", 1)}},
-                          TmpPath("token_outsider"));
+                          TestTmpPath("token_outsider"));
   ASSERT_TRUE(holder.ok() && outsider.ok());
   absl::StatusOr<ExitInfo> refused = (*outsider)->Wait(kWait);
   ASSERT_TRUE(refused.ok()) << refused.status();
@@ -461,7 +456,7 @@ TEST(MultiWorkerMirroredTest, WorkerOfAnotherClusterIsRefused) {
   auto outsider = ChildProcess::Spawn(
       WorkerBinary(), {"--steps=2"},
       {{"TF_CONFIG", TfConfig({(*ports)[0], (*ports)[2]}, false, "worker", 1)}},
-      TmpPath("guarded_outsider"));
+      TestTmpPath("guarded_outsider"));
   ASSERT_TRUE(outsider.ok()) << outsider.status();
   const std::vector<int> cluster = {(*ports)[0], (*ports)[1]};
   std::vector<std::unique_ptr<ChildProcess>> members;
@@ -472,7 +467,7 @@ TEST(MultiWorkerMirroredTest, WorkerOfAnotherClusterIsRefused) {
     auto child = ChildProcess::Spawn(
         WorkerBinary(), args,
         {{"TF_CONFIG", TfConfig(cluster, false, "worker", w)}},
-        TmpPath(absl::StrCat("guarded_worker", w)));
+        TestTmpPath(absl::StrCat("guarded_worker", w)));
     ASSERT_TRUE(child.ok()) << child.status();
     members.push_back(*std::move(child));
   }
@@ -493,7 +488,8 @@ void ExpectBadEnvironment(
     const std::string& field, const std::string& code = "INVALID_ARGUMENT",
     std::vector<std::string> args = {}) {
   args.push_back("--steps=1");
-  auto child = ChildProcess::Spawn(WorkerBinary(), args, env, TmpPath(test));
+  auto child =
+      ChildProcess::Spawn(WorkerBinary(), args, env, TestTmpPath(test));
   ASSERT_TRUE(child.ok()) << child.status();
   absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
   ASSERT_TRUE(exit.ok()) << exit.status();

@@ -141,9 +141,9 @@ TEST(SimulatedTrainingTest, TPUStrategyTrainsOnASimulatedSlice) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(a->weights_checksum, b->weights_checksum);
 
-  auto ring = distribute::TPUStrategy::Create(**slice);
-  ASSERT_TRUE(ring.ok()) << ring.status();
-  auto c = TrainClassifier(**ring, Options());
+  auto every_core = distribute::TPUStrategy::Create(**slice);
+  ASSERT_TRUE(every_core.ok()) << every_core.status();
+  auto c = TrainClassifier(**every_core, Options());
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_LT(*c->final_loss, *c->initial_loss);
   EXPECT_NEAR(*c->final_loss, *b->final_loss, 1e-4);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -188,6 +189,16 @@ absl::StatusOr<int> FreePortRange(int n) {
   return absl::UnavailableError(
       absl::StrCat("found no ", n, " consecutive free ports on 127.0.0.1 in ",
                    kTries, " tries"));
+}
+
+std::string RunfilePath(const std::string& path) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  return absl::StrCat(srcdir == nullptr ? "." : srcdir, "/distsim/", path);
+}
+
+std::string TestTmpPath(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/", name);
 }
 
 }  // namespace distsim_test

@@ -66,6 +66,13 @@ class ChildProcess {
   std::string log_prefix_;
 };
 
+// The test's runfile at workspace-relative `path` (e.g. "tools/distsim"),
+// under TEST_SRCDIR (the working directory outside Bazel).
+std::string RunfilePath(const std::string& path);
+
+// `name` in the test's TEST_TMPDIR (/tmp outside Bazel).
+std::string TestTmpPath(const std::string& name);
+
 // `n` distinct TCP ports of 127.0.0.1 that were free a moment ago (bound
 // to port 0 together, then released).
 absl::StatusOr<std::vector<int>> FreePorts(int n);

@@ -86,19 +86,24 @@ absl::Status Complete(const grpc::Status& rpc, CallState& state) {
     std::string hint;
     if (code == absl::StatusCode::kDeadlineExceeded) {
       hint = absl::StrCat(" (timeout ", TimeoutText(state.timeout),
-                          "; the server may be down or the method slow: "
+                          "; the server may be down or unreachable, its TLS "
+                          "settings may differ from the client's, or the "
+                          "method is slow: check the address and TLS, or "
                           "raise CallOptions::timeout or "
                           "ClientOptions::timeout)");
     }
     return absl::Status(code, absl::StrCat("calling method \"", state.method,
-                                           "\" on ", state.client,
-                                           " failed: ", rpc.error_message(),
-                                           hint));
+                                           "\" on ", state.client, " failed: ",
+                                           rpc.error_message(), hint));
   }
   const CallResponse& response = state.response;
   if (response.error_code() != 0) {
-    // The method's own error, unchanged.
-    return absl::Status(static_cast<absl::StatusCode>(response.error_code()),
+    // The method's own error, unchanged (a code outside absl's, from a
+    // faulty server, as UNKNOWN).
+    const int32_t code = response.error_code();
+    return absl::Status(code > 0 && code <= 16
+                            ? static_cast<absl::StatusCode>(code)
+                            : absl::StatusCode::kUnknown,
                         response.error_message());
   }
   std::vector<devices::Tensor> outputs;
@@ -131,8 +136,7 @@ absl::Status StatusOrResult::get_error() const {
   return state_->status;
 }
 
-absl::StatusOr<std::vector<devices::Tensor>> StatusOrResult::get_value()
-    const {
+absl::StatusOr<std::vector<devices::Tensor>> StatusOrResult::get_value() const {
   state_->done.WaitForNotification();
   if (!state_->status.ok()) return state_->status;
   return state_->outputs;
@@ -145,11 +149,8 @@ bool StatusOrResult::WaitFor(absl::Duration timeout) const {
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(
     absl::string_view rpc_layer, absl::string_view address,
     ClientOptions options) {
-  if (rpc_layer != kGrpcRpcLayer) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rpc_layer \"", rpc_layer,
-                     "\" is not supported: only \"grpc\" is, as in TF"));
-  }
+  absl::Status layer = CheckRpcLayer(rpc_layer);
+  if (!layer.ok()) return layer;
   absl::StatusOr<std::string> parsed = ParseRpcAddress(address, "rpc client");
   if (!parsed.ok()) return parsed.status();
   if (options.timeout <= absl::ZeroDuration()) {
@@ -164,11 +165,10 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(
   core->channel = *channel;
   core->stub = RpcService::NewStub(core->channel);
 
-  const std::string client =
-      absl::StrCat("the rpc server at ", *parsed,
-                   options.name.empty()
-                       ? std::string()
-                       : absl::StrCat(" (client \"", options.name, "\")"));
+  const std::string client = absl::StrCat(
+      "the rpc server at ", *parsed,
+      options.name.empty() ? std::string()
+                           : absl::StrCat(" (client \"", options.name, "\")"));
   std::map<std::string, MethodSignature, std::less<>> methods;
   if (options.list_registered_methods) {
     grpc::ClientContext context;
@@ -181,14 +181,14 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(
       return absl::DeadlineExceededError(absl::StrCat(
           client, " did not list its methods within ",
           TimeoutText(options.timeout),
-          ": start the server before creating the client, or create the "
-          "client with list_registered_methods = false"));
+          ": start the server before creating the client (or create the "
+          "client with list_registered_methods = false), and check its "
+          "address and that the client's TLS settings match the server's"));
     }
     if (!rpc.ok()) {
-      return absl::Status(
-          static_cast<absl::StatusCode>(rpc.error_code()),
-          absl::StrCat("listing the methods of ", client,
-                       " failed: ", rpc.error_message()));
+      return absl::Status(static_cast<absl::StatusCode>(rpc.error_code()),
+                          absl::StrCat("listing the methods of ", client,
+                                       " failed: ", rpc.error_message()));
     }
     for (const RegisteredMethod& method : listing.registered_methods()) {
       MethodSignature signature;
@@ -237,10 +237,10 @@ Client::~Client() {
 }
 
 std::string Client::Describe() const {
-  return absl::StrCat(
-      "the rpc server at ", address_,
-      options_.name.empty() ? std::string()
-                            : absl::StrCat(" (client \"", options_.name, "\")"));
+  return absl::StrCat("the rpc server at ", address_,
+                      options_.name.empty()
+                          ? std::string()
+                          : absl::StrCat(" (client \"", options_.name, "\")"));
 }
 
 StatusOrResult Client::Call(absl::string_view method,
@@ -268,10 +268,10 @@ StatusOrResult Client::Call(absl::string_view method,
           "method \"", method, "\" is not registered on ", Describe(),
           " (it has ", known.empty() ? std::string("none") : known, ")"))));
     }
-    absl::Status valid = CheckCompatible(
-        it->second.input_specs, args,
-        absl::StrCat("the arguments of method \"", method, "\" on ",
-                     Describe()));
+    absl::Status valid =
+        CheckCompatible(it->second.input_specs, args,
+                        absl::StrCat("the arguments of method \"", method,
+                                     "\" on ", Describe()));
     if (!valid.ok()) return StatusOrResult(Failed(std::move(valid)));
     if (!options.output_specs.has_value()) {
       options.output_specs = it->second.output_specs;
@@ -293,11 +293,11 @@ StatusOrResult Client::Call(absl::string_view method,
   args.clear();
   const size_t bytes = state->request.ByteSizeLong();
   if (bytes > static_cast<size_t>(options_.channel.max_message_bytes)) {
-    return StatusOrResult(Failed(absl::InvalidArgumentError(absl::StrCat(
-        "the arguments of method \"", method, "\" are ", bytes,
-        " bytes, more than max_message_bytes (",
-        options_.channel.max_message_bytes,
-        "); send less data or raise the bound on both sides"))));
+    return StatusOrResult(Failed(absl::InvalidArgumentError(
+        absl::StrCat("the arguments of method \"", method, "\" are ", bytes,
+                     " bytes, more than max_message_bytes (",
+                     options_.channel.max_message_bytes,
+                     "); send less data or raise the bound on both sides"))));
   }
   PrepareClientContext(options_.channel, timeout, state->context);
   state->context.set_wait_for_ready(true);
@@ -307,16 +307,17 @@ StatusOrResult Client::Call(absl::string_view method,
   }
   CallState* const raw = state.get();
   std::shared_ptr<CallRegistry> calls = calls_;
-  core_->stub->async()->Call(
-      &raw->context, &raw->request, &raw->response,
-      [calls, raw](grpc::Status rpc) {
-        // `raw` is alive while it is in flight: the registry holds it.
-        raw->Finish(Complete(rpc, *raw));
-        absl::MutexLock lock(&calls->mu);
-        // May destroy the call (when its result is gone already), but never
-        // the channel: the client holds that until the registry is empty.
-        calls->in_flight.erase(raw);
-      });
+  core_->stub->async()->Call(&raw->context, &raw->request, &raw->response,
+                             [calls, raw](grpc::Status rpc) {
+                               // `raw` is alive while it is in flight: the
+                               // registry holds it.
+                               raw->Finish(Complete(rpc, *raw));
+                               absl::MutexLock lock(&calls->mu);
+                               // May destroy the call (when its result is gone
+                               // already), but never the channel: the client
+                               // holds that until the registry is empty.
+                               calls->in_flight.erase(raw);
+                             });
   return StatusOrResult(std::move(state));
 }
 

@@ -70,18 +70,21 @@ struct CallRegistry;
 struct ClientCore;
 }  // namespace rpc_internal
 
-// The outcome of a call, once it ends. Copies share the call.
+// The outcome of a call, once it ends. Copies share the call; a moved-from
+// result may only be destroyed or assigned to.
 class StatusOrResult {
  public:
   // Whether the call succeeded. Blocks until the call ends.
   bool is_ok() const;
   // The call's error, or OK. Blocks until the call ends. The method's own
-  // errors come back with their code and message unchanged; otherwise
-  // DEADLINE_EXCEEDED past the timeout, CANCELLED when the client was
-  // destroyed or the server stopped under the call, UNAVAILABLE when the
-  // server cannot be reached, UNAUTHENTICATED without the server's token,
-  // NOT_FOUND for a method the server lacks, INVALID_ARGUMENT for arguments
-  // that do not match the method's specs, each naming the method and server.
+  // errors come back with their code and message unchanged; otherwise, each
+  // naming the method and server: DEADLINE_EXCEEDED past the timeout, which
+  // is also what a server that cannot be reached gives (calls wait for it
+  // to come up, as TF's), as does a TLS mismatch; CANCELLED when the client
+  // was destroyed under the call; UNAVAILABLE when the server stopped under
+  // it; UNAUTHENTICATED without the server's token; NOT_FOUND for a method
+  // the server lacks; INVALID_ARGUMENT for arguments that do not match the
+  // method's specs.
   absl::Status get_error() const;
   // The method's outputs, or the call's error. Blocks until the call ends.
   absl::StatusOr<std::vector<devices::Tensor>> get_value() const;

@@ -25,7 +25,7 @@ class Server::Service final : public RpcService::Service {
   explicit Service(std::optional<std::string> token)
       : token_(std::move(token)) {}
 
-  absl::Status Add(absl::string_view name, Method method,
+  absl::Status Add(absl::string_view name, MethodWithContext method,
                    MethodSignature signature) {
     absl::MutexLock lock(&mu_);
     if (methods_.count(name) != 0) {
@@ -34,10 +34,9 @@ class Server::Service final : public RpcService::Service {
                        "\" is already registered on this rpc server; register "
                        "each method under a name of its own"));
     }
-    methods_.emplace(
-        std::string(name),
-        std::make_shared<const Entry>(
-            Entry{std::move(method), std::move(signature)}));
+    methods_.emplace(std::string(name),
+                     std::make_shared<const Entry>(
+                         Entry{std::move(method), std::move(signature)}));
     return absl::OkStatus();
   }
 
@@ -50,8 +49,7 @@ class Server::Service final : public RpcService::Service {
 
   grpc::Status Call(grpc::ServerContext* context, const CallRequest* request,
                     CallResponse* response) override {
-    absl::Status admitted = server_internal::CheckClusterToken(
-        context->client_metadata(), token_);
+    absl::Status admitted = CheckToken(*context);
     if (!admitted.ok()) return server_internal::ToGrpcStatus(admitted);
     const std::string& name = request->method();
     std::shared_ptr<const Entry> entry;
@@ -62,10 +60,11 @@ class Server::Service final : public RpcService::Service {
         std::vector<std::string> known;
         for (const auto& [n, e] : methods_) known.push_back(n);
         return server_internal::ToGrpcStatus(absl::NotFoundError(absl::StrCat(
-            "method \"", name, "\" is not registered on this rpc server (it has ",
-            known.empty() ? std::string("none")
-                          : absl::StrCat("\"", absl::StrJoin(known, "\", \""),
-                                         "\""),
+            "method \"", name,
+            "\" is not registered on this rpc server (it has ",
+            known.empty()
+                ? std::string("none")
+                : absl::StrCat("\"", absl::StrJoin(known, "\", \""), "\""),
             ")")));
       }
       entry = it->second;
@@ -84,8 +83,9 @@ class Server::Service final : public RpcService::Service {
                         absl::StrCat("the arguments of method \"", name, "\""));
     if (!valid.ok()) return server_internal::ToGrpcStatus(valid);
 
+    const GrpcCallContext call(*context);
     absl::StatusOr<std::vector<devices::Tensor>> outputs =
-        entry->method(std::move(args));
+        entry->method(std::move(args), call);
     if (!outputs.ok()) {
       response->set_error_code(static_cast<int32_t>(outputs.status().code()));
       response->set_error_message(std::string(outputs.status().message()));
@@ -116,8 +116,7 @@ class Server::Service final : public RpcService::Service {
 
   grpc::Status List(grpc::ServerContext* context, const ListRequest*,
                     ListResponse* response) override {
-    absl::Status admitted = server_internal::CheckClusterToken(
-        context->client_metadata(), token_);
+    absl::Status admitted = CheckToken(*context);
     if (!admitted.ok()) return server_internal::ToGrpcStatus(admitted);
     absl::ReaderMutexLock lock(&mu_);
     for (const auto& [name, entry] : methods_) {
@@ -134,8 +133,46 @@ class Server::Service final : public RpcService::Service {
   }
 
  private:
+  // CallContext over a gRPC call.
+  class GrpcCallContext final : public CallContext {
+   public:
+    explicit GrpcCallContext(const grpc::ServerContext& context)
+        : context_(context) {}
+    bool IsCancelled() const override { return context_.IsCancelled(); }
+    absl::Time deadline() const override {
+      const auto d = context_.deadline();
+      if (d == std::chrono::system_clock::time_point::max()) {
+        return absl::InfiniteFuture();
+      }
+      return absl::FromChrono(d);
+    }
+
+   private:
+    const grpc::ServerContext& context_;
+  };
+
+  // OK when the server wants no token or the call carries it;
+  // UNAUTHENTICATED saying which, never echoing a token.
+  absl::Status CheckToken(const grpc::ServerContext& context) const {
+    if (!token_.has_value()) return absl::OkStatus();
+    const auto& metadata = context.client_metadata();
+    auto it = metadata.find(kClusterTokenMetadataKey);
+    if (it == metadata.end()) {
+      return absl::UnauthenticatedError(
+          "this rpc server requires a token and the call carries none: give "
+          "the client the server's token (ClientOptions::channel."
+          "cluster_token)");
+    }
+    if (!server_internal::TokensMatch(
+            absl::string_view(it->second.data(), it->second.size()), *token_)) {
+      return absl::UnauthenticatedError(
+          "the call's token is not this rpc server's (ServerOptions::token)");
+    }
+    return absl::OkStatus();
+  }
+
   struct Entry {
-    Method method;
+    MethodWithContext method;
     MethodSignature signature;
   };
 
@@ -148,11 +185,8 @@ class Server::Service final : public RpcService::Service {
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     absl::string_view rpc_layer, absl::string_view address,
     ServerOptions options) {
-  if (rpc_layer != kGrpcRpcLayer) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rpc_layer \"", rpc_layer,
-                     "\" is not supported: only \"grpc\" is, as in TF"));
-  }
+  absl::Status layer = CheckRpcLayer(rpc_layer);
+  if (!layer.ok()) return layer;
   absl::StatusOr<std::string> parsed = ParseRpcAddress(address, "rpc server");
   if (!parsed.ok()) return parsed.status();
   if (options.max_message_bytes < 1 ||
@@ -181,6 +215,18 @@ Server::~Server() { Stop(); }
 
 absl::Status Server::Register(absl::string_view name, Method method,
                               MethodSignature signature) {
+  if (!method) return Register(name, MethodWithContext(), std::move(signature));
+  return Register(
+      name,
+      [method = std::move(method)](std::vector<devices::Tensor> args,
+                                   const CallContext&) {
+        return method(std::move(args));
+      },
+      std::move(signature));
+}
+
+absl::Status Server::Register(absl::string_view name, MethodWithContext method,
+                              MethodSignature signature) {
   if (name.empty()) {
     return absl::InvalidArgumentError("a method needs a non-empty name");
   }
@@ -191,9 +237,9 @@ absl::Status Server::Register(absl::string_view name, Method method,
   absl::MutexLock lock(&mu_);
   if (started_ || stopped_) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "cannot register method \"", name,
-        "\": the rpc server has started, and every method must be registered "
-        "before Start() (as in TF)"));
+        "cannot register method \"", name, "\": the rpc server has ",
+        stopped_ ? "stopped" : "started",
+        ", and every method must be registered before Start() (as in TF)"));
   }
   return service_->Add(name, std::move(method), std::move(signature));
 }
@@ -212,17 +258,13 @@ absl::Status Server::Start() {
   if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(address_, *credentials, &port);
-  builder.RegisterService(service_.get());
-  builder.SetMaxReceiveMessageSize(
-      static_cast<int>(options_.max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
-  // Without this gRPC sets SO_REUSEPORT, and a second server on a busy port
-  // would silently share it.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  for (const IntChannelArg& arg : KeepaliveChannelArgs(options_.keepalive)) {
+  server_internal::ConfigureServerBuilder(builder, address_, *credentials,
+                                          &port, options_.max_message_bytes,
+                                          options_.keepalive);
+  for (const IntChannelArg& arg : BulkTransferChannelArgs()) {
     builder.AddChannelArgument(arg.name, arg.value);
   }
+  builder.RegisterService(service_.get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat(

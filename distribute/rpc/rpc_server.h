@@ -43,6 +43,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "devices/tensor.h"
 #include "distribute/rpc/tensor_spec.h"
 #include "distribute/server/channel.h"
@@ -62,6 +63,24 @@ inline constexpr char kGrpcRpcLayer[] = "grpc";
 // unchanged.
 using Method = std::function<absl::StatusOr<std::vector<devices::Tensor>>(
     std::vector<devices::Tensor>)>;
+
+// What a long-running method may ask about its call.
+class CallContext {
+ public:
+  virtual ~CallContext() = default;
+  // Whether the caller gave up (its deadline passed, it cancelled or went
+  // away) or the server is stopping: the method should return soon, since
+  // Server::Stop waits for it.
+  virtual bool IsCancelled() const = 0;
+  // The caller's deadline (absl::InfiniteFuture() for none).
+  virtual absl::Time deadline() const = 0;
+};
+
+// A method that watches its call, e.g. to give up a long wait when the
+// call is cancelled.
+using MethodWithContext =
+    std::function<absl::StatusOr<std::vector<devices::Tensor>>(
+        std::vector<devices::Tensor>, const CallContext&)>;
 
 // What a method takes and returns.
 struct MethodSignature {
@@ -102,6 +121,8 @@ class Server {
   // the server has started (as TF: every method is registered before Start).
   absl::Status Register(absl::string_view name, Method method,
                         MethodSignature signature);
+  absl::Status Register(absl::string_view name, MethodWithContext method,
+                        MethodSignature signature);
 
   // Starts listening. UNAVAILABLE when the address cannot be bound (in use,
   // or not an address of this machine); FAILED_PRECONDITION after Stop() (a
@@ -110,8 +131,10 @@ class Server {
   absl::Status Start();
 
   // Stops listening; calls still running after a short grace are cancelled
-  // (their clients see CANCELLED), and Stop returns once their methods have
-  // returned. Idempotent.
+  // (their clients see an error, CallContext::IsCancelled() turns true), and
+  // Stop returns once their methods have returned: a method that never
+  // returns keeps Stop (and the destructor) waiting, and a method must not
+  // stop or destroy its own server. Idempotent.
   void Stop();
 
   // "host:port", with the port chosen at Start() when 0 was given.

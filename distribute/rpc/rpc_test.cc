@@ -87,18 +87,18 @@ TEST(RpcTest, ClientCallsARegisteredMethod) {
 }
 
 TEST(RpcTest, TheListingCarriesEveryMethodsSpecs) {
-  const MethodSignature batch{
-      {TensorSpec(DType::kFloat32, {kUnknownDim, 3}),
-       TensorSpec::UnknownRank(DType::kInt64)},
-      {TensorSpec(DType::kFloat32, {kUnknownDim})}};
+  const MethodSignature batch{{TensorSpec(DType::kFloat32, {kUnknownDim, 3}),
+                               TensorSpec::UnknownRank(DType::kInt64)},
+                              {TensorSpec(DType::kFloat32, {kUnknownDim})}};
   std::unique_ptr<Server> server = StartServer({}, [&](Server& s) {
-    ASSERT_TRUE(s.Register("batch",
-                           [](std::vector<Tensor>)
-                               -> absl::StatusOr<std::vector<Tensor>> {
-                             return std::vector<Tensor>{};
-                           },
-                           batch)
-                    .ok());
+    ASSERT_TRUE(
+        s.Register(
+             "batch",
+             [](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+               return std::vector<Tensor>{};
+             },
+             batch)
+            .ok());
   });
   ASSERT_NE(server, nullptr);
   EXPECT_THAT(server->registered_methods(), ElementsAre("add", "batch"));
@@ -176,14 +176,14 @@ TEST(RpcTest, ManyThreadsCallAtOnce) {
 
 TEST(RpcTest, TheMethodsOwnErrorComesBackUnchanged) {
   std::unique_ptr<Server> server = StartServer({}, [](Server& s) {
-    ASSERT_TRUE(s.Register("fail",
-                           [](std::vector<Tensor>)
-                               -> absl::StatusOr<std::vector<Tensor>> {
-                             return absl::FailedPreconditionError(
-                                 "the table is not loaded");
-                           },
-                           {{}, {}})
-                    .ok());
+    ASSERT_TRUE(
+        s.Register(
+             "fail",
+             [](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+               return absl::FailedPreconditionError("the table is not loaded");
+             },
+             {{}, {}})
+            .ok());
   });
   ASSERT_NE(server, nullptr);
   std::unique_ptr<Client> client = Connect(*server);
@@ -244,7 +244,8 @@ TEST(RpcTest, ArgumentsThatDoNotMatchTheSpecsNeverReachTheMethod) {
                           "TensorSpec(shape=(), dtype=int32)"));
     absl::Status count = c->Call("count", {Int(1), Int(2)}).get_error();
     EXPECT_EQ(count.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(count.message(), HasSubstr("are 2 tensors, but 1 are declared"));
+    EXPECT_THAT(count.message(),
+                HasSubstr("are 2 tensors, but 1 are declared"));
   }
   EXPECT_EQ(calls.load(), 0);
   EXPECT_TRUE(client->Call("count", {Int(1)}).is_ok());
@@ -254,14 +255,15 @@ TEST(RpcTest, ArgumentsThatDoNotMatchTheSpecsNeverReachTheMethod) {
 TEST(RpcTest, OutputsAreCheckedAgainstTheirSpecs) {
   std::unique_ptr<Server> server = StartServer({}, [](Server& s) {
     // Declares an int32 scalar and returns a float vector.
-    ASSERT_TRUE(s.Register("liar",
-                           [](std::vector<Tensor>)
-                               -> absl::StatusOr<std::vector<Tensor>> {
-                             return std::vector<Tensor>{
-                                 Tensor::FromVector<float>({1.0f, 2.0f})};
-                           },
-                           {{}, {kIntScalar}})
-                    .ok());
+    ASSERT_TRUE(
+        s.Register(
+             "liar",
+             [](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+               return std::vector<Tensor>{
+                   Tensor::FromVector<float>({1.0f, 2.0f})};
+             },
+             {{}, {kIntScalar}})
+            .ok());
   });
   ASSERT_NE(server, nullptr);
   std::unique_ptr<Client> client = Connect(*server);
@@ -287,7 +289,7 @@ TEST(RpcTest, RegistrationRules) {
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_EQ((*server)->Register("", Add, AddSignature()).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ((*server)->Register("none", nullptr, AddSignature()).code(),
+  EXPECT_EQ((*server)->Register("none", Method(), AddSignature()).code(),
             absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE((*server)->Register("add", Add, AddSignature()).ok());
   EXPECT_EQ((*server)->Register("add", Add, AddSignature()).code(),
@@ -308,8 +310,8 @@ TEST(RpcTest, BadArgumentsToCreate) {
       Server::Create("grpc+tcp", "127.0.0.1:0");
   EXPECT_EQ(layer.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(layer.status().message(), HasSubstr("only \"grpc\""));
-  for (const char* address : {"", "127.0.0.1", ":80", "127.0.0.1:x",
-                              "127.0.0.1:70000"}) {
+  for (const char* address :
+       {"", "127.0.0.1", ":80", "127.0.0.1:x", "127.0.0.1:70000"}) {
     EXPECT_EQ(Server::Create("grpc", address).status().code(),
               absl::StatusCode::kInvalidArgument)
         << address;
@@ -341,6 +343,27 @@ TEST(RpcTest, ASecondServerOnABusyPortIsUnavailable) {
   EXPECT_THAT(started.message(), HasSubstr("cannot listen"));
 }
 
+// Registers "slow", which returns once `release` is notified.
+void RegisterSlow(Server& server, absl::Notification& release) {
+  // It also returns when its call is cancelled, so that a server whose test
+  // failed before the release can still stop.
+  ASSERT_TRUE(
+      server
+          .Register("slow",
+                    [&release](std::vector<Tensor>, const CallContext& call)
+                        -> absl::StatusOr<std::vector<Tensor>> {
+                      while (!release.WaitForNotificationWithTimeout(
+                          absl::Milliseconds(5))) {
+                        if (call.IsCancelled()) {
+                          return absl::CancelledError("cancelled");
+                        }
+                      }
+                      return std::vector<Tensor>{};
+                    },
+                    {{}, {}})
+          .ok());
+}
+
 // The address of a server that has stopped: nothing listens there.
 std::string DeadAddress() {
   std::unique_ptr<Server> server = StartServer();
@@ -368,21 +391,14 @@ TEST(RpcTest, NoServerMeansADeadlineNotAHang) {
   absl::Status call = (*client)->Call("add", {Int(1), Int(2)}).get_error();
   EXPECT_EQ(call.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(call.message(), HasSubstr("calling method \"add\" on the rpc "
-                                        "server at " + address));
+                                        "server at " +
+                                        address));
 }
 
 TEST(RpcTest, ASlowMethodPastItsTimeoutIsDeadlineExceeded) {
   absl::Notification release;
-  std::unique_ptr<Server> server = StartServer({}, [&](Server& s) {
-    ASSERT_TRUE(s.Register("slow",
-                           [&](std::vector<Tensor>)
-                               -> absl::StatusOr<std::vector<Tensor>> {
-                             release.WaitForNotification();
-                             return std::vector<Tensor>{};
-                           },
-                           {{}, {}})
-                    .ok());
-  });
+  std::unique_ptr<Server> server =
+      StartServer({}, [&](Server& s) { RegisterSlow(s, release); });
   ASSERT_NE(server, nullptr);
   ClientOptions named;
   named.name = "trainer";
@@ -401,16 +417,8 @@ TEST(RpcTest, ASlowMethodPastItsTimeoutIsDeadlineExceeded) {
 
 TEST(RpcTest, DestroyingTheClientCancelsItsCalls) {
   absl::Notification release;
-  std::unique_ptr<Server> server = StartServer({}, [&](Server& s) {
-    ASSERT_TRUE(s.Register("slow",
-                           [&](std::vector<Tensor>)
-                               -> absl::StatusOr<std::vector<Tensor>> {
-                             release.WaitForNotification();
-                             return std::vector<Tensor>{};
-                           },
-                           {{}, {}})
-                    .ok());
-  });
+  std::unique_ptr<Server> server =
+      StartServer({}, [&](Server& s) { RegisterSlow(s, release); });
   ASSERT_NE(server, nullptr);
   std::unique_ptr<Client> client = Connect(*server);
   ASSERT_NE(client, nullptr);
@@ -419,7 +427,86 @@ TEST(RpcTest, DestroyingTheClientCancelsItsCalls) {
   client.reset();
   ASSERT_TRUE(result.WaitFor(absl::Seconds(10)));
   EXPECT_EQ(result.get_error().code(), absl::StatusCode::kCancelled);
-  release.Notify();
+}
+
+TEST(RpcTest, ResultsDroppedBeforeTheirCallsEndAreHarmless) {
+  // The calls' states, and the channel their contexts hold, then go on
+  // gRPC's callback threads; the client must still be the channel's last
+  // holder (gRPC 1.51 aborts when a callback thread drops it).
+  std::atomic<int> served{0};
+  std::unique_ptr<Server> server = StartServer({}, [&](Server& s) {
+    ASSERT_TRUE(s.Register("count",
+                           [&](std::vector<Tensor> args)
+                               -> absl::StatusOr<std::vector<Tensor>> {
+                             served.fetch_add(1);
+                             return args;
+                           },
+                           {{kIntScalar}, {kIntScalar}})
+                    .ok());
+  });
+  ASSERT_NE(server, nullptr);
+  for (int round = 0; round < 3; ++round) {
+    std::unique_ptr<Client> client = Connect(*server);
+    ASSERT_NE(client, nullptr);
+    for (int i = 0; i < 100; ++i) client->Call("count", {Int(i)});
+    if (round == 1) {
+      // Let some complete with nobody holding their results.
+      const absl::Time deadline = absl::Now() + absl::Seconds(10);
+      while (served.load() < 150 && absl::Now() < deadline) {
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+    }
+    client.reset();
+  }
+  EXPECT_GT(served.load(), 0);
+}
+
+TEST(RpcTest, AMethodSeesItsCallCancelledAndTheServerStopsUnderACall) {
+  std::atomic<bool> saw_cancel{false};
+  std::atomic<int> entered{0};
+  std::unique_ptr<Server> server = StartServer({}, [&](Server& s) {
+    ASSERT_TRUE(
+        s.Register("wait_for_cancel",
+                   [&](std::vector<Tensor>, const CallContext& call)
+                       -> absl::StatusOr<std::vector<Tensor>> {
+                     entered.fetch_add(1);
+                     const absl::Time give_up = absl::Now() + absl::Seconds(30);
+                     while (!call.IsCancelled() && absl::Now() < give_up) {
+                       absl::SleepFor(absl::Milliseconds(1));
+                     }
+                     saw_cancel = call.IsCancelled();
+                     return absl::CancelledError("gave up");
+                   },
+                   {{}, {}})
+            .ok());
+  });
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<Client> client = Connect(*server);
+  ASSERT_NE(client, nullptr);
+  // The caller's deadline cancels the call on the server.
+  CallOptions quick;
+  quick.timeout = absl::Milliseconds(200);
+  EXPECT_EQ(client->Call("wait_for_cancel", {}, quick).get_error().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!saw_cancel.load() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_TRUE(saw_cancel.load());
+
+  // Stopping the server cancels a call that is still running.
+  saw_cancel = false;
+  StatusOrResult pending = client->Call("wait_for_cancel", {});
+  const absl::Time second = absl::Now() + absl::Seconds(10);
+  while (entered.load() < 2 && absl::Now() < second) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(entered.load(), 2);
+  server->Stop();
+  EXPECT_TRUE(saw_cancel.load());
+  ASSERT_TRUE(pending.WaitFor(absl::Seconds(10)));
+  EXPECT_EQ(pending.get_error().code(), absl::StatusCode::kUnavailable)
+      << pending.get_error();
 }
 
 TEST(RpcTest, ATokenIsRequiredWhenTheServerHasOne) {
@@ -455,14 +542,13 @@ TEST(RpcTest, ATokenIsRequiredWhenTheServerHasOne) {
 
 TEST(RpcTest, LargeTensorsRoundTripAndOversizedArgumentsAreRefused) {
   std::unique_ptr<Server> server = StartServer({}, [](Server& s) {
-    ASSERT_TRUE(s.Register("echo",
-                           [](std::vector<Tensor> args)
-                               -> absl::StatusOr<std::vector<Tensor>> {
-                             return args;
-                           },
-                           {{TensorSpec(DType::kFloat32, {kUnknownDim})},
-                            {TensorSpec(DType::kFloat32, {kUnknownDim})}})
-                    .ok());
+    ASSERT_TRUE(
+        s.Register("echo",
+                   [](std::vector<Tensor> args)
+                       -> absl::StatusOr<std::vector<Tensor>> { return args; },
+                   {{TensorSpec(DType::kFloat32, {kUnknownDim})},
+                    {TensorSpec(DType::kFloat32, {kUnknownDim})}})
+            .ok());
   });
   ASSERT_NE(server, nullptr);
   ClientOptions bounded;

@@ -61,15 +61,15 @@ std::string TensorSpec::DebugString() const {
   if (!dims_.has_value()) {
     shape = "<unknown>";
   } else {
-    shape = absl::StrCat(
-        "(",
-        absl::StrJoin(*dims_, ", ",
-                      [](std::string* out, int64_t d) {
-                        absl::StrAppend(out, d == kUnknownDim
-                                                 ? std::string("None")
-                                                 : absl::StrCat(d));
-                      }),
-        dims_->size() == 1 ? ",)" : ")");
+    shape = absl::StrCat("(",
+                         absl::StrJoin(*dims_, ", ",
+                                       [](std::string* out, int64_t d) {
+                                         absl::StrAppend(
+                                             out, d == kUnknownDim
+                                                      ? std::string("None")
+                                                      : absl::StrCat(d));
+                                       }),
+                         dims_->size() == 1 ? ",)" : ")");
   }
   return absl::StrCat("TensorSpec(shape=", shape,
                       ", dtype=", devices::DTypeName(dtype_), ")");

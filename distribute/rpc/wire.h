@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "distribute/rpc/rpc_service.pb.h"
@@ -14,6 +15,9 @@ namespace distribute {
 namespace rpc {
 
 void SpecToProto(const TensorSpec& spec, TensorSpecProto& proto);
+
+// OK for "grpc", the only rpc_layer (as in TF); INVALID_ARGUMENT otherwise.
+absl::Status CheckRpcLayer(absl::string_view rpc_layer);
 
 // "host:port" with a numeric port (0 to 65535), a leading "grpc://"
 // stripped. INVALID_ARGUMENT naming `who` ("rpc server", "rpc client") and

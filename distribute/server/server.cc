@@ -161,21 +161,12 @@ absl::Status Server::Start() {
   if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(address_, *credentials, &port);
+  server_internal::ConfigureServerBuilder(builder, address_, *credentials,
+                                          &port, options_.max_message_bytes,
+                                          options_.keepalive);
   builder.RegisterService(service_.get());
   builder.RegisterService(bulk_service_.get());
-  builder.SetMaxReceiveMessageSize(
-      static_cast<int>(options_.max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
-  // Without this gRPC sets SO_REUSEPORT, and a second server on a busy port
-  // would silently share it.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (const IntChannelArg& arg : BulkTransferChannelArgs()) {
-    builder.AddChannelArgument(arg.name, arg.value);
-  }
-  // The server pings its clients too, so a call from a frozen client does
-  // not hold a handler for ever.
-  for (const IntChannelArg& arg : KeepaliveChannelArgs(options_.keepalive)) {
     builder.AddChannelArgument(arg.name, arg.value);
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -123,11 +123,11 @@ absl::StatusOr<DeviceAssignment> DeviceAssignment::Create(
       }
       auto [it, inserted] = used.emplace(c, std::make_pair(r, k));
       if (!inserted) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the core at ", c.DebugString(), " is logical core ",
-            it->second.second, " of replica ", it->second.first,
-            " and logical core ", k, " of replica ", r,
-            ": a core runs one logical core"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("the core at ", c.DebugString(), " is logical core ",
+                         it->second.second, " of replica ", it->second.first,
+                         " and logical core ", k, " of replica ", r,
+                         ": a core runs one logical core"));
       }
       by_task[*task][static_cast<int>(k)].push_back(static_cast<int>(r));
     }
@@ -173,8 +173,8 @@ absl::StatusOr<DeviceAssignment> DeviceAssignment::Build(
   const int64_t max_replicas = Product(replica_counts);
   const int num_replicas = options.num_replicas;
   if (num_replicas < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "num_replicas must be at least 1; got ", num_replicas));
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_replicas must be at least 1; got ", num_replicas));
   }
   if (num_replicas > max_replicas) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -235,28 +235,46 @@ absl::StatusOr<DeviceAssignment> DeviceAssignment::Build(
       remaining = CeilOfRatio(remaining, replica_shape[i]);
       --remaining_dims;
     }
+    if (remaining != 1) {
+      return absl::InternalError(
+          absl::StrCat("the replica grid ", DimsString(replica_shape),
+                       " holds fewer than ", num_replicas, " replicas"));
+    }
   }
 
-  // TF tiles full replications of two-core blocks in ring order. Only where
-  // the ring of replica blocks holds every replica (one block per chip
-  // column of cores).
-  const bool tiling_3d =
-      shape[3] == 2 && Product(stride) == 1 && num_replicas == max_replicas &&
-      replica_shape[3] == 1 &&
-      int64_t{replica_shape[0]} * replica_shape[1] * replica_shape[2] ==
-          num_replicas;
+  // TF tiles full replications of blocks that take every core of their
+  // chips, without strides, in ring order.
+  bool tiling_3d = shape[3] == mesh[3] && Product(stride) == 1 &&
+                   num_replicas == max_replicas;
+  if (options.device_order_mode == DeviceOrderMode::kRing && !tiling_3d) {
+    return absl::InvalidArgumentError(
+        "device_order_mode=DeviceOrderMode.RING is not compatible with the 3D "
+        "tiling current topology.  Try setting "
+        "device_order_mode=DeviceOrderMode.AUTO (ring order needs a full "
+        "replication, no computation_stride, and blocks that take every core "
+        "of their chips)");
+  }
+  if (options.device_order_mode != DeviceOrderMode::kAuto) {
+    tiling_3d = options.device_order_mode == DeviceOrderMode::kRing;
+  }
   if (tiling_3d) {
     const std::vector<std::array<int, 3>> inner =
         Ring3d(shape[0], shape[1], shape[2]);
     const std::vector<std::array<int, 3>> outer =
         Ring3d(replica_shape[0], replica_shape[1], replica_shape[2]);
+    if (static_cast<int64_t>(outer.size()) < num_replicas) {
+      return absl::InternalError(absl::StrCat(
+          "the ring of replica blocks ", DimsString(replica_shape), " holds ",
+          outer.size(), " of ", num_replicas, " replicas"));
+    }
     for (int r = 0; r < num_replicas; ++r) {
       const std::array<int, 3>& o = outer[static_cast<size_t>(r)];
       for (int64_t index = 0; index < cores_per_replica; ++index) {
-        const std::array<int, 3>& in = inner[static_cast<size_t>(index / 2)];
-        assignment[static_cast<size_t>(r)].push_back(
-            Coordinates{o[0] * shape[0] + in[0], o[1] * shape[1] + in[1],
-                        o[2] * shape[2] + in[2], static_cast<int>(index % 2)});
+        const std::array<int, 3>& in =
+            inner[static_cast<size_t>(index / mesh[3])];
+        assignment[static_cast<size_t>(r)].push_back(Coordinates{
+            o[0] * shape[0] + in[0], o[1] * shape[1] + in[1],
+            o[2] * shape[2] + in[2], static_cast<int>(index % mesh[3])});
       }
     }
     return Create(topology, std::move(assignment));
@@ -297,10 +315,10 @@ absl::Status DeviceAssignment::CheckIndex(int replica, int logical_core) const {
                      ") of this device assignment"));
   }
   if (logical_core < 0 || logical_core >= num_cores_per_replica()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "logical core ", logical_core, " is not in [0, ",
-        num_cores_per_replica(), "): each replica has ",
-        num_cores_per_replica(), " cores"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("logical core ", logical_core, " is not in [0, ",
+                     num_cores_per_replica(), "): each replica has ",
+                     num_cores_per_replica(), " cores"));
   }
   return absl::OkStatus();
 }

@@ -7,9 +7,10 @@
 // Build() follows TF's device_assignment(): replicas tile the mesh in blocks
 // of computation_shape * computation_stride cores, the replica grid chosen
 // as close to a cube as the mesh allows, cores of one chip first; a full
-// replication of two-core blocks follows TF's 3D ring order, so that
-// neighbouring replicas are neighbouring chips; a degraded slice (missing
-// cores) is filled in task order.
+// replication of blocks that take every core of their chips follows TF's 3D
+// ring order (DeviceOrderMode::kAuto; kRing asks for it, kMesh refuses it),
+// so that neighbouring replicas are neighbouring chips; a degraded slice
+// (missing cores) is filled in task order.
 //
 // Example:
 //   absl::StatusOr<devices::TpuTopology> topology = platform.GetTpuTopology();
@@ -47,6 +48,17 @@ class DeviceAssignment {
       devices::TpuTopology topology,
       std::vector<std::vector<Coordinates>> core_assignment);
 
+  // TF's DeviceOrderMode: how replicas are laid out on the mesh.
+  enum class DeviceOrderMode {
+    // Ring order where it applies (a full replication of blocks of whole
+    // chips, without strides), else the grid.
+    kAuto,
+    // Ring order; INVALID_ARGUMENT where it does not apply.
+    kRing,
+    // The grid.
+    kMesh,
+  };
+
   struct BuildOptions {
     // The block of cores of one replica, {x, y, z, core}; {1, 1, 1, 1} when
     // unset.
@@ -54,11 +66,12 @@ class DeviceAssignment {
     // The spacing of those cores in the mesh; {1, 1, 1, 1} when unset.
     std::optional<std::array<int, 4>> computation_stride;
     int num_replicas = 1;
+    DeviceOrderMode device_order_mode = DeviceOrderMode::kAuto;
   };
   // TF's DeviceAssignment.build. INVALID_ARGUMENT, with TF's messages, for
   // a shape or stride below 1, a block that does not fit the mesh, more
-  // replicas than fit (or fewer than 1), or, on a degraded slice, a stride
-  // or more cores than it has.
+  // replicas than fit (or fewer than 1), kRing where ring order does not
+  // apply, or, on a degraded slice, a stride or more cores than it has.
   static absl::StatusOr<DeviceAssignment> Build(
       const devices::TpuTopology& topology, const BuildOptions& options);
   static absl::StatusOr<DeviceAssignment> Build(

@@ -22,8 +22,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::string TpuName(int task, int ordinal) {
-  return absl::StrCat("/job:worker/replica:0/task:", task, "/device:TPU:",
-                      ordinal);
+  return absl::StrCat("/job:worker/replica:0/task:", task,
+                      "/device:TPU:", ordinal);
 }
 
 // A mesh of x * y * z chips with `cores` cores each, hosts of `host_x` by
@@ -64,9 +64,8 @@ std::vector<TpuCoordinates> Replica(const DeviceAssignment& a, int r) {
 }
 
 TEST(DeviceAssignmentTest, OneCorePerReplicaFillsChipsCoreFirst) {
-  absl::StatusOr<DeviceAssignment> a =
-      DeviceAssignment::Build(Mesh(2, 2, 1, 2, 2, 2), {std::nullopt,
-                                                       std::nullopt, 8});
+  absl::StatusOr<DeviceAssignment> a = DeviceAssignment::Build(
+      Mesh(2, 2, 1, 2, 2, 2), {std::nullopt, std::nullopt, 8});
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->num_replicas(), 8);
   EXPECT_EQ(a->num_cores_per_replica(), 1);
@@ -109,9 +108,78 @@ TEST(DeviceAssignmentTest, FullReplicationOfTwoCoreBlocksFollowsTheRing) {
   absl::StatusOr<DeviceAssignment> partial =
       DeviceAssignment::Build(Mesh(2, 2, 1, 2, 2, 2), options);
   ASSERT_TRUE(partial.ok()) << partial.status();
-  EXPECT_THAT(Replica(*partial, 2),
-              ElementsAre(TpuCoordinates{0, 1, 0, 0},
-                          TpuCoordinates{0, 1, 0, 1}));
+  EXPECT_THAT(Replica(*partial, 2), ElementsAre(TpuCoordinates{0, 1, 0, 0},
+                                                TpuCoordinates{0, 1, 0, 1}));
+}
+
+TEST(DeviceAssignmentTest, ABlockOfChipsRunsItsLogicalCoresAroundARing) {
+  // A 4x4x1 v4 slice in blocks of 2x2 chips: the blocks go around the 2x2
+  // ring of blocks, and inside a block the logical cores go around its chips,
+  // both cores of a chip in turn.
+  DeviceAssignment::BuildOptions options;
+  options.computation_shape = {2, 2, 1, 2};
+  options.num_replicas = 4;
+  absl::StatusOr<DeviceAssignment> a =
+      DeviceAssignment::Build(Mesh(4, 4, 1, 2, 2, 2), options);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(
+      Replica(*a, 1),
+      ElementsAre(TpuCoordinates{2, 0, 0, 0}, TpuCoordinates{2, 0, 0, 1},
+                  TpuCoordinates{3, 0, 0, 0}, TpuCoordinates{3, 0, 0, 1},
+                  TpuCoordinates{3, 1, 0, 0}, TpuCoordinates{3, 1, 0, 1},
+                  TpuCoordinates{2, 1, 0, 0}, TpuCoordinates{2, 1, 0, 1}));
+  EXPECT_EQ(Replica(*a, 2)[0], (TpuCoordinates{2, 2, 0, 0}));
+  EXPECT_EQ(Replica(*a, 3)[0], (TpuCoordinates{0, 2, 0, 0}));
+
+  // Across z: a 2x2x2 mesh, a chip per replica, around the 3D ring.
+  options.computation_shape = {1, 1, 1, 2};
+  options.num_replicas = 8;
+  absl::StatusOr<DeviceAssignment> cube =
+      DeviceAssignment::Build(Mesh(2, 2, 2, 2, 2, 2), options);
+  ASSERT_TRUE(cube.ok()) << cube.status();
+  const int chips[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
+                           {0, 1, 1}, {1, 1, 1}, {1, 0, 1}, {0, 0, 1}};
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_THAT(
+        Replica(*cube, r),
+        ElementsAre(TpuCoordinates{chips[r][0], chips[r][1], chips[r][2], 0},
+                    TpuCoordinates{chips[r][0], chips[r][1], chips[r][2], 1}))
+        << r;
+  }
+}
+
+TEST(DeviceAssignmentTest, DeviceOrderModes) {
+  // A v5e 4x4 slice (a core per chip): full replication takes the ring by
+  // default, the grid with kMesh.
+  const TpuTopology v5e = Mesh(4, 4, 1, 1, 4, 4);
+  DeviceAssignment::BuildOptions options;
+  options.num_replicas = 16;
+  absl::StatusOr<DeviceAssignment> ring = DeviceAssignment::Build(v5e, options);
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  for (int r = 0; r < 16; ++r) {
+    const TpuCoordinates a = Replica(*ring, r)[0];
+    const TpuCoordinates b = Replica(*ring, (r + 1) % 16)[0];
+    EXPECT_EQ(std::abs(a.x - b.x) + std::abs(a.y - b.y), 1) << r;
+  }
+  EXPECT_EQ(Replica(*ring, 4)[0], (TpuCoordinates{3, 1, 0, 0}));
+  options.device_order_mode = DeviceAssignment::DeviceOrderMode::kRing;
+  EXPECT_EQ(DeviceAssignment::Build(v5e, options)->core_assignment(),
+            ring->core_assignment());
+  options.device_order_mode = DeviceAssignment::DeviceOrderMode::kMesh;
+  absl::StatusOr<DeviceAssignment> grid = DeviceAssignment::Build(v5e, options);
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(Replica(*grid, 4)[0], (TpuCoordinates{0, 1, 0, 0}));
+
+  // Ring order needs a full replication of whole chips.
+  options.device_order_mode = DeviceAssignment::DeviceOrderMode::kRing;
+  options.num_replicas = 8;
+  absl::Status partial = DeviceAssignment::Build(v5e, options).status();
+  EXPECT_EQ(partial.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(partial.message(), HasSubstr("DeviceOrderMode.AUTO"));
+  options.num_replicas = 8;
+  EXPECT_EQ(
+      DeviceAssignment::Build(Mesh(2, 2, 1, 2, 2, 2), options).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DeviceAssignmentTest, StridesInterleaveReplicas) {
@@ -135,7 +203,8 @@ TEST(DeviceAssignmentTest, ReplicasSpreadAsACubeAcrossHosts) {
   options.computation_shape = {2, 2, 1, 2};
   options.num_replicas = 4;
   const TpuTopology topology = Mesh(4, 4, 1, 2, 2, 2);
-  absl::StatusOr<DeviceAssignment> a = DeviceAssignment::Build(topology, options);
+  absl::StatusOr<DeviceAssignment> a =
+      DeviceAssignment::Build(topology, options);
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->num_cores_per_replica(), 8);
   std::set<TpuCoordinates> every;
@@ -162,20 +231,22 @@ TEST(DeviceAssignmentTest, ReplicasSpreadAsACubeAcrossHosts) {
 }
 
 TEST(DeviceAssignmentTest, Ring3dIsAHamiltonianCycle) {
-  for (const std::array<int, 3>& mesh :
-       {std::array<int, 3>{4, 4, 4}, {2, 2, 2}, {4, 2, 1}, {2, 1, 4},
-        {1, 4, 2}, {8, 8, 4}}) {
+  for (const std::array<int, 3>& mesh : {std::array<int, 3>{4, 4, 4},
+                                         {2, 2, 2},
+                                         {4, 2, 1},
+                                         {2, 1, 4},
+                                         {1, 4, 2},
+                                         {8, 8, 4}}) {
     const std::vector<std::array<int, 3>> ring =
         Ring3d(mesh[0], mesh[1], mesh[2]);
-    ASSERT_EQ(ring.size(),
-              static_cast<size_t>(mesh[0] * mesh[1] * mesh[2]));
+    ASSERT_EQ(ring.size(), static_cast<size_t>(mesh[0] * mesh[1] * mesh[2]));
     std::set<std::array<int, 3>> unique(ring.begin(), ring.end());
     EXPECT_EQ(unique.size(), ring.size());
     for (size_t i = 0; i < ring.size(); ++i) {
       const auto& a = ring[i];
       const auto& b = ring[(i + 1) % ring.size()];
-      const int distance = std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) +
-                           std::abs(a[2] - b[2]);
+      const int distance =
+          std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]);
       EXPECT_EQ(distance, 1) << "step " << i << " of " << mesh[0] << "x"
                              << mesh[1] << "x" << mesh[2];
     }
@@ -189,10 +260,9 @@ TEST(DeviceAssignmentTest, Ring3dIsAHamiltonianCycle) {
   EXPECT_EQ(ring[30], (std::array<int, 3>{1, 0, 1}));
   EXPECT_EQ(ring[63], (std::array<int, 3>{0, 0, 1}));
   // Lines.
-  EXPECT_THAT(Ring3d(1, 1, 3),
-              ElementsAre(std::array<int, 3>{0, 0, 0},
-                          std::array<int, 3>{0, 0, 1},
-                          std::array<int, 3>{0, 0, 2}));
+  EXPECT_THAT(Ring3d(1, 1, 3), ElementsAre(std::array<int, 3>{0, 0, 0},
+                                           std::array<int, 3>{0, 0, 1},
+                                           std::array<int, 3>{0, 0, 2}));
 }
 
 TEST(DeviceAssignmentTest, ADegradedSliceIsFilledInTaskOrder) {
@@ -250,10 +320,9 @@ TEST(DeviceAssignmentTest, BadBuildsAreInvalidArgument) {
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DeviceAssignment::Create(topology,
-                                     {{TpuCoordinates{0, 0, 0, 0}},
-                                      {TpuCoordinates{0, 0, 0, 1},
-                                       TpuCoordinates{1, 0, 0, 0}}})
+  EXPECT_EQ(DeviceAssignment::Create(topology, {{TpuCoordinates{0, 0, 0, 0}},
+                                                {TpuCoordinates{0, 0, 0, 1},
+                                                 TpuCoordinates{1, 0, 0, 0}}})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
@@ -275,24 +344,21 @@ TEST(TpuTopologyTest, BadTopologiesAreInvalidArgument) {
     }
     return t;
   };
-  EXPECT_EQ(TpuTopology::Create({0, 1, 1, 1}, {task({{0, 0, 0, 0}})})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      TpuTopology::Create({0, 1, 1, 1}, {task({{0, 0, 0, 0}})}).status().code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(TpuTopology::Create({1, 1, 1, 1}, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(TpuTopology::Create({1, 1, 1, 1}, {task({{0, 0, 0, 1}})})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(TpuTopology::Create({2, 1, 1, 1},
-                                {task({{0, 0, 0, 0}, {0, 0, 0, 0}})})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      TpuTopology::Create({1, 1, 1, 1}, {task({{0, 0, 0, 1}})}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      TpuTopology::Create({2, 1, 1, 1}, {task({{0, 0, 0, 0}, {0, 0, 0, 0}})})
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(TpuTopology::Create({2, 1, 1, 1}, {task({{0, 0, 0, 0}}),
-                                               task({{1, 0, 0, 0}}),
-                                               task({})})
+                                               task({{1, 0, 0, 0}}), task({})})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);

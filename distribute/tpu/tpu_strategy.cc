@@ -30,10 +30,11 @@ absl::StatusOr<tpu::DeviceAssignment> EveryCore(
 absl::StatusOr<std::unique_ptr<TPUStrategy>> TPUStrategy::Create(
     devices::Platform& platform, Options options) {
   absl::StatusOr<devices::TpuTopology> topology = platform.GetTpuTopology();
-  if (!topology.ok()) {
+  if (absl::IsUnimplemented(topology.status())) {
     return absl::FailedPreconditionError(
         absl::StrCat("TPUStrategy needs TPUs: ", topology.status().message()));
   }
+  if (!topology.ok()) return topology.status();
   if (!options.device_assignment.has_value()) {
     absl::StatusOr<tpu::DeviceAssignment> every = EveryCore(*topology);
     if (!every.ok()) return every.status();
@@ -46,18 +47,24 @@ absl::StatusOr<std::unique_ptr<TPUStrategy>> TPUStrategy::Create(
     for (int k = 0; k < assignment.num_cores_per_replica(); ++k) {
       absl::StatusOr<std::string> name = assignment.TpuDevice(r, k);
       if (!name.ok()) return name.status();
+      // The platform's core at the same place must be that device: an
+      // assignment of another slice may name devices this one also has.
+      const devices::TpuCoordinates at = *assignment.coordinates(r, k);
+      absl::StatusOr<std::string> here =
+          topology->TpuDeviceNameAtCoordinates(at);
       absl::StatusOr<devices::Device*> device = platform.FindDevice(*name);
-      if (!device.ok()) {
+      if (!here.ok() || *here != *name || !device.ok()) {
         return absl::NotFoundError(absl::StrCat(
             "logical core ", k, " of replica ", r, " of the device assignment ",
-            "is ", *name, ", which platform ", platform.name(),
-            " lacks: build the assignment from this platform's "
+            "is ", *name, " at ", at.DebugString(), ", which platform ",
+            platform.name(),
+            " does not have there: build the assignment from this platform's "
             "GetTpuTopology()"));
       }
       if ((*device)->kind() != devices::DeviceKind::kTPU) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "logical core ", k, " of replica ", r, " is ", *name,
-            ", which is not a TPU"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("logical core ", k, " of replica ", r, " is ", *name,
+                         ", which is not a TPU"));
       }
     }
     replicas.push_back(*assignment.TpuDevice(r, 0));
@@ -75,17 +82,18 @@ absl::StatusOr<std::unique_ptr<TPUStrategy>> TPUStrategy::Create(
       *std::move(options.device_assignment)));
 }
 
-absl::StatusOr<std::string> TPUStrategy::LogicalDevice(
-    int replica, int logical_core) const {
+absl::StatusOr<std::string> TPUStrategy::LogicalDevice(int replica,
+                                                       int logical_core) const {
   return assignment_.TpuDevice(replica, logical_core);
 }
 
 absl::StatusOr<int> TPUStrategy::CurrentReplica(absl::string_view what) const {
   ReplicaContext* context = GetReplicaContext();
   if (context == nullptr || &context->strategy() != this) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        what, " places a replica's tensor on its logical cores: call it "
-              "inside this TPUStrategy's Run"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(what,
+                     " places a replica's tensor on its logical cores: call it "
+                     "inside this TPUStrategy's Run"));
   }
   return context->ReplicaIdInSyncGroup();
 }
@@ -130,39 +138,44 @@ absl::StatusOr<std::vector<devices::Tensor>> TPUStrategy::SplitToLogicalDevices(
   const devices::Shape& shape = tensor.shape();
   const int rank = shape.rank();
   if (static_cast<int>(partition_dimensions.size()) != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "partition_dimensions has ", partition_dimensions.size(),
-        " counts for a tensor of rank ", rank, " (shape ", shape.DebugString(),
-        "): give one per dimension"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("partition_dimensions has ", partition_dimensions.size(),
+                     " counts for a tensor of rank ", rank, " (shape ",
+                     shape.DebugString(), "): give one per dimension"));
   }
   int64_t tiles = 1;
   std::vector<int64_t> tile_dims(static_cast<size_t>(rank));
   for (int i = 0; i < rank; ++i) {
     const int64_t parts = partition_dimensions[static_cast<size_t>(i)];
     if (parts < 1 || parts > num_cores_per_replica()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "partition_dimensions[", i, "] is ", parts, "; it must be in [1, ",
-          num_cores_per_replica(), "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("partition_dimensions[", i, "] is ", parts,
+                       "; it must be in [1, ", num_cores_per_replica(), "]"));
     }
     if (shape.dim(i) % parts != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dimension ", i, " of shape ", shape.DebugString(),
-          " does not split into ", parts, " equal tiles"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension ", i, " of shape ", shape.DebugString(),
+                       " does not split into ", parts, " equal tiles"));
     }
-    tiles *= parts;
+    // Each count is at most the cores, so the product stays small until it
+    // passes them (then it is refused below).
+    if (tiles <= num_cores_per_replica()) tiles *= parts;
     tile_dims[static_cast<size_t>(i)] = shape.dim(i) / parts;
   }
   if (tiles != num_cores_per_replica()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "partition_dimensions [", absl::StrJoin(partition_dimensions, ", "),
-        "] make ", tiles, " tiles but each replica has ",
-        num_cores_per_replica(), " logical cores"));
+        "] make ",
+        tiles > num_cores_per_replica() ? "more" : absl::StrCat(tiles),
+        " tiles but each replica has ", num_cores_per_replica(),
+        " logical cores: their product must equal that"));
   }
   absl::StatusOr<devices::Shape> tile_shape = devices::Shape::Make(tile_dims);
   if (!tile_shape.ok()) return tile_shape.status();
 
   devices::Platform& platform = extended().platform();
-  absl::StatusOr<devices::Tensor> host = devices::ToHostTensor(platform, tensor);
+  absl::StatusOr<devices::Tensor> host =
+      devices::ToHostTensor(platform, tensor);
   if (!host.ok()) return host.status();
   const size_t element = devices::DTypeSize(tensor.dtype());
   // Row-major strides of the whole tensor, in elements.
@@ -200,15 +213,17 @@ absl::StatusOr<std::vector<devices::Tensor>> TPUStrategy::SplitToLogicalDevices(
       for (int64_t r = 0; r < rows; ++r) {
         int64_t offset = 0;
         for (int i = 0; i < rank; ++i) {
-          offset += (origin[static_cast<size_t>(i)] + at[static_cast<size_t>(i)]) *
-                    strides[static_cast<size_t>(i)];
+          offset +=
+              (origin[static_cast<size_t>(i)] + at[static_cast<size_t>(i)]) *
+              strides[static_cast<size_t>(i)];
         }
         std::memcpy(dst + static_cast<size_t>(r * row) * element,
                     src + static_cast<size_t>(offset) * element,
                     static_cast<size_t>(row) * element);
         // Next row: odometer over every dimension but the last.
         for (int i = rank - 2; i >= 0; --i) {
-          if (++at[static_cast<size_t>(i)] < tile_dims[static_cast<size_t>(i)]) {
+          if (++at[static_cast<size_t>(i)] <
+              tile_dims[static_cast<size_t>(i)]) {
             break;
           }
           at[static_cast<size_t>(i)] = 0;

@@ -61,9 +61,7 @@ class TPUStrategy : public Strategy {
 
   std::string name() const override { return "TPUStrategy"; }
 
-  const tpu::DeviceAssignment& device_assignment() const {
-    return assignment_;
-  }
+  const tpu::DeviceAssignment& device_assignment() const { return assignment_; }
   int num_cores_per_replica() const {
     return assignment_.num_cores_per_replica();
   }

@@ -62,14 +62,15 @@ TEST(TPUStrategyTest, EveryCoreIsAReplicaByDefault) {
   EXPECT_EQ((*strategy)->extended().cross_device_ops().name(),
             "CollectiveAllReduce");
 
-  auto out = (*strategy)->Run([](ReplicaContext& ctx,
-                                 const std::vector<Tensor>&)
-                                  -> absl::StatusOr<std::vector<Tensor>> {
-    const float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-    absl::StatusOr<Tensor> mine = Tensor::FromVector<float>({id, 1}, Shape({2}));
-    if (!mine.ok()) return mine.status();
-    return ctx.AllReduce(ReduceOp::kSum, {*mine});
-  });
+  auto out = (*strategy)->Run(
+      [](ReplicaContext& ctx,
+         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        const float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+        absl::StatusOr<Tensor> mine =
+            Tensor::FromVector<float>({id, 1}, Shape({2}));
+        if (!mine.ok()) return mine.status();
+        return ctx.AllReduce(ReduceOp::kSum, {*mine});
+      });
   ASSERT_TRUE(out.ok()) << out.status();
   for (int r = 0; r < 8; ++r) {
     EXPECT_EQ((*out)[0].value(r).ToVector<float>(),
@@ -116,13 +117,14 @@ TEST(TPUStrategyTest, TensorsMoveToTheReplicasLogicalCores) {
     if (!second.ok()) return second.status();
     absl::StatusOr<std::vector<Tensor>> both = s->ReplicateToLogicalDevices(*x);
     if (!both.ok()) return both.status();
-    absl::StatusOr<std::vector<Tensor>> rows = s->SplitToLogicalDevices(*x, {2, 1});
+    absl::StatusOr<std::vector<Tensor>> rows =
+        s->SplitToLogicalDevices(*x, {2, 1});
     if (!rows.ok()) return rows.status();
     absl::StatusOr<std::vector<Tensor>> columns =
         s->SplitToLogicalDevices(*x, {1, 2});
     if (!columns.ok()) return columns.status();
-    return std::vector<Tensor>{*second,       (*both)[0],    (*both)[1],
-                               (*rows)[0],    (*rows)[1],    (*columns)[0],
+    return std::vector<Tensor>{*second,      (*both)[0], (*both)[1],
+                               (*rows)[0],   (*rows)[1], (*columns)[0],
                                (*columns)[1]};
   });
   ASSERT_TRUE(out.ok()) << out.status();
@@ -157,6 +159,79 @@ TEST(TPUStrategyTest, TensorsMoveToTheReplicasLogicalCores) {
   }
 }
 
+// Replicas of 2x1x1x2 cores (two chips each) on a v4 2x2x1 slice.
+std::unique_ptr<TPUStrategy> TwoChipsPerReplica(simulator::SimPlatform& sim) {
+  tpu::DeviceAssignment::BuildOptions build;
+  build.computation_shape = {2, 1, 1, 2};
+  build.num_replicas = 2;
+  TPUStrategy::Options options;
+  options.device_assignment =
+      *tpu::DeviceAssignment::Build(*sim.GetTpuTopology(), build);
+  auto strategy = TPUStrategy::Create(sim, std::move(options));
+  EXPECT_TRUE(strategy.ok()) << strategy.status();
+  return strategy.ok() ? *std::move(strategy) : nullptr;
+}
+
+TEST(TPUStrategyTest, SplitsTileEveryDimensionInRowMajorOrder) {
+  auto sim = Slice("sim:tpu_v4:2x2x1");
+  ASSERT_NE(sim, nullptr);
+  auto strategy = TwoChipsPerReplica(*sim);
+  ASSERT_NE(strategy, nullptr);
+  ASSERT_EQ(strategy->num_cores_per_replica(), 4);
+  TPUStrategy* s = strategy.get();
+  // x[i][j][k] = 100 i + 10 j + k, shape [2, 3, 4], split {2, 1, 2}: tile
+  // t = 2 * (i block) + (k block) holds x[i][*][2 * kb .. 2 * kb + 1].
+  std::vector<float> values;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 4; ++k) values.push_back(100 * i + 10 * j + k);
+    }
+  }
+  auto out = s->Run(
+      [&](ReplicaContext&,
+          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        absl::StatusOr<Tensor> x =
+            Tensor::FromVector<float>(values, Shape({2, 3, 4}));
+        if (!x.ok()) return x.status();
+        return s->SplitToLogicalDevices(*x, {2, 1, 2});
+      });
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 4u);
+  for (int r = 0; r < 2; ++r) {
+    for (int t = 0; t < 4; ++t) {
+      const Tensor& tile = (*out)[static_cast<size_t>(t)].value(r);
+      EXPECT_EQ(tile.device(), *s->LogicalDevice(r, t));
+      EXPECT_EQ(tile.shape(), Shape({1, 3, 2}));
+      std::vector<float> expected;
+      for (int j = 0; j < 3; ++j) {
+        for (int k = 0; k < 2; ++k) {
+          expected.push_back(100 * (t / 2) + 10 * j + 2 * (t % 2) + k);
+        }
+      }
+      EXPECT_EQ(devices::ToHostTensor(*sim, tile)->ToVector<float>(), expected)
+          << "replica " << r << " tile " << t;
+    }
+  }
+}
+
+TEST(TPUStrategyTest, SplitsInTimingOnlyModeCarryShapes) {
+  auto sim = Slice("sim:tpu_v4:2x2x1;timing");
+  ASSERT_NE(sim, nullptr);
+  auto strategy = TwoChipsPerReplica(*sim);
+  ASSERT_NE(strategy, nullptr);
+  TPUStrategy* s = strategy.get();
+  auto out = s->Run([s](ReplicaContext&, const std::vector<Tensor>&)
+                        -> absl::StatusOr<std::vector<Tensor>> {
+    return s->SplitToLogicalDevices(
+        Tensor::ShapeOnly(devices::DType::kFloat32, Shape({8, 6}), ""), {4, 1});
+  });
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 4u);
+  EXPECT_EQ((*out)[3].value(1).shape(), Shape({2, 6}));
+  EXPECT_EQ((*out)[3].value(1).device(), *s->LogicalDevice(1, 3));
+  EXPECT_FALSE((*out)[3].value(1).has_data());
+}
+
 TEST(TPUStrategyTest, LogicalDevicesNeedTheStrategysRunAndValidSplits) {
   auto sim = Slice("sim:tpu_v4:2x2x1");
   ASSERT_NE(sim, nullptr);
@@ -170,24 +245,25 @@ TEST(TPUStrategyTest, LogicalDevicesNeedTheStrategysRunAndValidSplits) {
             absl::StatusCode::kFailedPrecondition);
 
   TPUStrategy* s = strategy.get();
-  auto out = s->Run([s](ReplicaContext&, const std::vector<Tensor>&)
-                        -> absl::StatusOr<std::vector<Tensor>> {
-    const Tensor three = Tensor::FromVector<float>({1, 2, 3});
-    std::vector<absl::Status> errors = {
-        s->AssignToLogicalDevice(three, 2).status(),
-        s->SplitToLogicalDevices(three, {2}).status(),     // 3 rows in 2
-        s->SplitToLogicalDevices(three, {1}).status(),     // 1 tile, 2 cores
-        s->SplitToLogicalDevices(three, {1, 2}).status(),  // rank 2 for 1
-        s->SplitToLogicalDevices(three, {0}).status(),
-    };
-    for (const absl::Status& e : errors) {
-      if (e.code() != absl::StatusCode::kInvalidArgument) {
-        return absl::InternalError(absl::StrCat("expected INVALID_ARGUMENT: ",
-                                                e.ToString()));
-      }
-    }
-    return std::vector<Tensor>{};
-  });
+  auto out = s->Run(
+      [s](ReplicaContext&,
+          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        const Tensor three = Tensor::FromVector<float>({1, 2, 3});
+        std::vector<absl::Status> errors = {
+            s->AssignToLogicalDevice(three, 2).status(),
+            s->SplitToLogicalDevices(three, {2}).status(),  // 3 rows in 2
+            s->SplitToLogicalDevices(three, {1}).status(),  // 1 tile, 2 cores
+            s->SplitToLogicalDevices(three, {1, 2}).status(),  // rank 2 for 1
+            s->SplitToLogicalDevices(three, {0}).status(),
+        };
+        for (const absl::Status& e : errors) {
+          if (e.code() != absl::StatusCode::kInvalidArgument) {
+            return absl::InternalError(
+                absl::StrCat("expected INVALID_ARGUMENT: ", e.ToString()));
+          }
+        }
+        return std::vector<Tensor>{};
+      });
   EXPECT_TRUE(out.ok()) << out.status();
 
   // Another strategy's Run is not this one's.
@@ -225,6 +301,19 @@ TEST(TPUStrategyTest, PlatformsWithoutTpusAndForeignAssignmentsAreRefused) {
   absl::Status foreign = TPUStrategy::Create(*small, options).status();
   EXPECT_EQ(foreign.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(foreign.message(), HasSubstr("GetTpuTopology()"));
+
+  // A v5e 2x4 slice has devices of the same names (task:0/TPU:0-7), at
+  // other places: its assignment is refused too.
+  auto v5e = Slice("sim:tpu_v5e:2x4");
+  ASSERT_NE(v5e, nullptr);
+  tpu::DeviceAssignment::BuildOptions all;
+  all.num_replicas = 8;
+  TPUStrategy::Options other;
+  other.device_assignment =
+      *tpu::DeviceAssignment::Build(*v5e->GetTpuTopology(), all);
+  absl::Status same_names = TPUStrategy::Create(*small, other).status();
+  EXPECT_EQ(same_names.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(same_names.message(), HasSubstr("does not have there"));
 }
 
 TEST(TPUStrategyTest, SpansTheHostsOfALargerSlice) {
@@ -236,14 +325,13 @@ TEST(TPUStrategyTest, SpansTheHostsOfALargerSlice) {
   EXPECT_EQ((*strategy)->NumReplicasInSync(), 32);
   EXPECT_EQ((*strategy)->extended().WorkerDevices()[31],
             "/job:worker/replica:0/task:3/device:TPU:7");
-  auto out = (*strategy)->Run([](ReplicaContext& ctx,
-                                 const std::vector<Tensor>&)
-                                  -> absl::StatusOr<std::vector<Tensor>> {
-    return ctx.AllReduce(
-        ReduceOp::kMean,
-        {Tensor::FromVector<float>(
-            {static_cast<float>(ctx.ReplicaIdInSyncGroup())})});
-  });
+  auto out = (*strategy)->Run(
+      [](ReplicaContext& ctx,
+         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        return ctx.AllReduce(ReduceOp::kMean,
+                             {Tensor::FromVector<float>({static_cast<float>(
+                                 ctx.ReplicaIdInSyncGroup())})});
+      });
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT((*out)[0].value(17).ToVector<float>(), ElementsAre(15.5f));
 }

@@ -28,6 +28,7 @@
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/server/channel.h"
 #include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
 #include "grpcpp/support/string_ref.h"
 
 namespace distribute {
@@ -142,6 +143,17 @@ absl::Status CheckClusterToken(
 // unreadable, or when only one of cert_file and key_file is given.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadServerCredentials(
     const TlsOptions& tls);
+
+// What every server of this project sets on its builder: listening on
+// `address` with `credentials` (gRPC writes the port it binds into *port at
+// BuildAndStart, 0 when it cannot), messages bounded by `max_message_bytes`
+// both ways, no SO_REUSEPORT (with it a second server on a busy port would
+// silently share the port), and `keepalive`'s pings, so that a call from a
+// frozen client does not hold a handler for ever.
+void ConfigureServerBuilder(
+    grpc::ServerBuilder& builder, const std::string& address,
+    std::shared_ptr<grpc::ServerCredentials> credentials, int* port,
+    int64_t max_message_bytes, const KeepaliveOptions& keepalive);
 
 }  // namespace server_internal
 }  // namespace distribute
