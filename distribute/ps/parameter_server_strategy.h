@@ -1,0 +1,230 @@
+// ParameterServerStrategy and ClusterCoordinator, as TF's
+// tf.distribute.experimental.ParameterServerStrategy and
+// tf.distribute.experimental.coordinator.ClusterCoordinator: asynchronous
+// training on a cluster of a coordinator, workers and parameter servers.
+//
+// The coordinator (the chief, or any client) creates the variables, which
+// live on the ps tasks: whole and round-robin, or split by the strategy's
+// variable partitioner into shards along the first axis, each shard on the
+// next ps task (TF's placement). It then schedules functions on the
+// workers: each scheduled call runs on whichever worker is free, and
+// reads and updates the variables on the ps tasks through a PsClient;
+// calls run independently of each other (no all-reduce, no lock step).
+//
+// TF traces a function on the coordinator and ships it to the workers; C++
+// cannot ship code, so every worker registers its functions by name
+// (RegisterWorkerFunction; every task runs the same binary) and the
+// coordinator schedules them by name, with tensors as arguments. For the
+// same reason this is not a distribute::Strategy: there is no Run on local
+// replicas, only scheduling on remote workers.
+//
+// Failures, as TF: a worker that cannot be reached (stopped, preempted) has
+// its calls scheduled again on the others, and is tried again later; a
+// function's own error (a ps task that cannot be reached among them) fails
+// its RemoteValue, cancels the calls still queued, and is returned by the
+// next Join or Schedule.
+//
+// Example (coordinator):
+//   auto strategy = *ParameterServerStrategy::Create(spec, options);
+//   auto w = *strategy->CreateVariable("w", zeros);
+//   auto coordinator = *ClusterCoordinator::Create(*strategy);
+//   for (int i = 0; i < 100; ++i) coordinator->Schedule("train_step", {});
+//   absl::Status s = coordinator->Join(absl::Minutes(5));
+// Example (each worker task):
+//   RegisterWorkerFunction(*server, "train_step",
+//       [](PsClient& ps, std::vector<devices::Tensor> args)
+//           -> absl::StatusOr<std::vector<devices::Tensor>> {
+//         auto w = ps.Read("w");
+//         ... compute a gradient ...
+//         return ps.AssignAdd("w", step), std::vector<devices::Tensor>{};
+//       });
+#ifndef DISTRIBUTE_PS_PARAMETER_SERVER_STRATEGY_H_
+#define DISTRIBUTE_PS_PARAMETER_SERVER_STRATEGY_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "devices/tensor.h"
+#include "distribute/cluster/cluster_spec.h"
+#include "distribute/partitioners.h"
+#include "distribute/ps/ps_client.h"
+#include "distribute/server/channel.h"
+#include "distribute/server/remote_function_client.h"
+#include "distribute/server/server.h"
+
+namespace distribute {
+namespace ps {
+
+struct ParameterServerStrategyOptions {
+  // TF's variable_partitioner: when set, variables of rank >= 1 are split
+  // along their first axis as it says; scalars never are.
+  std::shared_ptr<const Partitioner> variable_partitioner;
+  // The token and TLS of the cluster's servers.
+  ChannelOptions channel;
+  // Bound on each call to a ps task.
+  absl::Duration ps_timeout = absl::Seconds(30);
+};
+
+// A variable on the ps tasks: its name, dtype, shape and shards.
+struct Variable {
+  std::string name;
+  devices::DType dtype = devices::DType::kFloat32;
+  devices::Shape shape;
+  std::vector<ShardInfo> shards;
+};
+
+class ParameterServerStrategy {
+ public:
+  // For a cluster with jobs "worker" and "ps" (each at least one task; a
+  // "chief" may be there too). INVALID_ARGUMENT naming what is missing.
+  static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> Create(
+      const cluster::ClusterSpec& cluster,
+      ParameterServerStrategyOptions options = {});
+
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+  int num_ps() const { return static_cast<int>(ps_.size()); }
+  // "host:port" of each worker and ps task, in task order.
+  const std::vector<std::string>& worker_targets() const { return workers_; }
+  const std::vector<std::string>& ps_targets() const { return ps_; }
+  const ChannelOptions& channel_options() const { return options_.channel; }
+
+  // Creates variable `name` with `initial` (a host tensor) on the ps tasks
+  // (see the file comment). INVALID_ARGUMENT for an empty name or a
+  // tensor without data; ALREADY_EXISTS when another variable has the name;
+  // UNAVAILABLE when a ps task cannot be reached.
+  absl::StatusOr<Variable> CreateVariable(absl::string_view name,
+                                          const devices::Tensor& initial);
+
+  // Reads and updates variables from the coordinator.
+  PsClient& client() { return *client_; }
+
+ private:
+  ParameterServerStrategy(std::vector<std::string> workers,
+                          std::vector<std::string> ps,
+                          ParameterServerStrategyOptions options);
+
+  const std::vector<std::string> workers_;
+  const std::vector<std::string> ps_;
+  const ParameterServerStrategyOptions options_;
+  std::unique_ptr<PsClient> client_;
+  absl::Mutex mu_;
+  // The ps task of the next variable (or shard), round-robin.
+  int next_ps_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// A function run on a worker: `ps` reaches the cluster's ps tasks.
+using WorkerFunction =
+    std::function<absl::StatusOr<std::vector<devices::Tensor>>(
+        PsClient& ps, std::vector<devices::Tensor> args)>;
+
+// On a worker task: registers `fn` as `name` on its server, for a
+// ClusterCoordinator to schedule. Its PsClient reaches the ps tasks of the
+// server's cluster with the server's channel options, each call bounded by
+// `ps_timeout`. INVALID_ARGUMENT for an empty name or function, or a
+// cluster without ps tasks; ALREADY_EXISTS for a name registered before.
+absl::Status RegisterWorkerFunction(
+    Server& server, absl::string_view name, WorkerFunction fn,
+    absl::Duration ps_timeout = absl::Seconds(30));
+
+namespace ps_internal {
+struct Closure;
+}  // namespace ps_internal
+
+// The outcome of a scheduled call (TF's RemoteValue). Copies share it.
+class RemoteValue {
+ public:
+  // The function's outputs, or why it failed (its own error, unchanged;
+  // CANCELLED when an earlier call's failure or the coordinator's end
+  // cancelled it). Blocks until the call ends.
+  absl::StatusOr<std::vector<devices::Tensor>> Fetch() const;
+  // Whether it has ended, waiting at most `timeout`.
+  bool WaitFor(absl::Duration timeout) const;
+
+ private:
+  friend class ClusterCoordinator;
+  explicit RemoteValue(std::shared_ptr<ps_internal::Closure> closure)
+      : closure_(std::move(closure)) {}
+  std::shared_ptr<ps_internal::Closure> closure_;
+};
+
+struct ClusterCoordinatorOptions {
+  // Bound on one call of a function on a worker; past it the call fails
+  // with DEADLINE_EXCEEDED (it is not run again: the function may be slow
+  // rather than its worker gone).
+  absl::Duration call_timeout = absl::Seconds(60);
+  // How long a worker that could not be reached rests before it is tried
+  // again.
+  absl::Duration worker_retry_interval = absl::Milliseconds(200);
+};
+
+class ClusterCoordinator {
+ public:
+  // One thread per worker of `strategy`, which must outlive the
+  // coordinator.
+  static absl::StatusOr<std::unique_ptr<ClusterCoordinator>> Create(
+      ParameterServerStrategy& strategy,
+      ClusterCoordinatorOptions options = {});
+
+  ClusterCoordinator(const ClusterCoordinator&) = delete;
+  ClusterCoordinator& operator=(const ClusterCoordinator&) = delete;
+  // Cancels the calls still queued (their values say CANCELLED), waits for
+  // those running to end, and stops the threads.
+  ~ClusterCoordinator();
+
+  // Queues a call of the workers' function `function` with `args` (host
+  // tensors) and returns its value at once. When an earlier call failed
+  // since the last Join, returns that error instead, once (TF raises it
+  // from schedule).
+  absl::StatusOr<RemoteValue> Schedule(absl::string_view function,
+                                       std::vector<devices::Tensor> args);
+
+  // Waits until every scheduled call has ended; returns the first error of
+  // a call since the last Join (once), else OK. DEADLINE_EXCEEDED when calls
+  // are still running after `timeout` (they go on).
+  absl::Status Join(absl::Duration timeout);
+
+  // Whether every scheduled call has ended (never blocks). The error of a
+  // failed call is kept for Join.
+  bool Done() const;
+
+  // How many times a call went back to the queue because its worker could
+  // not be reached.
+  int64_t calls_rescheduled() const;
+
+ private:
+  ClusterCoordinator(ParameterServerStrategy& strategy,
+                     ClusterCoordinatorOptions options);
+  // Worker `w`'s loop: takes queued calls and runs them there.
+  void WorkerLoop(int w);
+  // Fails every queued call with `status`; mu_ held.
+  void CancelQueued(const absl::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  ParameterServerStrategy& strategy_;
+  const ClusterCoordinatorOptions options_;
+  RemoteFunctionClient client_;
+  mutable absl::Mutex mu_;
+  std::deque<std::shared_ptr<ps_internal::Closure>> queue_ ABSL_GUARDED_BY(mu_);
+  int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t rescheduled_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace ps
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_PS_PARAMETER_SERVER_STRATEGY_H_

@@ -1,0 +1,407 @@
+// ParameterServerStrategy and ClusterCoordinator on a cluster of real gRPC
+// servers on 127.0.0.1 (a coordinator in the test, 2 workers, 2 ps tasks).
+#include "distribute/ps/parameter_server_strategy.h"
+
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "devices/tensor.h"
+#include "distribute/cluster/cluster_spec.h"
+#include "distribute/partitioners.h"
+#include "distribute/ps/ps_client.h"
+#include "distribute/server/internal/test_cluster.h"
+#include "distribute/server/server.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace distribute {
+namespace ps {
+namespace {
+
+using devices::Shape;
+using devices::Tensor;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int kWorkers = 2;
+constexpr int kPs = 2;
+
+// Servers for the worker and ps tasks of one cluster; ps tasks serve their
+// variables, workers the functions the tests register.
+struct Cluster {
+  cluster::ClusterSpec spec;
+  std::vector<std::unique_ptr<Server>> workers;
+  std::vector<std::unique_ptr<Server>> ps;
+  std::vector<std::shared_ptr<VariableStore>> stores;
+};
+
+std::unique_ptr<Cluster> StartCluster() {
+  absl::StatusOr<std::vector<int>> ports =
+      server_internal::PickFreePorts(kWorkers + kPs);
+  EXPECT_TRUE(ports.ok()) << ports.status();
+  if (!ports.ok()) return nullptr;
+  std::vector<std::string> workers, ps;
+  for (int i = 0; i < kWorkers + kPs; ++i) {
+    (i < kWorkers ? workers : ps)
+        .push_back(
+            absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
+  }
+  auto cluster = std::make_unique<Cluster>();
+  absl::StatusOr<cluster::ClusterSpec> spec =
+      cluster::ClusterSpec::Create({{"worker", workers}, {"ps", ps}});
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  if (!spec.ok()) return nullptr;
+  cluster->spec = *spec;
+  for (const std::string job : {"worker", "ps"}) {
+    const int n = job == "worker" ? kWorkers : kPs;
+    for (int t = 0; t < n; ++t) {
+      absl::StatusOr<std::unique_ptr<Server>> server =
+          Server::Create(cluster->spec, job, t);
+      EXPECT_TRUE(server.ok()) << server.status();
+      if (!server.ok()) return nullptr;
+      if (job == "ps") {
+        absl::StatusOr<std::shared_ptr<VariableStore>> store =
+            VariableStore::Install((*server)->function_registry());
+        EXPECT_TRUE(store.ok()) << store.status();
+        cluster->stores.push_back(*store);
+        cluster->ps.push_back(*std::move(server));
+      } else {
+        cluster->workers.push_back(*std::move(server));
+      }
+    }
+  }
+  return cluster;
+}
+
+void StartAll(Cluster& c) {
+  for (auto& s : c.workers) ASSERT_TRUE(s->Start().ok());
+  for (auto& s : c.ps) ASSERT_TRUE(s->Start().ok());
+}
+
+// Registers `fn` as `name` on every worker.
+void OnEveryWorker(Cluster& c, const std::string& name, WorkerFunction fn) {
+  for (auto& w : c.workers) {
+    ASSERT_TRUE(RegisterWorkerFunction(*w, name, fn).ok());
+  }
+}
+
+Tensor Floats(std::vector<float> v, Shape shape) {
+  return *Tensor::FromVector<float>(v, std::move(shape));
+}
+
+TEST(ParameterServerStrategyTest, VariablesGoRoundRobinOrInShards) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  StartAll(*c);
+  ParameterServerStrategyOptions options;
+  options.variable_partitioner = std::make_shared<FixedShardsPartitioner>(
+      *FixedShardsPartitioner::Create(2));
+  auto strategy = ParameterServerStrategy::Create(c->spec, options);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  EXPECT_EQ((*strategy)->num_workers(), 2);
+  EXPECT_EQ((*strategy)->num_ps(), 2);
+
+  // A scalar is never split: ps 0. A [5, 2] matrix in two shards of 3 and 2
+  // rows: ps 1 and ps 0. The next scalar: ps 1.
+  auto a = (*strategy)->CreateVariable(
+      "a", *Tensor::FromVector<float>({1}, Shape()));
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto m = (*strategy)->CreateVariable(
+      "m", Floats({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, Shape({5, 2})));
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto b = (*strategy)->CreateVariable(
+      "b", *Tensor::FromVector<float>({2}, Shape()));
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->shards.size(), 1u);
+  EXPECT_EQ(a->shards[0].ps, 0);
+  ASSERT_EQ(m->shards.size(), 2u);
+  EXPECT_EQ(m->shards[0].ps, 1);
+  EXPECT_EQ(m->shards[0].rows, 3);
+  EXPECT_EQ(m->shards[1].ps, 0);
+  EXPECT_EQ(m->shards[1].offset, 3);
+  EXPECT_EQ(b->shards[0].ps, 1);
+  EXPECT_EQ(c->stores[0]->size(), 2);
+  EXPECT_EQ(c->stores[1]->size(), 2);
+
+  PsClient& client = (*strategy)->client();
+  EXPECT_EQ(client.Read("m")->ToVector<float>(),
+            (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  ASSERT_TRUE(
+      client
+          .AssignAdd("m", Floats({1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, Shape({5, 2})))
+          .ok());
+  EXPECT_EQ(client.Read("m")->ToVector<float>(),
+            (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  ASSERT_TRUE(
+      client.Assign("a", *Tensor::FromVector<float>({7}, Shape())).ok());
+  EXPECT_EQ(client.Read("a")->ToVector<float>(), (std::vector<float>{7}));
+
+  // Errors.
+  EXPECT_EQ(
+      (*strategy)->CreateVariable("m", Floats({1}, Shape({1}))).status().code(),
+      absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(client.Read("nothing").status().code(),
+            absl::StatusCode::kNotFound);
+  absl::Status shape = client.AssignAdd("a", Floats({1, 2}, Shape({2})));
+  EXPECT_EQ(shape.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client.AssignAdd("m", Floats({1, 2}, Shape({1, 2}))).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ParameterServerStrategyTest, BadClustersAreInvalidArgument) {
+  auto no_ps = cluster::ClusterSpec::Create({{"worker", {"127.0.0.1:1"}}});
+  ASSERT_TRUE(no_ps.ok());
+  absl::Status missing = ParameterServerStrategy::Create(*no_ps).status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing.message(), HasSubstr("\"ps\" job"));
+  auto no_workers = cluster::ClusterSpec::Create({{"ps", {"127.0.0.1:1"}}});
+  ASSERT_TRUE(no_workers.ok());
+  EXPECT_EQ(ParameterServerStrategy::Create(*no_workers).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ClusterCoordinatorTest,
+     ScheduledCallsRunOnTheWorkersAndUpdateTheVariables) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  OnEveryWorker(*c, "add_one",
+                [](PsClient& ps,
+                   std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+                  absl::Status s = ps.AssignAdd(
+                      "count", *Tensor::FromVector<int64_t>({1}, Shape()));
+                  if (!s.ok()) return s;
+                  return std::vector<Tensor>{Tensor::FromVector<int32_t>({1})};
+                });
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  ASSERT_TRUE(
+      (*strategy)
+          ->CreateVariable("count", *Tensor::FromVector<int64_t>({0}, Shape()))
+          .ok());
+  auto coordinator = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  std::vector<RemoteValue> values;
+  for (int i = 0; i < 40; ++i) {
+    auto v = (*coordinator)->Schedule("add_one", {});
+    ASSERT_TRUE(v.ok()) << v.status();
+    values.push_back(*v);
+  }
+  ASSERT_TRUE((*coordinator)->Join(absl::Seconds(60)).ok());
+  EXPECT_TRUE((*coordinator)->Done());
+  for (const RemoteValue& v : values) {
+    absl::StatusOr<std::vector<Tensor>> out = v.Fetch();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT((*out)[0].ToVector<int32_t>(), ElementsAre(1));
+  }
+  EXPECT_THAT((*strategy)->client().Read("count")->ToVector<int64_t>(),
+              ElementsAre(40));
+}
+
+TEST(ClusterCoordinatorTest, CallsOfAWorkerThatIsGoneRunOnTheOthers) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  OnEveryWorker(*c, "add_one",
+                [](PsClient& ps,
+                   std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+                  absl::Status s = ps.AssignAdd(
+                      "count", *Tensor::FromVector<int64_t>({1}, Shape()));
+                  if (!s.ok()) return s;
+                  return std::vector<Tensor>{};
+                });
+  StartAll(*c);
+  c->workers[1]->Stop();  // Preempted.
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok());
+  ASSERT_TRUE(
+      (*strategy)
+          ->CreateVariable("count", *Tensor::FromVector<int64_t>({0}, Shape()))
+          .ok());
+  ClusterCoordinatorOptions options;
+  options.worker_retry_interval = absl::Milliseconds(20);
+  auto coordinator = ClusterCoordinator::Create(**strategy, options);
+  ASSERT_TRUE(coordinator.ok());
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE((*coordinator)->Schedule("add_one", {}).ok());
+  }
+  ASSERT_TRUE((*coordinator)->Join(absl::Seconds(60)).ok());
+  // Every call ran exactly once, all of them on worker 0.
+  EXPECT_THAT((*strategy)->client().Read("count")->ToVector<int64_t>(),
+              ElementsAre(30));
+  EXPECT_GE((*coordinator)->calls_rescheduled(), 1);
+}
+
+TEST(ClusterCoordinatorTest, AFailedCallCancelsTheQueueAndIsReturnedOnce) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  absl::Notification release;
+  OnEveryWorker(
+      *c, "fail",
+      [&](PsClient&,
+          std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+        release.WaitForNotificationWithTimeout(absl::Seconds(30));
+        return absl::FailedPreconditionError("bad batch");
+      });
+  OnEveryWorker(*c, "ok",
+                [](PsClient&,
+                   std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+                  return std::vector<Tensor>{};
+                });
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok());
+  auto coordinator = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(coordinator.ok());
+  // Both workers block in "fail"; the "ok" calls wait in the queue.
+  auto f1 = (*coordinator)->Schedule("fail", {});
+  auto f2 = (*coordinator)->Schedule("fail", {});
+  std::vector<RemoteValue> queued;
+  for (int i = 0; i < 5; ++i)
+    queued.push_back(*(*coordinator)->Schedule("ok", {}));
+  ASSERT_TRUE(f1.ok() && f2.ok());
+  EXPECT_FALSE((*coordinator)->Done());
+  release.Notify();
+  absl::Status joined = (*coordinator)->Join(absl::Seconds(60));
+  EXPECT_EQ(joined, absl::FailedPreconditionError("bad batch"));
+  EXPECT_EQ(f1->Fetch().status(), absl::FailedPreconditionError("bad batch"));
+  int cancelled = 0;
+  for (const RemoteValue& v : queued) {
+    if (absl::IsCancelled(v.Fetch().status())) ++cancelled;
+  }
+  EXPECT_GE(cancelled, 4);  // At most one "ok" ran before the failure.
+  // Returned once: the coordinator goes on.
+  EXPECT_TRUE((*coordinator)->Join(absl::Seconds(1)).ok());
+  auto after = (*coordinator)->Schedule("ok", {});
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(after->Fetch().ok());
+
+  // An error not yet joined comes back from Schedule.
+  ASSERT_TRUE((*coordinator)->Schedule("fail", {}).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (!(*coordinator)->Done() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ((*coordinator)->Schedule("ok", {}).status(),
+            absl::FailedPreconditionError("bad batch"));
+  EXPECT_TRUE((*coordinator)->Join(absl::Seconds(1)).ok());
+}
+
+TEST(ClusterCoordinatorTest, APsTaskThatIsGoneFailsTheCallsThatNeedIt) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  OnEveryWorker(*c, "read_b",
+                [](PsClient& ps,
+                   std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+                  absl::StatusOr<Tensor> b = ps.Read("b");
+                  if (!b.ok()) return b.status();
+                  return std::vector<Tensor>{*b};
+                });
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok());
+  ASSERT_TRUE(
+      (*strategy)->CreateVariable("a", Floats({1}, Shape({1}))).ok());  // ps 0
+  ASSERT_TRUE(
+      (*strategy)->CreateVariable("b", Floats({2}, Shape({1}))).ok());  // ps 1
+  c->ps[1]->Stop();
+  auto coordinator = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(coordinator.ok());
+  auto v = (*coordinator)->Schedule("read_b", {});
+  ASSERT_TRUE(v.ok());
+  absl::Status joined = (*coordinator)->Join(absl::Seconds(60));
+  EXPECT_EQ(joined.code(), absl::StatusCode::kUnavailable) << joined;
+  EXPECT_EQ(v->Fetch().status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(ClusterCoordinatorTest, JoinIsBoundedAndUnknownFunctionsFail) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  absl::Notification release;
+  OnEveryWorker(
+      *c, "slow",
+      [&](PsClient&,
+          std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+        release.WaitForNotificationWithTimeout(absl::Seconds(30));
+        return std::vector<Tensor>{};
+      });
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok());
+  auto coordinator = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(coordinator.ok());
+  ASSERT_TRUE((*coordinator)->Schedule("slow", {}).ok());
+  absl::Status late = (*coordinator)->Join(absl::Milliseconds(100));
+  EXPECT_EQ(late.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(late.message(), HasSubstr("running after"));
+  release.Notify();
+  ASSERT_TRUE((*coordinator)->Join(absl::Seconds(30)).ok());
+
+  auto unknown = (*coordinator)->Schedule("no_such_function", {});
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->Fetch().status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ((*coordinator)->Join(absl::Seconds(30)).code(),
+            absl::StatusCode::kNotFound);
+}
+
+// Asynchronous SGD: workers fit y = 3x + 2 on batches of their own, each
+// reading the weights from the ps tasks and adding its step, with no
+// coordination between them.
+TEST(ClusterCoordinatorTest, AsynchronousTrainingConverges) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  OnEveryWorker(
+      *c, "sgd_step",
+      [](PsClient& ps,
+         std::vector<Tensor> args) -> absl::StatusOr<std::vector<Tensor>> {
+        absl::StatusOr<Tensor> w = ps.Read("w");
+        if (!w.ok()) return w.status();
+        absl::StatusOr<Tensor> b = ps.Read("b");
+        if (!b.ok()) return b.status();
+        const float wv = w->data<float>()[0], bv = b->data<float>()[0];
+        std::mt19937 rng(static_cast<uint32_t>(args[0].data<int32_t>()[0]));
+        std::uniform_real_distribution<float> x(-1, 1);
+        float gw = 0, gb = 0;
+        constexpr int kBatch = 16;
+        for (int i = 0; i < kBatch; ++i) {
+          const float xi = x(rng);
+          const float err = wv * xi + bv - (3 * xi + 2);
+          gw += 2 * err * xi / kBatch;
+          gb += 2 * err / kBatch;
+        }
+        constexpr float kRate = 0.2f;
+        absl::Status s = ps.AssignAdd("w", Floats({-kRate * gw}, Shape({1})));
+        if (s.ok()) s = ps.AssignAdd("b", Floats({-kRate * gb}, Shape({1})));
+        if (!s.ok()) return s;
+        return std::vector<Tensor>{};
+      });
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok());
+  ASSERT_TRUE((*strategy)->CreateVariable("w", Floats({0}, Shape({1}))).ok());
+  ASSERT_TRUE((*strategy)->CreateVariable("b", Floats({0}, Shape({1}))).ok());
+  auto coordinator = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(coordinator.ok());
+  for (int step = 0; step < 150; ++step) {
+    ASSERT_TRUE(
+        (*coordinator)
+            ->Schedule("sgd_step", {Tensor::FromVector<int32_t>({step})})
+            .ok());
+  }
+  ASSERT_TRUE((*coordinator)->Join(absl::Seconds(120)).ok());
+  const float w = (*strategy)->client().Read("w")->data<float>()[0];
+  const float b = (*strategy)->client().Read("b")->data<float>()[0];
+  EXPECT_NEAR(w, 3.0f, 0.05f);
+  EXPECT_NEAR(b, 2.0f, 0.05f);
+}
+
+}  // namespace
+}  // namespace ps
+}  // namespace distribute

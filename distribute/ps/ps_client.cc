@@ -1,0 +1,429 @@
+#include "distribute/ps/ps_client.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "devices/dtype.h"
+#include "devices/shape.h"
+
+namespace distribute {
+namespace ps {
+namespace {
+
+constexpr char kCreate[] = "__ps.create";
+constexpr char kLookup[] = "__ps.lookup";
+constexpr char kRead[] = "__ps.read";
+constexpr char kAssign[] = "__ps.assign";
+constexpr char kAssignAdd[] = "__ps.assign_add";
+
+absl::Status BadArgs(absl::string_view function, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(function, ": ", why,
+                   " (the parameter-server functions are "
+                   "called by PsClient)"));
+}
+
+// The int64 scalar or vector `t`'s values; INVALID_ARGUMENT otherwise.
+absl::StatusOr<std::vector<int64_t>> Ints(const devices::Tensor& t,
+                                          absl::string_view function) {
+  if (t.dtype() != devices::DType::kInt64 || t.shape().rank() > 1 ||
+      !t.has_data()) {
+    return BadArgs(function, "expected an int64 scalar or vector");
+  }
+  return t.ToVector<int64_t>();
+}
+
+int64_t Rows(const devices::Tensor& t) {
+  return t.shape().rank() == 0 ? 1 : t.shape().dim(0);
+}
+
+// A host copy of `t`.
+absl::StatusOr<devices::Tensor> Copy(const devices::Tensor& t) {
+  absl::StatusOr<devices::Tensor> copy =
+      devices::Tensor::Host(t.dtype(), t.shape());
+  if (!copy.ok()) return copy.status();
+  if (t.bytes() > 0) std::memcpy(copy->raw_data(), t.raw_data(), t.bytes());
+  return copy;
+}
+
+template <typename T>
+void AddInto(devices::Tensor& dst, const devices::Tensor& src) {
+  T* d = dst.data<T>();
+  const T* s = src.data<T>();
+  for (int64_t i = 0; i < dst.num_elements(); ++i) d[i] += s[i];
+}
+
+absl::Status Add(devices::Tensor& dst, const devices::Tensor& src) {
+  switch (dst.dtype()) {
+    case devices::DType::kFloat32:
+      AddInto<float>(dst, src);
+      return absl::OkStatus();
+    case devices::DType::kFloat64:
+      AddInto<double>(dst, src);
+      return absl::OkStatus();
+    case devices::DType::kInt32:
+      AddInto<int32_t>(dst, src);
+      return absl::OkStatus();
+    case devices::DType::kInt64:
+      AddInto<int64_t>(dst, src);
+      return absl::OkStatus();
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter servers add float32, float64, int32 and int64 "
+          "variables, not ",
+          devices::DTypeName(dst.dtype())));
+  }
+}
+
+}  // namespace
+
+devices::Tensor NameTensor(absl::string_view name) {
+  return devices::Tensor::FromVector<uint8_t>(
+      std::vector<uint8_t>(name.begin(), name.end()));
+}
+
+absl::StatusOr<std::string> TensorName(const devices::Tensor& tensor) {
+  if (tensor.dtype() != devices::DType::kUInt8 || tensor.shape().rank() != 1 ||
+      (tensor.num_elements() > 0 && !tensor.has_data())) {
+    return absl::InvalidArgumentError(
+        "a name travels as a uint8 vector (NameTensor)");
+  }
+  const std::vector<uint8_t> bytes = tensor.ToVector<uint8_t>();
+  return std::string(bytes.begin(), bytes.end());
+}
+
+absl::StatusOr<std::shared_ptr<VariableStore>> VariableStore::Install(
+    FunctionRegistry& registry) {
+  auto store = std::make_shared<VariableStore>();
+  std::weak_ptr<VariableStore> weak = store;
+  // The registry may outlive the store: its functions hold it weakly.
+  auto bind = [weak](auto method) {
+    return [weak, method](std::vector<devices::Tensor> args)
+               -> absl::StatusOr<std::vector<devices::Tensor>> {
+      std::shared_ptr<VariableStore> s = weak.lock();
+      if (s == nullptr) {
+        return absl::UnavailableError("this ps task's variable store is gone");
+      }
+      return method(*s, std::move(args));
+    };
+  };
+  const std::vector<std::pair<const char*, RemoteFunction>> functions = {
+      {kCreate, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
+         return s.Create(std::move(a));
+       })},
+      {kLookup, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
+         return s.Lookup(std::move(a));
+       })},
+      {kRead, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
+         return s.Read(std::move(a));
+       })},
+      {kAssign, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
+         return s.Update(std::move(a), /*add=*/false);
+       })},
+      {kAssignAdd, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
+         return s.Update(std::move(a), /*add=*/true);
+       })},
+  };
+  for (const auto& [name, fn] : functions) {
+    absl::Status registered = registry.Register(name, fn);
+    if (!registered.ok()) return registered;
+  }
+  return store;
+}
+
+int64_t VariableStore::size() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(vars_.size());
+}
+
+absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Create(
+    std::vector<devices::Tensor> args) {
+  if (args.size() != 3) return BadArgs(kCreate, "expected name, meta, value");
+  absl::StatusOr<std::string> name = TensorName(args[0]);
+  if (!name.ok()) return name.status();
+  absl::StatusOr<std::vector<int64_t>> meta = Ints(args[1], kCreate);
+  if (!meta.ok()) return meta.status();
+  if (meta->size() != 3 || (*meta)[0] < 0 || (*meta)[1] < 1 ||
+      (*meta)[0] >= (*meta)[1] || (*meta)[2] < 0) {
+    return BadArgs(kCreate, "meta is {shard, num_shards, offset}");
+  }
+  if (!args[2].has_data() && args[2].num_elements() > 0) {
+    return BadArgs(kCreate, "the initial value has no data");
+  }
+  const Key key{*name, (*meta)[0]};
+  absl::MutexLock lock(&mu_);
+  auto it = vars_.find(key);
+  if (it != vars_.end()) {
+    const Entry& e = it->second;
+    if (e.value.SameShapeAndType(args[2]) && e.num_shards == (*meta)[1] &&
+        e.offset == (*meta)[2]) {
+      return std::vector<devices::Tensor>{};
+    }
+    return absl::AlreadyExistsError(absl::StrCat(
+        "shard ", key.second, " of variable \"", *name,
+        "\" exists on this ps task as ", devices::DTypeName(e.value.dtype()),
+        e.value.shape().DebugString(),
+        ": give each variable a name of its "
+        "own"));
+  }
+  vars_.emplace(key, Entry{std::move(args[2]), (*meta)[1], (*meta)[2]});
+  return std::vector<devices::Tensor>{};
+}
+
+absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Lookup(
+    std::vector<devices::Tensor> args) const {
+  if (args.size() != 1) return BadArgs(kLookup, "expected a name");
+  absl::StatusOr<std::string> name = TensorName(args[0]);
+  if (!name.ok()) return name.status();
+  std::vector<int64_t> rows;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = vars_.lower_bound(Key{*name, 0});
+         it != vars_.end() && it->first.first == *name; ++it) {
+      rows.insert(rows.end(), {it->first.second, it->second.num_shards,
+                               it->second.offset, Rows(it->second.value)});
+    }
+  }
+  absl::StatusOr<devices::Tensor> out = devices::Tensor::FromVector<int64_t>(
+      rows, devices::Shape({static_cast<int64_t>(rows.size() / 4), 4}));
+  if (!out.ok()) return out.status();
+  return std::vector<devices::Tensor>{*std::move(out)};
+}
+
+absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Read(
+    std::vector<devices::Tensor> args) const {
+  if (args.size() != 2) return BadArgs(kRead, "expected name, shard");
+  absl::StatusOr<std::string> name = TensorName(args[0]);
+  if (!name.ok()) return name.status();
+  absl::StatusOr<std::vector<int64_t>> shard = Ints(args[1], kRead);
+  if (!shard.ok()) return shard.status();
+  if (shard->size() != 1) return BadArgs(kRead, "expected one shard index");
+  absl::MutexLock lock(&mu_);
+  auto it = vars_.find(Key{*name, (*shard)[0]});
+  if (it == vars_.end()) {
+    return absl::NotFoundError(absl::StrCat("this ps task has no shard ",
+                                            (*shard)[0], " of variable \"",
+                                            *name, "\""));
+  }
+  // A copy made under the lock, so that no update tears it.
+  absl::StatusOr<devices::Tensor> copy = Copy(it->second.value);
+  if (!copy.ok()) return copy.status();
+  return std::vector<devices::Tensor>{*std::move(copy)};
+}
+
+absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Update(
+    std::vector<devices::Tensor> args, bool add) {
+  const char* function = add ? kAssignAdd : kAssign;
+  if (args.size() != 3) return BadArgs(function, "expected name, shard, value");
+  absl::StatusOr<std::string> name = TensorName(args[0]);
+  if (!name.ok()) return name.status();
+  absl::StatusOr<std::vector<int64_t>> shard = Ints(args[1], function);
+  if (!shard.ok()) return shard.status();
+  if (shard->size() != 1) return BadArgs(function, "expected one shard index");
+  absl::MutexLock lock(&mu_);
+  auto it = vars_.find(Key{*name, (*shard)[0]});
+  if (it == vars_.end()) {
+    return absl::NotFoundError(absl::StrCat("this ps task has no shard ",
+                                            (*shard)[0], " of variable \"",
+                                            *name, "\""));
+  }
+  devices::Tensor& value = it->second.value;
+  if (!value.SameShapeAndType(args[2])) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        add ? "adding " : "assigning ", devices::DTypeName(args[2].dtype()),
+        args[2].shape().DebugString(), " to shard ", (*shard)[0],
+        " of variable \"", *name, "\", which is ",
+        devices::DTypeName(value.dtype()), value.shape().DebugString()));
+  }
+  if (add) {
+    absl::Status added = Add(value, args[2]);
+    if (!added.ok()) return added;
+  } else if (value.bytes() > 0) {
+    std::memcpy(value.raw_data(), args[2].raw_data(), value.bytes());
+  }
+  return std::vector<devices::Tensor>{};
+}
+
+PsClient::PsClient(std::vector<std::string> ps_targets, ChannelOptions options,
+                   absl::Duration timeout)
+    : targets_(std::move(ps_targets)),
+      timeout_(timeout),
+      client_(std::move(options)) {}
+
+absl::StatusOr<std::vector<devices::Tensor>> PsClient::Call(
+    int ps, absl::string_view function,
+    const std::vector<devices::Tensor>& args) {
+  if (ps < 0 || ps >= static_cast<int>(targets_.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ps task ", ps, " is not one of the ", targets_.size(), " ps tasks"));
+  }
+  return client_.Call(targets_[static_cast<size_t>(ps)], function, args,
+                      timeout_);
+}
+
+absl::Status PsClient::CreateShard(absl::string_view name,
+                                   const ShardInfo& info,
+                                   const devices::Tensor& initial) {
+  absl::StatusOr<std::vector<devices::Tensor>> done =
+      Call(info.ps, kCreate,
+           {NameTensor(name),
+            devices::Tensor::FromVector<int64_t>(
+                {info.shard, info.num_shards, info.offset}),
+            initial});
+  absl::MutexLock lock(&mu_);
+  shards_.erase(std::string(name));
+  return done.status();
+}
+
+absl::StatusOr<std::vector<ShardInfo>> PsClient::Lookup(
+    absl::string_view name) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = shards_.find(name);
+    if (it != shards_.end()) return it->second;
+  }
+  std::vector<ShardInfo> shards;
+  for (int p = 0; p < static_cast<int>(targets_.size()); ++p) {
+    absl::StatusOr<std::vector<devices::Tensor>> held =
+        Call(p, kLookup, {NameTensor(name)});
+    if (!held.ok()) return held.status();
+    if (held->size() != 1 || (*held)[0].dtype() != devices::DType::kInt64 ||
+        (*held)[0].shape().rank() != 2 || (*held)[0].shape().dim(1) != 4) {
+      return absl::InternalError(
+          absl::StrCat("ps task ", targets_[static_cast<size_t>(p)],
+                       " answered a look-up of \"", name, "\" malformed"));
+    }
+    const std::vector<int64_t> rows = (*held)[0].ToVector<int64_t>();
+    for (size_t i = 0; i + 3 < rows.size(); i += 4) {
+      shards.push_back(
+          ShardInfo{p, rows[i], rows[i + 1], rows[i + 2], rows[i + 3]});
+    }
+  }
+  if (shards.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no ps task holds a variable \"", name,
+        "\": create it first (ParameterServerStrategy::CreateVariable)"));
+  }
+  std::sort(
+      shards.begin(), shards.end(),
+      [](const ShardInfo& a, const ShardInfo& b) { return a.shard < b.shard; });
+  int64_t offset = 0;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const ShardInfo& s = shards[i];
+    if (s.shard != static_cast<int64_t>(i) ||
+        s.num_shards != static_cast<int64_t>(shards.size()) ||
+        s.offset != offset) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the ps tasks hold ", shards.size(), " shards of variable \"", name,
+          "\", not the ", s.num_shards,
+          " it was split into, in order: a ps task was restarted without its "
+          "variables; restore them from a checkpoint"));
+    }
+    offset += s.rows;
+  }
+  absl::MutexLock lock(&mu_);
+  shards_[std::string(name)] = shards;
+  return shards;
+}
+
+absl::StatusOr<devices::Tensor> PsClient::Read(absl::string_view name) {
+  absl::StatusOr<std::vector<ShardInfo>> shards = Lookup(name);
+  if (!shards.ok()) return shards.status();
+  std::vector<devices::Tensor> parts;
+  for (const ShardInfo& s : *shards) {
+    absl::StatusOr<std::vector<devices::Tensor>> part = Call(
+        s.ps, kRead,
+        {NameTensor(name), devices::Tensor::FromVector<int64_t>({s.shard})});
+    if (!part.ok()) return part.status();
+    if (part->size() != 1) {
+      return absl::InternalError(absl::StrCat("reading \"", name, "\" gave ",
+                                              part->size(), " tensors"));
+    }
+    parts.push_back(std::move((*part)[0]));
+  }
+  if (parts.size() == 1) return parts[0];
+  // Concatenate along the first axis: the shards' rows are contiguous.
+  std::vector<int64_t> dims(parts[0].shape().dims().begin(),
+                            parts[0].shape().dims().end());
+  dims[0] = 0;
+  for (const devices::Tensor& p : parts) dims[0] += p.shape().dim(0);
+  absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
+  if (!shape.ok()) return shape.status();
+  absl::StatusOr<devices::Tensor> whole =
+      devices::Tensor::Host(parts[0].dtype(), *shape);
+  if (!whole.ok()) return whole.status();
+  size_t at = 0;
+  for (const devices::Tensor& p : parts) {
+    if (p.dtype() != whole->dtype() || at + p.bytes() > whole->bytes()) {
+      return absl::InternalError(absl::StrCat(
+          "the shards of \"", name, "\" differ in dtype or trailing shape"));
+    }
+    if (p.bytes() > 0) {
+      std::memcpy(static_cast<char*>(whole->raw_data()) + at, p.raw_data(),
+                  p.bytes());
+    }
+    at += p.bytes();
+  }
+  return whole;
+}
+
+absl::Status PsClient::Update(absl::string_view name,
+                              const devices::Tensor& value, bool add) {
+  const char* function = add ? kAssignAdd : kAssign;
+  if (value.num_elements() > 0 && !value.has_data()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the update of \"", name, "\" has no host data"));
+  }
+  absl::StatusOr<std::vector<ShardInfo>> shards = Lookup(name);
+  if (!shards.ok()) return shards.status();
+  auto send = [&](const ShardInfo& s, const devices::Tensor& piece) {
+    return Call(s.ps, function,
+                {NameTensor(name),
+                 devices::Tensor::FromVector<int64_t>({s.shard}), piece})
+        .status();
+  };
+  if (shards->size() == 1) return send((*shards)[0], value);
+  int64_t total = 0;
+  for (const ShardInfo& s : *shards) total += s.rows;
+  if (value.shape().rank() == 0 || value.shape().dim(0) != total) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable \"", name, "\" has ", total, " rows in ", shards->size(),
+        " shards; the update's shape is ", value.shape().DebugString()));
+  }
+  const size_t row_bytes =
+      total == 0 ? 0 : value.bytes() / static_cast<size_t>(total);
+  std::vector<int64_t> dims(value.shape().dims().begin(),
+                            value.shape().dims().end());
+  for (const ShardInfo& s : *shards) {
+    dims[0] = s.rows;
+    absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
+    if (!shape.ok()) return shape.status();
+    absl::StatusOr<devices::Tensor> piece =
+        devices::Tensor::Host(value.dtype(), *shape);
+    if (!piece.ok()) return piece.status();
+    if (piece->bytes() > 0) {
+      std::memcpy(piece->raw_data(),
+                  static_cast<const char*>(value.raw_data()) +
+                      static_cast<size_t>(s.offset) * row_bytes,
+                  piece->bytes());
+    }
+    absl::Status sent = send(s, *piece);
+    if (!sent.ok()) return sent;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PsClient::AssignAdd(absl::string_view name,
+                                 const devices::Tensor& delta) {
+  return Update(name, delta, /*add=*/true);
+}
+
+absl::Status PsClient::Assign(absl::string_view name,
+                              const devices::Tensor& value) {
+  return Update(name, value, /*add=*/false);
+}
+
+}  // namespace ps
+}  // namespace distribute

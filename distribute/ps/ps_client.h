@@ -1,0 +1,140 @@
+// The parameter-server side of ParameterServerStrategy and the client that
+// reaches it. A ps task keeps variables (whole, or shards of one split
+// along its first axis) in a VariableStore served through its Server's
+// function registry; a PsClient, on the coordinator or inside a worker's
+// function, finds a variable's shards by asking the ps tasks, then reads
+// and updates them (reads concatenate the shards, updates split by rows).
+//
+// Example (a ps task):
+//   auto store = distribute::ps::VariableStore::Install(
+//       server->function_registry());
+// Example (anywhere):
+//   distribute::ps::PsClient ps({"127.0.0.1:2300", "127.0.0.1:2301"},
+//                               channel_options, absl::Seconds(30));
+//   absl::StatusOr<devices::Tensor> w = ps.Read("w");
+//   absl::Status s = ps.AssignAdd("w", delta);
+#ifndef DISTRIBUTE_PS_PS_CLIENT_H_
+#define DISTRIBUTE_PS_PS_CLIENT_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "devices/tensor.h"
+#include "distribute/server/channel.h"
+#include "distribute/server/function_registry.h"
+#include "distribute/server/remote_function_client.h"
+
+namespace distribute {
+namespace ps {
+
+// Where one shard of a variable lives: its ps task (an index into the ps
+// targets), its index among the variable's shards, and its rows along the
+// first axis ([offset, offset + rows)); an unsharded variable is one shard
+// of all rows (offset 0, rows the first dimension, or 1 for a scalar).
+struct ShardInfo {
+  int ps = 0;
+  int64_t shard = 0;
+  int64_t num_shards = 1;
+  int64_t offset = 0;
+  int64_t rows = 0;
+};
+
+// A ps task's variables. Thread-safe.
+class VariableStore {
+ public:
+  // A store serving through `registry` its functions ("__ps.create",
+  // "__ps.lookup", "__ps.read", "__ps.assign", "__ps.assign_add").
+  // ALREADY_EXISTS when the registry has them already.
+  static absl::StatusOr<std::shared_ptr<VariableStore>> Install(
+      FunctionRegistry& registry);
+
+  // How many shards (of all variables) the task holds.
+  int64_t size() const;
+
+ private:
+  struct Entry {
+    devices::Tensor value;
+    int64_t num_shards = 1;
+    int64_t offset = 0;
+  };
+  // Key: variable name and shard index.
+  using Key = std::pair<std::string, int64_t>;
+
+  absl::StatusOr<std::vector<devices::Tensor>> Create(
+      std::vector<devices::Tensor> args);
+  absl::StatusOr<std::vector<devices::Tensor>> Lookup(
+      std::vector<devices::Tensor> args) const;
+  absl::StatusOr<std::vector<devices::Tensor>> Read(
+      std::vector<devices::Tensor> args) const;
+  absl::StatusOr<std::vector<devices::Tensor>> Update(
+      std::vector<devices::Tensor> args, bool add);
+
+  mutable absl::Mutex mu_;
+  std::map<Key, Entry> vars_ ABSL_GUARDED_BY(mu_);
+};
+
+class PsClient {
+ public:
+  // Reaches the ps tasks at `ps_targets` (in the cluster's task order) with
+  // `options`; every call is bounded by `timeout`.
+  PsClient(std::vector<std::string> ps_targets, ChannelOptions options,
+           absl::Duration timeout);
+  PsClient(const PsClient&) = delete;
+  PsClient& operator=(const PsClient&) = delete;
+
+  // Creates shard `info` of variable `name` on its ps task with `initial`.
+  // Creating the same shard again with a tensor of the same dtype and shape
+  // is OK (and keeps the value); another is ALREADY_EXISTS.
+  absl::Status CreateShard(absl::string_view name, const ShardInfo& info,
+                           const devices::Tensor& initial);
+
+  // The shards of `name`, in shard order, asked of every ps task once and
+  // then remembered. NOT_FOUND when no task has it; FAILED_PRECONDITION when
+  // the tasks hold an incomplete set of its shards; the errors of the calls
+  // (UNAVAILABLE naming a ps task that cannot be reached).
+  absl::StatusOr<std::vector<ShardInfo>> Lookup(absl::string_view name);
+
+  // The whole variable (its shards concatenated along the first axis).
+  absl::StatusOr<devices::Tensor> Read(absl::string_view name);
+  // Adds `delta` (the variable's dtype and shape) to it, shard by shard;
+  // each shard's update is atomic, the variable's is not (as TF's sharded
+  // variables). INVALID_ARGUMENT for another dtype or shape, or a dtype
+  // without addition (bool).
+  absl::Status AssignAdd(absl::string_view name, const devices::Tensor& delta);
+  // Replaces its value, shard by shard.
+  absl::Status Assign(absl::string_view name, const devices::Tensor& value);
+
+  const std::vector<std::string>& ps_targets() const { return targets_; }
+
+ private:
+  absl::Status Update(absl::string_view name, const devices::Tensor& value,
+                      bool add);
+  absl::StatusOr<std::vector<devices::Tensor>> Call(
+      int ps, absl::string_view function,
+      const std::vector<devices::Tensor>& args);
+
+  const std::vector<std::string> targets_;
+  const absl::Duration timeout_;
+  RemoteFunctionClient client_;
+  absl::Mutex mu_;
+  std::map<std::string, std::vector<ShardInfo>, std::less<>> shards_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// A name as a uint8 tensor (how names travel among tensors) and back.
+devices::Tensor NameTensor(absl::string_view name);
+absl::StatusOr<std::string> TensorName(const devices::Tensor& tensor);
+
+}  // namespace ps
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_PS_PS_CLIENT_H_
