@@ -94,16 +94,27 @@ absl::StatusOr<Variable> ParameterServerStrategy::CreateVariable(
   if (name.empty()) {
     return absl::InvalidArgumentError("a variable needs a non-empty name");
   }
-  if (initial.num_elements() > 0 && !initial.has_data()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the initial value of variable \"", name, "\" has no host data"));
+  if (initial.num_elements() > 0 &&
+      (!initial.has_data() || !initial.host_accessible())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the initial value of variable \"", name,
+                     "\" is not in host memory: copy it to the host first"));
   }
+  // One creation at a time, so that two threads creating one name cannot
+  // both pass the check below and place it twice.
+  absl::MutexLock lock(&mu_);
   absl::StatusOr<std::vector<ShardInfo>> existing = client_->Lookup(name);
   if (existing.ok()) {
     return absl::AlreadyExistsError(absl::StrCat(
         "a variable \"", name, "\" exists on the ps tasks already"));
   }
-  if (!absl::IsNotFound(existing.status())) return existing.status();
+  // NOT_FOUND: new. FAILED_PRECONDITION: an earlier creation stopped part
+  // way; creating it again completes it (a ps task takes an identical shard
+  // again).
+  if (!absl::IsNotFound(existing.status()) &&
+      !absl::IsFailedPrecondition(existing.status())) {
+    return existing.status();
+  }
 
   const devices::Shape& shape = initial.shape();
   std::vector<VariableShard> pieces = {VariableShard{shape, 0}};
@@ -111,21 +122,30 @@ absl::StatusOr<Variable> ParameterServerStrategy::CreateVariable(
     absl::StatusOr<std::vector<int64_t>> parts =
         (*options_.variable_partitioner)(shape, initial.dtype(), 0);
     if (!parts.ok()) return parts.status();
+    for (size_t i = 1; i < parts->size(); ++i) {
+      if ((*parts)[i] != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the variable partitioner splits variable \"", name,
+            "\" along axis ", i,
+            ": ParameterServerStrategy shards along the first axis only (as "
+            "TF)"));
+      }
+    }
     absl::StatusOr<std::vector<VariableShard>> split =
         ShardVariableShape(shape, *parts);
     if (!split.ok()) return split.status();
     pieces = *std::move(split);
   }
+  // Placement continues the round-robin, and is kept only once every shard
+  // is created: a creation that failed part way gets the same places when
+  // it is tried again.
   Variable variable{std::string(name), initial.dtype(), shape, {}};
-  {
-    absl::MutexLock lock(&mu_);
-    for (size_t k = 0; k < pieces.size(); ++k) {
-      variable.shards.push_back(
-          ShardInfo{next_ps_, static_cast<int64_t>(k),
-                    static_cast<int64_t>(pieces.size()), pieces[k].offset,
-                    shape.rank() == 0 ? 1 : pieces[k].shape.dim(0)});
-      next_ps_ = (next_ps_ + 1) % num_ps();
-    }
+  int ps = next_ps_;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    variable.shards.push_back(ShardInfo{
+        ps, static_cast<int64_t>(k), static_cast<int64_t>(pieces.size()),
+        pieces[k].offset, shape.rank() == 0 ? 1 : pieces[k].shape.dim(0)});
+    ps = (ps + 1) % num_ps();
   }
   const int64_t rows = shape.rank() == 0 ? 1 : shape.dim(0);
   const size_t row_bytes =
@@ -146,8 +166,16 @@ absl::StatusOr<Variable> ParameterServerStrategy::CreateVariable(
     }
     absl::Status created =
         client_->CreateShard(name, variable.shards[k], piece);
-    if (!created.ok()) return created;
+    if (!created.ok()) {
+      return absl::Status(
+          created.code(),
+          absl::StrCat("creating shard ", k, " of ", pieces.size(),
+                       " of variable \"", name,
+                       "\" failed (create it again to complete it): ",
+                       created.message()));
+    }
   }
+  next_ps_ = ps;
   return variable;
 }
 
@@ -180,8 +208,13 @@ absl::Status RegisterWorkerFunction(Server& server, absl::string_view name,
       });
 }
 
-absl::StatusOr<std::vector<devices::Tensor>> RemoteValue::Fetch() const {
-  closure_->done.WaitForNotification();
+absl::StatusOr<std::vector<devices::Tensor>> RemoteValue::Fetch(
+    absl::Duration timeout) const {
+  if (!closure_->done.WaitForNotificationWithTimeout(timeout)) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the call of \"", closure_->function,
+                     "\" had not ended after ", absl::FormatDuration(timeout)));
+  }
   if (!closure_->status.ok()) return closure_->status;
   return closure_->outputs;
 }
@@ -249,10 +282,16 @@ absl::Status ClusterCoordinator::Join(absl::Duration timeout) {
     return queue_.empty() && running_ == 0;
   };
   if (!mu_.AwaitWithTimeout(absl::Condition(&idle), timeout)) {
-    return absl::DeadlineExceededError(
-        absl::StrCat(queue_.size(), " scheduled calls were still queued and ",
-                     running_, " running after ", absl::FormatDuration(timeout),
-                     " (they go on; Join again to wait longer)"));
+    return absl::DeadlineExceededError(absl::StrCat(
+        queue_.size(), " scheduled calls were still queued and ", running_,
+        " running after ", absl::FormatDuration(timeout),
+        " (they go on; Join again to wait longer)",
+        rescheduled_ == 0
+            ? std::string()
+            : absl::StrCat("; calls went back to the queue ", rescheduled_,
+                           " times because their worker failed, "
+                           "last ",
+                           last_worker_error_)));
   }
   absl::Status earlier = std::move(error_);
   error_ = absl::OkStatus();
@@ -288,16 +327,29 @@ void ClusterCoordinator::WorkerLoop(int w) {
     absl::StatusOr<std::vector<devices::Tensor>> reply =
         client_.Call(target, absl::StrCat(kWorkerPrefix, closure->function),
                      closure->args, options_.call_timeout);
-    if (absl::IsUnavailable(reply.status())) {
-      // The worker cannot be reached: the call goes back to the front of
-      // the queue for another worker, and this one rests.
+    // The reply of a worker function is always OK (the function's own
+    // error travels inside it), so these come from the worker or the
+    // network: unreachable, or stopping under the call (a server that stops
+    // cancels the calls it still runs), as TF's worker failures.
+    const absl::StatusCode code = reply.status().code();
+    if (code == absl::StatusCode::kUnavailable ||
+        code == absl::StatusCode::kCancelled ||
+        code == absl::StatusCode::kAborted) {
+      // The call goes back to the front of the queue for another worker,
+      // and this one rests.
       absl::MutexLock lock(&mu_);
       --running_;
       ++rescheduled_;
-      if (stopping_) {
-        closure->Finish(absl::CancelledError(
-            "the ClusterCoordinator was destroyed before this call ran"));
-        return;
+      last_worker_error_ =
+          absl::StrCat("worker ", target, ": ", reply.status().ToString());
+      if (stopping_ || !error_.ok()) {
+        closure->Finish(absl::CancelledError(absl::StrCat(
+            "cancelled after its worker failed, because ",
+            stopping_ ? std::string("the ClusterCoordinator was destroyed")
+                      : absl::StrCat("an earlier scheduled call failed: ",
+                                     error_.ToString()))));
+        if (stopping_) return;
+        continue;
       }
       queue_.push_front(std::move(closure));
       auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

@@ -18,11 +18,16 @@
 // same reason this is not a distribute::Strategy: there is no Run on local
 // replicas, only scheduling on remote workers.
 //
-// Failures, as TF: a worker that cannot be reached (stopped, preempted) has
-// its calls scheduled again on the others, and is tried again later; a
-// function's own error (a ps task that cannot be reached among them) fails
-// its RemoteValue, cancels the calls still queued, and is returned by the
-// next Join or Schedule.
+// Failures, as TF: a worker that cannot be reached or stops under a call
+// (UNAVAILABLE, CANCELLED, ABORTED from the RPC) has its calls scheduled
+// again on the others, and is tried again later; so a call runs at least
+// once, and may run twice when its worker stopped after the function had
+// updated the variables (TF's guarantee too). A function's own error (a ps
+// task that cannot be reached among them) fails its RemoteValue, cancels
+// the calls still queued, and is returned by the next Join or Schedule.
+// Unlike TF, a worker that does not have the function (NOT_FOUND) fails the
+// call rather than being waited for: register worker functions before the
+// worker's server starts.
 //
 // Example (coordinator):
 //   auto strategy = *ParameterServerStrategy::Create(spec, options);
@@ -34,9 +39,12 @@
 //   RegisterWorkerFunction(*server, "train_step",
 //       [](PsClient& ps, std::vector<devices::Tensor> args)
 //           -> absl::StatusOr<std::vector<devices::Tensor>> {
-//         auto w = ps.Read("w");
-//         ... compute a gradient ...
-//         return ps.AssignAdd("w", step), std::vector<devices::Tensor>{};
+//         absl::StatusOr<devices::Tensor> w = ps.Read("w");
+//         if (!w.ok()) return w.status();
+//         devices::Tensor step = ...;   // from a gradient
+//         absl::Status s = ps.AssignAdd("w", step);
+//         if (!s.ok()) return s;
+//         return std::vector<devices::Tensor>{};
 //       });
 #ifndef DISTRIBUTE_PS_PARAMETER_SERVER_STRATEGY_H_
 #define DISTRIBUTE_PS_PARAMETER_SERVER_STRATEGY_H_
@@ -101,9 +109,11 @@ class ParameterServerStrategy {
   const ChannelOptions& channel_options() const { return options_.channel; }
 
   // Creates variable `name` with `initial` (a host tensor) on the ps tasks
-  // (see the file comment). INVALID_ARGUMENT for an empty name or a
-  // tensor without data; ALREADY_EXISTS when another variable has the name;
-  // UNAVAILABLE when a ps task cannot be reached.
+  // (see the file comment). INVALID_ARGUMENT for an empty name, a tensor not
+  // in host memory, or a partitioner that splits another axis than the
+  // first; ALREADY_EXISTS when another variable has the name; UNAVAILABLE
+  // when a ps task cannot be reached (creating it again then completes it).
+  // Thread-safe.
   absl::StatusOr<Variable> CreateVariable(absl::string_view name,
                                           const devices::Tensor& initial);
 
@@ -147,8 +157,10 @@ class RemoteValue {
  public:
   // The function's outputs, or why it failed (its own error, unchanged;
   // CANCELLED when an earlier call's failure or the coordinator's end
-  // cancelled it). Blocks until the call ends.
-  absl::StatusOr<std::vector<devices::Tensor>> Fetch() const;
+  // cancelled it), waiting at most `timeout` for the call to end
+  // (DEADLINE_EXCEEDED then: it goes on).
+  absl::StatusOr<std::vector<devices::Tensor>> Fetch(
+      absl::Duration timeout) const;
   // Whether it has ended, waiting at most `timeout`.
   bool WaitFor(absl::Duration timeout) const;
 
@@ -196,7 +208,7 @@ class ClusterCoordinator {
   absl::Status Join(absl::Duration timeout);
 
   // Whether every scheduled call has ended (never blocks). The error of a
-  // failed call is kept for Join.
+  // failed call is kept for Join (TF's done() raises it).
   bool Done() const;
 
   // How many times a call went back to the queue because its worker could
@@ -219,6 +231,7 @@ class ClusterCoordinator {
   std::deque<std::shared_ptr<ps_internal::Closure>> queue_ ABSL_GUARDED_BY(mu_);
   int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t rescheduled_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string last_worker_error_ ABSL_GUARDED_BY(mu_);
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;

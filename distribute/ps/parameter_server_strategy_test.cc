@@ -33,6 +33,7 @@ using ::testing::HasSubstr;
 
 constexpr int kWorkers = 2;
 constexpr int kPs = 2;
+constexpr absl::Duration kWait = absl::Seconds(60);
 
 // Servers for the worker and ps tasks of one cluster; ps tasks serve their
 // variables, workers the functions the tests register.
@@ -198,7 +199,7 @@ TEST(ClusterCoordinatorTest,
   ASSERT_TRUE((*coordinator)->Join(absl::Seconds(60)).ok());
   EXPECT_TRUE((*coordinator)->Done());
   for (const RemoteValue& v : values) {
-    absl::StatusOr<std::vector<Tensor>> out = v.Fetch();
+    absl::StatusOr<std::vector<Tensor>> out = v.Fetch(kWait);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_THAT((*out)[0].ToVector<int32_t>(), ElementsAre(1));
   }
@@ -209,14 +210,24 @@ TEST(ClusterCoordinatorTest,
 TEST(ClusterCoordinatorTest, CallsOfAWorkerThatIsGoneRunOnTheOthers) {
   auto c = StartCluster();
   ASSERT_NE(c, nullptr);
-  OnEveryWorker(*c, "add_one",
-                [](PsClient& ps,
-                   std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
-                  absl::Status s = ps.AssignAdd(
-                      "count", *Tensor::FromVector<int64_t>({1}, Shape()));
-                  if (!s.ok()) return s;
-                  return std::vector<Tensor>{};
-                });
+  // The calls wait until worker 1's thread has met its stopped worker, so
+  // that some call surely goes back to the queue.
+  std::atomic<ClusterCoordinator*> running{nullptr};
+  OnEveryWorker(
+      *c, "add_one",
+      [&running](PsClient& ps,
+                 std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+        const absl::Time until = absl::Now() + absl::Seconds(10);
+        while ((running.load() == nullptr ||
+                running.load()->calls_rescheduled() == 0) &&
+               absl::Now() < until) {
+          absl::SleepFor(absl::Milliseconds(1));
+        }
+        absl::Status s =
+            ps.AssignAdd("count", *Tensor::FromVector<int64_t>({1}, Shape()));
+        if (!s.ok()) return s;
+        return std::vector<Tensor>{};
+      });
   StartAll(*c);
   c->workers[1]->Stop();  // Preempted.
   auto strategy = ParameterServerStrategy::Create(c->spec);
@@ -229,6 +240,7 @@ TEST(ClusterCoordinatorTest, CallsOfAWorkerThatIsGoneRunOnTheOthers) {
   options.worker_retry_interval = absl::Milliseconds(20);
   auto coordinator = ClusterCoordinator::Create(**strategy, options);
   ASSERT_TRUE(coordinator.ok());
+  running = coordinator->get();
   for (int i = 0; i < 30; ++i) {
     ASSERT_TRUE((*coordinator)->Schedule("add_one", {}).ok());
   }
@@ -271,17 +283,18 @@ TEST(ClusterCoordinatorTest, AFailedCallCancelsTheQueueAndIsReturnedOnce) {
   release.Notify();
   absl::Status joined = (*coordinator)->Join(absl::Seconds(60));
   EXPECT_EQ(joined, absl::FailedPreconditionError("bad batch"));
-  EXPECT_EQ(f1->Fetch().status(), absl::FailedPreconditionError("bad batch"));
+  EXPECT_EQ(f1->Fetch(kWait).status(),
+            absl::FailedPreconditionError("bad batch"));
   int cancelled = 0;
   for (const RemoteValue& v : queued) {
-    if (absl::IsCancelled(v.Fetch().status())) ++cancelled;
+    if (absl::IsCancelled(v.Fetch(kWait).status())) ++cancelled;
   }
   EXPECT_GE(cancelled, 4);  // At most one "ok" ran before the failure.
   // Returned once: the coordinator goes on.
   EXPECT_TRUE((*coordinator)->Join(absl::Seconds(1)).ok());
   auto after = (*coordinator)->Schedule("ok", {});
   ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_TRUE(after->Fetch().ok());
+  EXPECT_TRUE(after->Fetch(kWait).ok());
 
   // An error not yet joined comes back from Schedule.
   ASSERT_TRUE((*coordinator)->Schedule("fail", {}).ok());
@@ -318,7 +331,7 @@ TEST(ClusterCoordinatorTest, APsTaskThatIsGoneFailsTheCallsThatNeedIt) {
   ASSERT_TRUE(v.ok());
   absl::Status joined = (*coordinator)->Join(absl::Seconds(60));
   EXPECT_EQ(joined.code(), absl::StatusCode::kUnavailable) << joined;
-  EXPECT_EQ(v->Fetch().status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(v->Fetch(kWait).status().code(), absl::StatusCode::kUnavailable);
 }
 
 TEST(ClusterCoordinatorTest, JoinIsBoundedAndUnknownFunctionsFail) {
@@ -346,9 +359,114 @@ TEST(ClusterCoordinatorTest, JoinIsBoundedAndUnknownFunctionsFail) {
 
   auto unknown = (*coordinator)->Schedule("no_such_function", {});
   ASSERT_TRUE(unknown.ok());
-  EXPECT_EQ(unknown->Fetch().status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(unknown->Fetch(kWait).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ((*coordinator)->Join(absl::Seconds(30)).code(),
             absl::StatusCode::kNotFound);
+}
+
+TEST(ClusterCoordinatorTest, AWorkerStoppingUnderACallHasItRunAgain) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  std::atomic<int> on_worker1{0};
+  for (int w = 0; w < kWorkers; ++w) {
+    ASSERT_TRUE(RegisterWorkerFunction(
+                    *c->workers[static_cast<size_t>(w)], "add_one",
+                    [w, &on_worker1](PsClient& ps, std::vector<Tensor>)
+                        -> absl::StatusOr<std::vector<Tensor>> {
+                      if (w == 1) {
+                        // Still running when its server stops (which cancels
+                        // the call after 50 ms), then updates anyway.
+                        on_worker1.fetch_add(1);
+                        absl::SleepFor(absl::Milliseconds(300));
+                      }
+                      absl::Status s = ps.AssignAdd(
+                          "count", *Tensor::FromVector<int64_t>({1}, Shape()));
+                      if (!s.ok()) return s;
+                      return std::vector<Tensor>{};
+                    })
+                    .ok());
+  }
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok());
+  ASSERT_TRUE(
+      (*strategy)
+          ->CreateVariable("count", *Tensor::FromVector<int64_t>({0}, Shape()))
+          .ok());
+  ClusterCoordinatorOptions options;
+  options.worker_retry_interval = absl::Milliseconds(20);
+  auto coordinator = ClusterCoordinator::Create(**strategy, options);
+  ASSERT_TRUE(coordinator.ok());
+  std::vector<RemoteValue> values;
+  for (int i = 0; i < 20; ++i) {
+    values.push_back(*(*coordinator)->Schedule("add_one", {}));
+  }
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (on_worker1.load() == 0 && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_GT(on_worker1.load(), 0);
+  c->workers[1]->Stop();
+  ASSERT_TRUE((*coordinator)->Join(kWait).ok());
+  for (const RemoteValue& v : values) EXPECT_TRUE(v.Fetch(kWait).ok());
+  EXPECT_GE((*coordinator)->calls_rescheduled(), 1);
+  // At least once: the call cut off on worker 1 ran again on worker 0, and
+  // worker 1's run may have updated the count too.
+  const int64_t count =
+      (*strategy)->client().Read("count")->ToVector<int64_t>()[0];
+  EXPECT_GE(count, 20);
+  EXPECT_LE(count, 20 + on_worker1.load());
+}
+
+TEST(ClusterCoordinatorTest, NoWorkerMeansJoinTimesOutSayingWhy) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  StartAll(*c);
+  for (auto& w : c->workers) w->Stop();
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok());
+  ClusterCoordinatorOptions options;
+  options.worker_retry_interval = absl::Milliseconds(20);
+  auto coordinator = ClusterCoordinator::Create(**strategy, options);
+  ASSERT_TRUE(coordinator.ok());
+  auto queued = (*coordinator)->Schedule("anything", {});
+  ASSERT_TRUE(queued.ok());
+  absl::Status late = (*coordinator)->Join(absl::Milliseconds(300));
+  EXPECT_EQ(late.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(late.message(), HasSubstr("because their worker failed"));
+  EXPECT_EQ(queued->Fetch(absl::Milliseconds(1)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  // Destroying the coordinator cancels what is still queued.
+  coordinator->reset();
+  EXPECT_EQ(queued->Fetch(kWait).status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(ParameterServerStrategyTest, PartitionersMaySplitTheFirstAxisOnly) {
+  // A partitioner that splits the last axis.
+  class Columns : public Partitioner {
+   public:
+    absl::StatusOr<std::vector<int64_t>> operator()(const Shape& shape,
+                                                    devices::DType,
+                                                    int) const override {
+      std::vector<int64_t> parts(static_cast<size_t>(shape.rank()), 1);
+      parts.back() = shape.dims().back();
+      return parts;
+    }
+  };
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  StartAll(*c);
+  ParameterServerStrategyOptions options;
+  options.variable_partitioner = std::make_shared<Columns>();
+  auto strategy = ParameterServerStrategy::Create(c->spec, options);
+  ASSERT_TRUE(strategy.ok());
+  absl::Status columns =
+      (*strategy)
+          ->CreateVariable("w", Floats({1, 2, 3, 4}, Shape({1, 4})))
+          .status();
+  EXPECT_EQ(columns.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(columns.message(), HasSubstr("first axis only"));
+  EXPECT_EQ(c->stores[0]->size() + c->stores[1]->size(), 0);
 }
 
 // Asynchronous SGD: workers fit y = 3x + 2 on batches of their own, each

@@ -126,6 +126,14 @@ absl::StatusOr<std::shared_ptr<VariableStore>> VariableStore::Install(
          return s.Update(std::move(a), /*add=*/true);
        })},
   };
+  const std::vector<std::string> taken = registry.names();
+  for (const auto& [name, fn] : functions) {
+    if (std::find(taken.begin(), taken.end(), name) != taken.end()) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("this server's registry has \"", name,
+                       "\" already: a ps task installs one VariableStore"));
+    }
+  }
   for (const auto& [name, fn] : functions) {
     absl::Status registered = registry.Register(name, fn);
     if (!registered.ok()) return registered;
@@ -318,8 +326,9 @@ absl::StatusOr<std::vector<ShardInfo>> PsClient::Lookup(
       return absl::FailedPreconditionError(absl::StrCat(
           "the ps tasks hold ", shards.size(), " shards of variable \"", name,
           "\", not the ", s.num_shards,
-          " it was split into, in order: a ps task was restarted without its "
-          "variables; restore them from a checkpoint"));
+          " it was split into, in order: its creation failed part way (create "
+          "it again), or a ps task restarted without its variables (restore "
+          "them from a checkpoint)"));
     }
     offset += s.rows;
   }
@@ -344,6 +353,25 @@ absl::StatusOr<devices::Tensor> PsClient::Read(absl::string_view name) {
     parts.push_back(std::move((*part)[0]));
   }
   if (parts.size() == 1) return parts[0];
+  // Every shard is [rows, trailing...] with the first shard's dtype and
+  // trailing dimensions.
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const devices::Shape& got = parts[k].shape();
+    const devices::Shape& first = parts[0].shape();
+    bool fits = parts[k].dtype() == parts[0].dtype() && got.rank() >= 1 &&
+                got.rank() == first.rank() && got.dim(0) == (*shards)[k].rows;
+    for (int i = 1; fits && i < got.rank(); ++i) {
+      fits = got.dim(i) == first.dim(i);
+    }
+    if (!fits) {
+      return absl::InternalError(absl::StrCat(
+          "shard ", k, " of variable \"", name, "\" is ",
+          devices::DTypeName(parts[k].dtype()), got.DebugString(),
+          ", which does not continue shard 0 (",
+          devices::DTypeName(parts[0].dtype()), first.DebugString(),
+          ") with its ", (*shards)[k].rows, " rows"));
+    }
+  }
   // Concatenate along the first axis: the shards' rows are contiguous.
   std::vector<int64_t> dims(parts[0].shape().dims().begin(),
                             parts[0].shape().dims().end());
@@ -372,9 +400,11 @@ absl::StatusOr<devices::Tensor> PsClient::Read(absl::string_view name) {
 absl::Status PsClient::Update(absl::string_view name,
                               const devices::Tensor& value, bool add) {
   const char* function = add ? kAssignAdd : kAssign;
-  if (value.num_elements() > 0 && !value.has_data()) {
+  if (value.num_elements() > 0 &&
+      (!value.has_data() || !value.host_accessible())) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the update of \"", name, "\" has no host data"));
+        absl::StrCat("the update of \"", name,
+                     "\" is not in host memory: copy it to the host first"));
   }
   absl::StatusOr<std::vector<ShardInfo>> shards = Lookup(name);
   if (!shards.ok()) return shards.status();

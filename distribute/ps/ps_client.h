@@ -98,7 +98,8 @@ class PsClient {
                            const devices::Tensor& initial);
 
   // The shards of `name`, in shard order, asked of every ps task once and
-  // then remembered. NOT_FOUND when no task has it; FAILED_PRECONDITION when
+  // then remembered for the client's life (a variable's layout never
+  // changes). NOT_FOUND when no task has it; FAILED_PRECONDITION when
   // the tasks hold an incomplete set of its shards; the errors of the calls
   // (UNAVAILABLE naming a ps task that cannot be reached).
   absl::StatusOr<std::vector<ShardInfo>> Lookup(absl::string_view name);
@@ -107,8 +108,9 @@ class PsClient {
   absl::StatusOr<devices::Tensor> Read(absl::string_view name);
   // Adds `delta` (the variable's dtype and shape) to it, shard by shard;
   // each shard's update is atomic, the variable's is not (as TF's sharded
-  // variables). INVALID_ARGUMENT for another dtype or shape, or a dtype
-  // without addition (bool).
+  // variables). INVALID_ARGUMENT for another dtype or shape, a tensor not in
+  // host memory, or a dtype the ps tasks do not add (they add float32,
+  // float64, int32 and int64).
   absl::Status AssignAdd(absl::string_view name, const devices::Tensor& delta);
   // Replaces its value, shard by shard.
   absl::Status Assign(absl::string_view name, const devices::Tensor& value);
