@@ -94,6 +94,33 @@ void OnEveryWorker(Cluster& c, const std::string& name, WorkerFunction fn) {
   }
 }
 
+// A strategy over a cluster with an int64 variable "count" at 0, and a
+// coordinator that tries failed workers again every 20 ms.
+struct Counting {
+  std::unique_ptr<ParameterServerStrategy> strategy;
+  std::unique_ptr<ClusterCoordinator> coordinator;
+};
+
+Counting WithCount(Cluster& c) {
+  Counting out;
+  auto strategy = ParameterServerStrategy::Create(c.spec);
+  EXPECT_TRUE(strategy.ok()) << strategy.status();
+  if (!strategy.ok()) return out;
+  absl::Status created =
+      (*strategy)
+          ->CreateVariable("count", *Tensor::FromVector<int64_t>({0}, Shape()))
+          .status();
+  EXPECT_TRUE(created.ok()) << created;
+  ClusterCoordinatorOptions options;
+  options.worker_retry_interval = absl::Milliseconds(20);
+  auto coordinator = ClusterCoordinator::Create(**strategy, options);
+  EXPECT_TRUE(coordinator.ok()) << coordinator.status();
+  if (!created.ok() || !coordinator.ok()) return out;
+  out.strategy = *std::move(strategy);
+  out.coordinator = *std::move(coordinator);
+  return out;
+}
+
 Tensor Floats(std::vector<float> v, Shape shape) {
   return *Tensor::FromVector<float>(v, std::move(shape));
 }
@@ -230,16 +257,10 @@ TEST(ClusterCoordinatorTest, CallsOfAWorkerThatIsGoneRunOnTheOthers) {
       });
   StartAll(*c);
   c->workers[1]->Stop();  // Preempted.
-  auto strategy = ParameterServerStrategy::Create(c->spec);
-  ASSERT_TRUE(strategy.ok());
-  ASSERT_TRUE(
-      (*strategy)
-          ->CreateVariable("count", *Tensor::FromVector<int64_t>({0}, Shape()))
-          .ok());
-  ClusterCoordinatorOptions options;
-  options.worker_retry_interval = absl::Milliseconds(20);
-  auto coordinator = ClusterCoordinator::Create(**strategy, options);
-  ASSERT_TRUE(coordinator.ok());
+  Counting counting = WithCount(*c);
+  ASSERT_NE(counting.coordinator, nullptr);
+  auto* strategy = &counting.strategy;
+  auto* coordinator = &counting.coordinator;
   running = coordinator->get();
   for (int i = 0; i < 30; ++i) {
     ASSERT_TRUE((*coordinator)->Schedule("add_one", {}).ok());
@@ -387,16 +408,10 @@ TEST(ClusterCoordinatorTest, AWorkerStoppingUnderACallHasItRunAgain) {
                     .ok());
   }
   StartAll(*c);
-  auto strategy = ParameterServerStrategy::Create(c->spec);
-  ASSERT_TRUE(strategy.ok());
-  ASSERT_TRUE(
-      (*strategy)
-          ->CreateVariable("count", *Tensor::FromVector<int64_t>({0}, Shape()))
-          .ok());
-  ClusterCoordinatorOptions options;
-  options.worker_retry_interval = absl::Milliseconds(20);
-  auto coordinator = ClusterCoordinator::Create(**strategy, options);
-  ASSERT_TRUE(coordinator.ok());
+  Counting counting = WithCount(*c);
+  ASSERT_NE(counting.coordinator, nullptr);
+  auto* strategy = &counting.strategy;
+  auto* coordinator = &counting.coordinator;
   std::vector<RemoteValue> values;
   for (int i = 0; i < 20; ++i) {
     values.push_back(*(*coordinator)->Schedule("add_one", {}));

@@ -156,19 +156,15 @@ absl::Status Server::Start() {
         "one)"));
   }
   if (grpc_server_ != nullptr) return absl::OkStatus();
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      server_internal::LoadServerCredentials(options_.tls);
-  if (!credentials.ok()) return credentials.status();
   grpc::ServerBuilder builder;
   int port = 0;
-  server_internal::ConfigureServerBuilder(builder, address_, *credentials,
-                                          &port, options_.max_message_bytes,
-                                          options_.keepalive);
+  absl::Status configured = server_internal::ConfigureServerBuilder(
+      builder, address_, options_.tls, &port, options_.max_message_bytes,
+      options_.keepalive);
+  if (!configured.ok()) return configured;
   builder.RegisterService(service_.get());
   builder.RegisterService(bulk_service_.get());
-  for (const IntChannelArg& arg : BulkTransferChannelArgs()) {
-    builder.AddChannelArgument(arg.name, arg.value);
-  }
+
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat(

@@ -331,17 +331,25 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadServerCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
-void ConfigureServerBuilder(
-    grpc::ServerBuilder& builder, const std::string& address,
-    std::shared_ptr<grpc::ServerCredentials> credentials, int* port,
-    int64_t max_message_bytes, const KeepaliveOptions& keepalive) {
-  builder.AddListeningPort(address, std::move(credentials), port);
+absl::Status ConfigureServerBuilder(grpc::ServerBuilder& builder,
+                                    const std::string& address,
+                                    const TlsOptions& tls, int* port,
+                                    int64_t max_message_bytes,
+                                    const KeepaliveOptions& keepalive) {
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      LoadServerCredentials(tls);
+  if (!credentials.ok()) return credentials.status();
+  builder.AddListeningPort(address, *std::move(credentials), port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (const IntChannelArg& arg : BulkTransferChannelArgs()) {
+    builder.AddChannelArgument(arg.name, arg.value);
+  }
   for (const IntChannelArg& arg : KeepaliveChannelArgs(keepalive)) {
     builder.AddChannelArgument(arg.name, arg.value);
   }
+  return absl::OkStatus();
 }
 
 }  // namespace server_internal

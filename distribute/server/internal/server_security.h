@@ -145,15 +145,18 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadServerCredentials(
     const TlsOptions& tls);
 
 // What every server of this project sets on its builder: listening on
-// `address` with `credentials` (gRPC writes the port it binds into *port at
-// BuildAndStart, 0 when it cannot), messages bounded by `max_message_bytes`
-// both ways, no SO_REUSEPORT (with it a second server on a busy port would
-// silently share the port), and `keepalive`'s pings, so that a call from a
-// frozen client does not hold a handler for ever.
-void ConfigureServerBuilder(
-    grpc::ServerBuilder& builder, const std::string& address,
-    std::shared_ptr<grpc::ServerCredentials> credentials, int* port,
-    int64_t max_message_bytes, const KeepaliveOptions& keepalive);
+// `address` with `tls`'s credentials (gRPC writes the port it binds into
+// *port at BuildAndStart, 0 when it cannot), messages bounded by
+// `max_message_bytes` both ways, no SO_REUSEPORT (with it a second server on
+// a busy port would silently share the port), the bulk-transfer settings
+// (BulkTransferChannelArgs) and `keepalive`'s pings, so that a call from a
+// frozen client does not hold a handler for ever. The errors of
+// LoadServerCredentials.
+absl::Status ConfigureServerBuilder(grpc::ServerBuilder& builder,
+                                    const std::string& address,
+                                    const TlsOptions& tls, int* port,
+                                    int64_t max_message_bytes,
+                                    const KeepaliveOptions& keepalive);
 
 }  // namespace server_internal
 }  // namespace distribute
