@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -16,6 +17,7 @@
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/partitioners.h"
+#include "distribute/ps/ps_checkpoint.h"
 #include "distribute/ps/ps_client.h"
 #include "distribute/server/internal/test_cluster.h"
 #include "distribute/server/server.h"
@@ -533,6 +535,115 @@ TEST(ClusterCoordinatorTest, AsynchronousTrainingConverges) {
   const float b = (*strategy)->client().Read("b")->data<float>()[0];
   EXPECT_NEAR(w, 3.0f, 0.05f);
   EXPECT_NEAR(b, 2.0f, 0.05f);
+}
+
+std::string TmpPath(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/", name);
+}
+
+// Replaces ps task `t` by a new server at the same address, with no
+// variables (a ps task that restarted).
+void RestartPs(Cluster& c, int t) {
+  c.ps[static_cast<size_t>(t)]->Stop();
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Create(c.spec, "ps", t);
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<std::shared_ptr<VariableStore>> store =
+      VariableStore::Install((*server)->function_registry());
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*server)->Start().ok());
+  c.ps[static_cast<size_t>(t)] = *std::move(server);
+  c.stores[static_cast<size_t>(t)] = *std::move(store);
+}
+
+TEST(PsCheckpointTest, SaveAndRestoreBringBackEveryVariable) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  StartAll(*c);
+  ParameterServerStrategyOptions options;
+  options.variable_partitioner = std::make_shared<FixedShardsPartitioner>(
+      *FixedShardsPartitioner::Create(2));
+  auto strategy = ParameterServerStrategy::Create(c->spec, options);
+  ASSERT_TRUE(strategy.ok());
+  // "a" (a scalar, never split) on ps 0; "m" and "b" each in two shards,
+  // on ps 1 and ps 0.
+  ASSERT_TRUE(
+      (*strategy)
+          ->CreateVariable("a", *Tensor::FromVector<float>({1}, Shape()))
+          .ok());
+  const std::vector<float> m = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  ASSERT_TRUE((*strategy)->CreateVariable("m", Floats(m, Shape({5, 2}))).ok());
+  ASSERT_TRUE(
+      (*strategy)->CreateVariable("b", Floats({5, 6}, Shape({2}))).ok());
+  PsClient& client = (*strategy)->client();
+  const std::string path = TmpPath("ps_ckpt");
+  ASSERT_TRUE(SaveVariables(client, {"a", "m", "b"}, path).ok());
+
+  // Training moves them on; restoring brings the saved values back.
+  ASSERT_TRUE(
+      client.AssignAdd("m", Floats(std::vector<float>(10, 1), Shape({5, 2})))
+          .ok());
+  ASSERT_TRUE(
+      client.Assign("a", *Tensor::FromVector<float>({9}, Shape())).ok());
+  ASSERT_TRUE(RestoreVariables(**strategy, path).ok());
+  EXPECT_EQ(client.Read("m")->ToVector<float>(), m);
+  EXPECT_EQ(client.Read("a")->ToVector<float>(), (std::vector<float>{1}));
+
+  // Ps task 1 restarts without its variables: shard 0 of "m" and of "b" is
+  // gone. Restoring creates them again where they were.
+  RestartPs(*c, 1);
+  EXPECT_EQ(c->stores[1]->size(), 0);
+  auto fresh = ParameterServerStrategy::Create(c->spec, options);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*fresh)->client().Read("m").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*fresh)->client().Read("b").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(RestoreVariables(**fresh, path).ok());
+  EXPECT_EQ((*fresh)->client().Read("m")->ToVector<float>(), m);
+  EXPECT_EQ((*fresh)->client().Read("b")->ToVector<float>(),
+            (std::vector<float>{5, 6}));
+  EXPECT_EQ((*fresh)->client().Read("a")->ToVector<float>(),
+            (std::vector<float>{1}));
+  // Shard 0 of "m" is back on ps 1, beside shard 1 on ps 0.
+  absl::StatusOr<std::vector<ShardInfo>> shards =
+      (*fresh)->client().Lookup("m");
+  ASSERT_TRUE(shards.ok()) << shards.status();
+  EXPECT_EQ((*shards)[0].ps, 1);
+  EXPECT_EQ((*shards)[1].ps, 0);
+  EXPECT_EQ(c->stores[1]->size(), 2);  // Shard 0 of "m" and of "b".
+}
+
+TEST(PsCheckpointTest, BadCheckpointsAndMismatchesAreErrors) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok());
+  ASSERT_TRUE(
+      (*strategy)->CreateVariable("w", Floats({1, 2}, Shape({2}))).ok());
+  PsClient& client = (*strategy)->client();
+  EXPECT_EQ(SaveVariables(client, {"w", "nothing"}, TmpPath("x")).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(SaveVariables(client, {"w", "w"}, TmpPath("x")).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RestoreVariables(**strategy, TmpPath("no_such_ckpt")).code(),
+            absl::StatusCode::kNotFound);
+
+  // A checkpoint of another "w".
+  auto other = StartCluster();
+  ASSERT_NE(other, nullptr);
+  StartAll(*other);
+  auto elsewhere = ParameterServerStrategy::Create(other->spec);
+  ASSERT_TRUE(elsewhere.ok());
+  ASSERT_TRUE(
+      (*elsewhere)->CreateVariable("w", Floats({1, 2, 3}, Shape({3}))).ok());
+  const std::string path = TmpPath("other_w");
+  ASSERT_TRUE(SaveVariables((*elsewhere)->client(), {"w"}, path).ok());
+  absl::Status mismatch = RestoreVariables(**strategy, path);
+  EXPECT_EQ(mismatch.code(), absl::StatusCode::kInvalidArgument) << mismatch;
+  EXPECT_EQ(client.Read("w")->ToVector<float>(), (std::vector<float>{1, 2}));
 }
 
 }  // namespace

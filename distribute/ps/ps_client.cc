@@ -285,13 +285,8 @@ absl::Status PsClient::CreateShard(absl::string_view name,
   return done.status();
 }
 
-absl::StatusOr<std::vector<ShardInfo>> PsClient::Lookup(
+absl::StatusOr<std::vector<ShardInfo>> PsClient::HeldShards(
     absl::string_view name) {
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = shards_.find(name);
-    if (it != shards_.end()) return it->second;
-  }
   std::vector<ShardInfo> shards;
   for (int p = 0; p < static_cast<int>(targets_.size()); ++p) {
     absl::StatusOr<std::vector<devices::Tensor>> held =
@@ -309,14 +304,36 @@ absl::StatusOr<std::vector<ShardInfo>> PsClient::Lookup(
           ShardInfo{p, rows[i], rows[i + 1], rows[i + 2], rows[i + 3]});
     }
   }
+  std::sort(
+      shards.begin(), shards.end(),
+      [](const ShardInfo& a, const ShardInfo& b) { return a.shard < b.shard; });
+  return shards;
+}
+
+absl::Status PsClient::AssignShard(absl::string_view name,
+                                   const ShardInfo& info,
+                                   const devices::Tensor& value) {
+  return Call(info.ps, kAssign,
+              {NameTensor(name),
+               devices::Tensor::FromVector<int64_t>({info.shard}), value})
+      .status();
+}
+
+absl::StatusOr<std::vector<ShardInfo>> PsClient::Lookup(
+    absl::string_view name) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = shards_.find(name);
+    if (it != shards_.end()) return it->second;
+  }
+  absl::StatusOr<std::vector<ShardInfo>> held = HeldShards(name);
+  if (!held.ok()) return held.status();
+  std::vector<ShardInfo> shards = *std::move(held);
   if (shards.empty()) {
     return absl::NotFoundError(absl::StrCat(
         "no ps task holds a variable \"", name,
         "\": create it first (ParameterServerStrategy::CreateVariable)"));
   }
-  std::sort(
-      shards.begin(), shards.end(),
-      [](const ShardInfo& a, const ShardInfo& b) { return a.shard < b.shard; });
   int64_t offset = 0;
   for (size_t i = 0; i < shards.size(); ++i) {
     const ShardInfo& s = shards[i];
@@ -328,7 +345,7 @@ absl::StatusOr<std::vector<ShardInfo>> PsClient::Lookup(
           "\", not the ", s.num_shards,
           " it was split into, in order: its creation failed part way (create "
           "it again), or a ps task restarted without its variables (restore "
-          "them from a checkpoint)"));
+          "them from a checkpoint: RestoreVariables)"));
     }
     offset += s.rows;
   }

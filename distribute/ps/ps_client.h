@@ -104,6 +104,14 @@ class PsClient {
   // (UNAVAILABLE naming a ps task that cannot be reached).
   absl::StatusOr<std::vector<ShardInfo>> Lookup(absl::string_view name);
 
+  // The shards of `name` the ps tasks hold now, sorted by shard, without
+  // checking that they are all there (nothing remembered). Empty when no
+  // task has it.
+  absl::StatusOr<std::vector<ShardInfo>> HeldShards(absl::string_view name);
+  // Replaces the value of one shard (`info` as HeldShards gives it).
+  absl::Status AssignShard(absl::string_view name, const ShardInfo& info,
+                           const devices::Tensor& value);
+
   // The whole variable (its shards concatenated along the first axis).
   absl::StatusOr<devices::Tensor> Read(absl::string_view name);
   // Adds `delta` (the variable's dtype and shape) to it, shard by shard;
