@@ -1,6 +1,5 @@
 #include "distribute/ps/parameter_server_strategy.h"
 
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -147,22 +146,13 @@ absl::StatusOr<Variable> ParameterServerStrategy::CreateVariable(
         pieces[k].offset, shape.rank() == 0 ? 1 : pieces[k].shape.dim(0)});
     ps = (ps + 1) % num_ps();
   }
-  const int64_t rows = shape.rank() == 0 ? 1 : shape.dim(0);
-  const size_t row_bytes =
-      rows == 0 ? 0 : initial.bytes() / static_cast<size_t>(rows);
   for (size_t k = 0; k < pieces.size(); ++k) {
     devices::Tensor piece = initial;
     if (pieces.size() > 1) {
-      absl::StatusOr<devices::Tensor> made =
-          devices::Tensor::Host(initial.dtype(), pieces[k].shape);
-      if (!made.ok()) return made.status();
-      if (made->bytes() > 0) {
-        std::memcpy(made->raw_data(),
-                    static_cast<const char*>(initial.raw_data()) +
-                        static_cast<size_t>(pieces[k].offset) * row_bytes,
-                    made->bytes());
-      }
-      piece = *std::move(made);
+      absl::StatusOr<devices::Tensor> rows =
+          RowsOf(initial, pieces[k].offset, pieces[k].shape.dim(0));
+      if (!rows.ok()) return rows.status();
+      piece = *std::move(rows);
     }
     absl::Status created =
         client_->CreateShard(name, variable.shards[k], piece);

@@ -46,6 +46,22 @@ struct Cluster {
   std::vector<std::shared_ptr<VariableStore>> stores;
 };
 
+// A new (not started) server for ps task `t` of `c`, with an empty
+// VariableStore, in c.ps[t] and c.stores[t]. False on a failure (reported).
+bool MakePs(Cluster& c, int t) {
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Create(c.spec, "ps", t);
+  EXPECT_TRUE(server.ok()) << server.status();
+  if (!server.ok()) return false;
+  absl::StatusOr<std::shared_ptr<VariableStore>> store =
+      VariableStore::Install((*server)->function_registry());
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return false;
+  c.ps[static_cast<size_t>(t)] = *std::move(server);
+  c.stores[static_cast<size_t>(t)] = *std::move(store);
+  return true;
+}
+
 std::unique_ptr<Cluster> StartCluster() {
   absl::StatusOr<std::vector<int>> ports =
       server_internal::PickFreePorts(kWorkers + kPs);
@@ -63,23 +79,17 @@ std::unique_ptr<Cluster> StartCluster() {
   EXPECT_TRUE(spec.ok()) << spec.status();
   if (!spec.ok()) return nullptr;
   cluster->spec = *spec;
-  for (const std::string job : {"worker", "ps"}) {
-    const int n = job == "worker" ? kWorkers : kPs;
-    for (int t = 0; t < n; ++t) {
-      absl::StatusOr<std::unique_ptr<Server>> server =
-          Server::Create(cluster->spec, job, t);
-      EXPECT_TRUE(server.ok()) << server.status();
-      if (!server.ok()) return nullptr;
-      if (job == "ps") {
-        absl::StatusOr<std::shared_ptr<VariableStore>> store =
-            VariableStore::Install((*server)->function_registry());
-        EXPECT_TRUE(store.ok()) << store.status();
-        cluster->stores.push_back(*store);
-        cluster->ps.push_back(*std::move(server));
-      } else {
-        cluster->workers.push_back(*std::move(server));
-      }
-    }
+  for (int t = 0; t < kWorkers; ++t) {
+    absl::StatusOr<std::unique_ptr<Server>> server =
+        Server::Create(cluster->spec, "worker", t);
+    EXPECT_TRUE(server.ok()) << server.status();
+    if (!server.ok()) return nullptr;
+    cluster->workers.push_back(*std::move(server));
+  }
+  cluster->ps.resize(kPs);
+  cluster->stores.resize(kPs);
+  for (int t = 0; t < kPs; ++t) {
+    if (!MakePs(*cluster, t)) return nullptr;
   }
   return cluster;
 }
@@ -546,15 +556,8 @@ std::string TmpPath(const std::string& name) {
 // variables (a ps task that restarted).
 void RestartPs(Cluster& c, int t) {
   c.ps[static_cast<size_t>(t)]->Stop();
-  absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Create(c.spec, "ps", t);
-  ASSERT_TRUE(server.ok()) << server.status();
-  absl::StatusOr<std::shared_ptr<VariableStore>> store =
-      VariableStore::Install((*server)->function_registry());
-  ASSERT_TRUE(store.ok()) << store.status();
-  ASSERT_TRUE((*server)->Start().ok());
-  c.ps[static_cast<size_t>(t)] = *std::move(server);
-  c.stores[static_cast<size_t>(t)] = *std::move(store);
+  ASSERT_TRUE(MakePs(c, t));
+  ASSERT_TRUE(c.ps[static_cast<size_t>(t)]->Start().ok());
 }
 
 TEST(PsCheckpointTest, SaveAndRestoreBringBackEveryVariable) {

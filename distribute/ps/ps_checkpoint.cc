@@ -1,6 +1,5 @@
 #include "distribute/ps/ps_checkpoint.h"
 
-#include <cstring>
 #include <set>
 #include <utility>
 
@@ -13,26 +12,6 @@
 namespace distribute {
 namespace ps {
 namespace {
-
-// The rows [offset, offset + shape.dim(0)) of `whole`, as a host tensor of
-// `shape`.
-absl::StatusOr<devices::Tensor> Rows(const devices::Tensor& whole,
-                                     const devices::Shape& shape,
-                                     int64_t offset) {
-  absl::StatusOr<devices::Tensor> piece =
-      devices::Tensor::Host(whole.dtype(), shape);
-  if (!piece.ok()) return piece.status();
-  const int64_t rows = whole.shape().rank() == 0 ? 1 : whole.shape().dim(0);
-  const size_t row_bytes =
-      rows == 0 ? 0 : whole.bytes() / static_cast<size_t>(rows);
-  if (piece->bytes() > 0) {
-    std::memcpy(piece->raw_data(),
-                static_cast<const char*>(whole.raw_data()) +
-                    static_cast<size_t>(offset) * row_bytes,
-                piece->bytes());
-  }
-  return piece;
-}
 
 // Restores one variable whose shards `held` (some, or all) the ps tasks
 // hold.
@@ -73,7 +52,7 @@ absl::Status RestoreSharded(ParameterServerStrategy& strategy,
     devices::Tensor value = saved;
     if (n > 1) {
       absl::StatusOr<devices::Tensor> rows =
-          Rows(saved, piece.shape, piece.offset);
+          RowsOf(saved, piece.offset, piece.shape.dim(0));
       if (!rows.ok()) return rows.status();
       value = *std::move(rows);
     }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/dtype.h"
+#include "devices/elementwise_kernels.h"
 #include "devices/shape.h"
 
 namespace distribute {
@@ -48,36 +49,33 @@ absl::StatusOr<devices::Tensor> Copy(const devices::Tensor& t) {
   return copy;
 }
 
-template <typename T>
-void AddInto(devices::Tensor& dst, const devices::Tensor& src) {
-  T* d = dst.data<T>();
-  const T* s = src.data<T>();
-  for (int64_t i = 0; i < dst.num_elements(); ++i) d[i] += s[i];
-}
-
-absl::Status Add(devices::Tensor& dst, const devices::Tensor& src) {
-  switch (dst.dtype()) {
-    case devices::DType::kFloat32:
-      AddInto<float>(dst, src);
-      return absl::OkStatus();
-    case devices::DType::kFloat64:
-      AddInto<double>(dst, src);
-      return absl::OkStatus();
-    case devices::DType::kInt32:
-      AddInto<int32_t>(dst, src);
-      return absl::OkStatus();
-    case devices::DType::kInt64:
-      AddInto<int64_t>(dst, src);
-      return absl::OkStatus();
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "parameter servers add float32, float64, int32 and int64 "
-          "variables, not ",
-          devices::DTypeName(dst.dtype())));
-  }
-}
-
 }  // namespace
+
+absl::StatusOr<devices::Tensor> RowsOf(const devices::Tensor& whole,
+                                       int64_t offset, int64_t rows) {
+  const devices::Shape& shape = whole.shape();
+  if (shape.rank() == 0 || offset < 0 || rows < 0 ||
+      offset > shape.dim(0) - rows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rows [", offset, ", ", offset + rows,
+                     ") are not rows of ", shape.DebugString()));
+  }
+  std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end());
+  dims[0] = rows;
+  absl::StatusOr<devices::Shape> piece_shape = devices::Shape::Make(dims);
+  if (!piece_shape.ok()) return piece_shape.status();
+  absl::StatusOr<devices::Tensor> piece =
+      devices::Tensor::Host(whole.dtype(), *piece_shape);
+  if (!piece.ok()) return piece.status();
+  if (piece->bytes() > 0) {
+    const size_t row_bytes = whole.bytes() / static_cast<size_t>(shape.dim(0));
+    std::memcpy(piece->raw_data(),
+                static_cast<const char*>(whole.raw_data()) +
+                    static_cast<size_t>(offset) * row_bytes,
+                piece->bytes());
+  }
+  return piece;
+}
 
 devices::Tensor NameTensor(absl::string_view name) {
   return devices::Tensor::FromVector<uint8_t>(
@@ -246,8 +244,9 @@ absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Update(
         devices::DTypeName(value.dtype()), value.shape().DebugString()));
   }
   if (add) {
-    absl::Status added = Add(value, args[2]);
-    if (!added.ok()) return added;
+    absl::StatusOr<devices::KernelCost> added =
+        devices::Add(value, args[2], value);
+    if (!added.ok()) return added.status();
   } else if (value.bytes() > 0) {
     std::memcpy(value.raw_data(), args[2].raw_data(), value.bytes());
   }
@@ -439,23 +438,9 @@ absl::Status PsClient::Update(absl::string_view name,
         "variable \"", name, "\" has ", total, " rows in ", shards->size(),
         " shards; the update's shape is ", value.shape().DebugString()));
   }
-  const size_t row_bytes =
-      total == 0 ? 0 : value.bytes() / static_cast<size_t>(total);
-  std::vector<int64_t> dims(value.shape().dims().begin(),
-                            value.shape().dims().end());
   for (const ShardInfo& s : *shards) {
-    dims[0] = s.rows;
-    absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
-    if (!shape.ok()) return shape.status();
-    absl::StatusOr<devices::Tensor> piece =
-        devices::Tensor::Host(value.dtype(), *shape);
+    absl::StatusOr<devices::Tensor> piece = RowsOf(value, s.offset, s.rows);
     if (!piece.ok()) return piece.status();
-    if (piece->bytes() > 0) {
-      std::memcpy(piece->raw_data(),
-                  static_cast<const char*>(value.raw_data()) +
-                      static_cast<size_t>(s.offset) * row_bytes,
-                  piece->bytes());
-    }
     absl::Status sent = send(s, *piece);
     if (!sent.ok()) return sent;
   }

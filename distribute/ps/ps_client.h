@@ -117,8 +117,7 @@ class PsClient {
   // Adds `delta` (the variable's dtype and shape) to it, shard by shard;
   // each shard's update is atomic, the variable's is not (as TF's sharded
   // variables). INVALID_ARGUMENT for another dtype or shape, a tensor not in
-  // host memory, or a dtype the ps tasks do not add (they add float32,
-  // float64, int32 and int64).
+  // host memory, or bool (which has no addition).
   absl::Status AssignAdd(absl::string_view name, const devices::Tensor& delta);
   // Replaces its value, shard by shard.
   absl::Status Assign(absl::string_view name, const devices::Tensor& value);
@@ -139,6 +138,12 @@ class PsClient {
   std::map<std::string, std::vector<ShardInfo>, std::less<>> shards_
       ABSL_GUARDED_BY(mu_);
 };
+
+// Rows [offset, offset + rows) of the host tensor `whole` (rank >= 1) as a
+// new host tensor: how a variable splits into its shards. INVALID_ARGUMENT
+// for a scalar or rows outside `whole`.
+absl::StatusOr<devices::Tensor> RowsOf(const devices::Tensor& whole,
+                                       int64_t offset, int64_t rows);
 
 // A name as a uint8 tensor (how names travel among tensors) and back.
 devices::Tensor NameTensor(absl::string_view name);
