@@ -28,6 +28,16 @@ int64_t Product(const Dims& d) {
 
 int64_t CeilOfRatio(int64_t n, int64_t m) { return (n + m - 1) / m; }
 
+// How many blocks of shape * stride fit along each axis of the mesh, times
+// the stride (TF's replica_counts). Precondition: every block fits.
+Dims ReplicaCounts(const Dims& mesh, const Dims& shape, const Dims& stride) {
+  Dims counts{};
+  for (int i = 0; i < kRank; ++i) {
+    counts[i] = (mesh[i] / (shape[i] * stride[i])) * stride[i];
+  }
+  return counts;
+}
+
 // The ring through an x by y mesh at height z, without chip (0, 0): along
 // x and back in pairs of rows, then down the first column.
 std::vector<std::array<int, 3>> OpenRing2d(int x_size, int y_size, int z) {
@@ -137,6 +147,26 @@ absl::StatusOr<DeviceAssignment> DeviceAssignment::Create(
   return assignment;
 }
 
+int64_t DeviceAssignment::MaxReplicas(const devices::TpuTopology& topology,
+                                      const BuildOptions& options) {
+  const Dims mesh = topology.mesh_shape();
+  const Dims shape = options.computation_shape.value_or(Dims{1, 1, 1, 1});
+  const Dims stride = options.computation_stride.value_or(Dims{1, 1, 1, 1});
+  for (int i = 0; i < kRank; ++i) {
+    if (shape[i] < 1 || stride[i] < 1 ||
+        int64_t{shape[i]} * stride[i] > mesh[i]) {
+      return 0;
+    }
+  }
+  int64_t count = Product(ReplicaCounts(mesh, shape, stride));
+  if (!topology.missing_devices().empty()) {
+    count = std::min<int64_t>(count, int64_t{topology.num_tasks()} *
+                                         topology.num_tpus_per_task() /
+                                         Product(shape));
+  }
+  return count;
+}
+
 absl::StatusOr<DeviceAssignment> DeviceAssignment::Build(
     const devices::TpuTopology& topology, const BuildOptions& options) {
   const Dims mesh = topology.mesh_shape();
@@ -155,7 +185,6 @@ absl::StatusOr<DeviceAssignment> DeviceAssignment::Build(
     }
   }
   Dims footprint{};
-  Dims replica_counts{};
   for (int i = 0; i < kRank; ++i) {
     if (int64_t{shape[i]} * stride[i] > mesh[i]) {
       Dims wide{};
@@ -168,8 +197,8 @@ absl::StatusOr<DeviceAssignment> DeviceAssignment::Build(
           " does not fit in TPU topology shape ", DimsString(mesh)));
     }
     footprint[i] = shape[i] * stride[i];
-    replica_counts[i] = (mesh[i] / footprint[i]) * stride[i];
   }
+  const Dims replica_counts = ReplicaCounts(mesh, shape, stride);
   const int64_t max_replicas = Product(replica_counts);
   const int num_replicas = options.num_replicas;
   if (num_replicas < 1) {

@@ -79,6 +79,13 @@ class DeviceAssignment {
     return Build(topology, BuildOptions());
   }
 
+  // How many replicas Build lays out with `options`' computation shape and
+  // stride (num_replicas and the order ignored): the blocks that fit the
+  // mesh, and on a degraded slice no more than its cores hold. 0 when a
+  // block does not fit or a count is below 1.
+  static int64_t MaxReplicas(const devices::TpuTopology& topology,
+                             const BuildOptions& options);
+
   const devices::TpuTopology& topology() const { return topology_; }
   int num_replicas() const { return static_cast<int>(assignment_.size()); }
   int num_cores_per_replica() const {

@@ -281,6 +281,27 @@ TEST(DeviceAssignmentTest, ADegradedSliceIsFilledInTaskOrder) {
   EXPECT_THAT(four.message(), HasSubstr("has 3 cores"));
 }
 
+TEST(DeviceAssignmentTest, MaxReplicasIsWhatBuildAccepts) {
+  const TpuTopology v4 = Mesh(2, 2, 1, 2, 2, 2);
+  DeviceAssignment::BuildOptions options;
+  EXPECT_EQ(DeviceAssignment::MaxReplicas(v4, options), 8);
+  options.computation_shape = {1, 1, 1, 2};
+  EXPECT_EQ(DeviceAssignment::MaxReplicas(v4, options), 4);
+  options.num_replicas = 4;
+  EXPECT_TRUE(DeviceAssignment::Build(v4, options).ok());
+  options.num_replicas = 5;
+  EXPECT_FALSE(DeviceAssignment::Build(v4, options).ok());
+  options.computation_shape = {4, 1, 1, 1};
+  EXPECT_EQ(DeviceAssignment::MaxReplicas(v4, options), 0);
+  // A degraded slice holds as many replicas as its cores do.
+  const TpuTopology degraded =
+      Mesh(2, 2, 1, 1, 2, 2, {TpuCoordinates{0, 1, 0, 0}});
+  options = {};
+  EXPECT_EQ(DeviceAssignment::MaxReplicas(degraded, options), 3);
+  options.num_replicas = 3;
+  EXPECT_TRUE(DeviceAssignment::Build(degraded, options).ok());
+}
+
 TEST(DeviceAssignmentTest, BadBuildsAreInvalidArgument) {
   const TpuTopology topology = Mesh(2, 2, 1, 2, 2, 2);
   DeviceAssignment::BuildOptions options;

@@ -1,6 +1,7 @@
 // TPUStrategy on simulated TPU slices.
 #include "distribute/tpu/tpu_strategy.h"
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,19 +34,32 @@ std::unique_ptr<simulator::SimPlatform> Slice(const std::string& spec) {
   return p.ok() ? *std::move(p) : nullptr;
 }
 
-// A chip (both cores) per replica on a v4 2x2x1 slice: 4 replicas.
-std::unique_ptr<TPUStrategy> ChipPerReplica(simulator::SimPlatform& sim) {
+// Options whose assignment is TF's build of `replicas` blocks of `shape`
+// on `sim`'s TPU system.
+TPUStrategy::Options Assigned(simulator::SimPlatform& sim,
+                              std::array<int, 4> shape, int replicas) {
   tpu::DeviceAssignment::BuildOptions build;
-  build.computation_shape = {1, 1, 1, 2};
-  build.num_replicas = 4;
+  build.computation_shape = shape;
+  build.num_replicas = replicas;
   absl::StatusOr<tpu::DeviceAssignment> assignment =
       tpu::DeviceAssignment::Build(*sim.GetTpuTopology(), build);
   EXPECT_TRUE(assignment.ok()) << assignment.status();
   TPUStrategy::Options options;
-  options.device_assignment = *std::move(assignment);
-  auto strategy = TPUStrategy::Create(sim, std::move(options));
+  if (assignment.ok()) options.device_assignment = *std::move(assignment);
+  return options;
+}
+
+// TPUStrategy with that assignment.
+std::unique_ptr<TPUStrategy> Blocks(simulator::SimPlatform& sim,
+                                    std::array<int, 4> shape, int replicas) {
+  auto strategy = TPUStrategy::Create(sim, Assigned(sim, shape, replicas));
   EXPECT_TRUE(strategy.ok()) << strategy.status();
   return strategy.ok() ? *std::move(strategy) : nullptr;
+}
+
+// A chip (both cores) per replica on a v4 2x2x1 slice: 4 replicas.
+std::unique_ptr<TPUStrategy> ChipPerReplica(simulator::SimPlatform& sim) {
+  return Blocks(sim, {1, 1, 1, 2}, 4);
 }
 
 TEST(TPUStrategyTest, EveryCoreIsAReplicaByDefault) {
@@ -161,15 +175,7 @@ TEST(TPUStrategyTest, TensorsMoveToTheReplicasLogicalCores) {
 
 // Replicas of 2x1x1x2 cores (two chips each) on a v4 2x2x1 slice.
 std::unique_ptr<TPUStrategy> TwoChipsPerReplica(simulator::SimPlatform& sim) {
-  tpu::DeviceAssignment::BuildOptions build;
-  build.computation_shape = {2, 1, 1, 2};
-  build.num_replicas = 2;
-  TPUStrategy::Options options;
-  options.device_assignment =
-      *tpu::DeviceAssignment::Build(*sim.GetTpuTopology(), build);
-  auto strategy = TPUStrategy::Create(sim, std::move(options));
-  EXPECT_TRUE(strategy.ok()) << strategy.status();
-  return strategy.ok() ? *std::move(strategy) : nullptr;
+  return Blocks(sim, {2, 1, 1, 2}, 2);
 }
 
 TEST(TPUStrategyTest, SplitsTileEveryDimensionInRowMajorOrder) {
@@ -293,12 +299,8 @@ TEST(TPUStrategyTest, PlatformsWithoutTpusAndForeignAssignmentsAreRefused) {
   auto small = Slice("sim:tpu_v4:2x2x1");
   ASSERT_NE(big, nullptr);
   ASSERT_NE(small, nullptr);
-  tpu::DeviceAssignment::BuildOptions build;
-  build.num_replicas = 32;
-  TPUStrategy::Options options;
-  options.device_assignment =
-      *tpu::DeviceAssignment::Build(*big->GetTpuTopology(), build);
-  absl::Status foreign = TPUStrategy::Create(*small, options).status();
+  absl::Status foreign =
+      TPUStrategy::Create(*small, Assigned(*big, {1, 1, 1, 1}, 32)).status();
   EXPECT_EQ(foreign.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(foreign.message(), HasSubstr("GetTpuTopology()"));
 
@@ -306,12 +308,8 @@ TEST(TPUStrategyTest, PlatformsWithoutTpusAndForeignAssignmentsAreRefused) {
   // other places: its assignment is refused too.
   auto v5e = Slice("sim:tpu_v5e:2x4");
   ASSERT_NE(v5e, nullptr);
-  tpu::DeviceAssignment::BuildOptions all;
-  all.num_replicas = 8;
-  TPUStrategy::Options other;
-  other.device_assignment =
-      *tpu::DeviceAssignment::Build(*v5e->GetTpuTopology(), all);
-  absl::Status same_names = TPUStrategy::Create(*small, other).status();
+  absl::Status same_names =
+      TPUStrategy::Create(*small, Assigned(*v5e, {1, 1, 1, 1}, 8)).status();
   EXPECT_EQ(same_names.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(same_names.message(), HasSubstr("does not have there"));
 }

@@ -118,21 +118,11 @@ absl::StatusOr<std::unique_ptr<distribute::TPUStrategy>> MakeTpuStrategy(
     return absl::InvalidArgumentError(
         absl::StrCat("--replicas=", replicas, " is negative"));
   }
-  if (replicas == 0) {
-    // As many as the mesh holds (a degraded slice: as its cores hold).
-    const std::array<int, 4>& mesh = topology->mesh_shape();
-    int64_t fit = 1;
-    int64_t cores = 1;
-    for (size_t i = 0; i < 4; ++i) {
-      fit *= shape[i] > mesh[i] ? 0 : mesh[i] / shape[i];
-      cores *= shape[i];
-    }
-    if (!topology->missing_devices().empty()) {
-      fit = std::min<int64_t>(
-          fit, int64_t{topology->num_tasks()} * topology->num_tpus_per_task() /
-                   cores);
-    }
-    replicas = std::max<int64_t>(fit, 1);
+    if (replicas == 0) {
+    // As many as fit (at least 1, so that a block too large for the mesh
+    // gets Build's error).
+    replicas = std::max<int64_t>(
+        distribute::tpu::DeviceAssignment::MaxReplicas(*topology, build), 1);
   }
   if (replicas > std::numeric_limits<int>::max()) {
     return absl::InvalidArgumentError(
