@@ -188,10 +188,10 @@ SimPlatform::CreateTransportGroup(
 
 absl::StatusOr<devices::TpuTopology> SimPlatform::GetTpuTopology() const {
   if (!mesh().has_value()) {
-    return absl::UnimplementedError(absl::StrCat(
-        "platform ", name(),
-        " has no TPU mesh: its topology is not a TPU slice (try "
-        "sim:tpu_v4:2x2x1 or sim:tpu_v5e:4x4)"));
+    return absl::UnimplementedError(
+        absl::StrCat("platform ", name(),
+                     " has no TPU mesh: its topology is not a TPU slice (try "
+                     "sim:tpu_v4:2x2x1 or sim:tpu_v5e:4x4)"));
   }
   std::map<int, devices::TpuTopology::Task> tasks;
   for (const std::unique_ptr<SimDevice>& device : devices_) {
@@ -202,8 +202,8 @@ absl::StatusOr<devices::TpuTopology> SimPlatform::GetTpuTopology() const {
     }
     if (device->kind() != devices::DeviceKind::kTPU) continue;
     if (!info.coordinates.has_value()) {
-      return absl::InternalError(absl::StrCat(
-          "TPU device ", device->name(), " has no place on the mesh"));
+      return absl::InternalError(absl::StrCat("TPU device ", device->name(),
+                                              " has no place on the mesh"));
     }
     const MeshCoordinates& at = *info.coordinates;
     const size_t ordinal = static_cast<size_t>(info.local_index);

@@ -118,7 +118,7 @@ absl::StatusOr<std::unique_ptr<distribute::TPUStrategy>> MakeTpuStrategy(
     return absl::InvalidArgumentError(
         absl::StrCat("--replicas=", replicas, " is negative"));
   }
-    if (replicas == 0) {
+  if (replicas == 0) {
     // As many as fit (at least 1, so that a block too large for the mesh
     // gets Build's error).
     replicas = std::max<int64_t>(
