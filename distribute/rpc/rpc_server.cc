@@ -268,7 +268,7 @@ absl::Status Server::Start() {
         ": the port may be in use, or the host is not an address of this "
         "machine"));
   }
-  address_ = absl::StrCat(address_.substr(0, address_.rfind(':')), ":", port);
+  address_ = server_internal::WithPort(address_, port);
   grpc_server_ = std::move(server);
   started_ = true;
   return absl::OkStatus();

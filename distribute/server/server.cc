@@ -26,11 +26,7 @@ uint64_t RandomIncarnation() {
   return value;
 }
 
-// "host:port" with the port replaced.
-std::string WithPort(absl::string_view address, int port) {
-  const size_t colon = address.rfind(':');
-  return absl::StrCat(address.substr(0, colon), ":", port);
-}
+
 
 }  // namespace
 
@@ -172,7 +168,7 @@ absl::Status Server::Start() {
         ": the port may be in use, or the host is not an address of this "
         "machine"));
   }
-  address_ = WithPort(address_, port);
+  address_ = server_internal::WithPort(address_, port);
   if (options_.protocol == kGrpcTcpProtocol) {
     server_internal::TcpDataPlaneConfig config;
     config.task = task_name();

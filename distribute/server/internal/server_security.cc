@@ -38,6 +38,11 @@ std::string HostOf(absl::string_view address) {
       colon == absl::string_view::npos ? address : address.substr(0, colon));
 }
 
+std::string WithPort(absl::string_view address, int port) {
+  const size_t colon = address.rfind(':');
+  return absl::StrCat(address.substr(0, colon), ":", port);
+}
+
 bool TokensMatch(absl::string_view got, absl::string_view expected) {
   // Compares every byte whatever the first difference, so the time taken
   // does not reveal how much of the token was right.

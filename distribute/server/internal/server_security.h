@@ -126,6 +126,10 @@ class CallerCheck {
 // The host part of "host:port" or "[v6]:port", without brackets.
 std::string HostOf(absl::string_view address);
 
+// "host:port" with the port replaced by `port` (the one a server bound when
+// given port 0).
+std::string WithPort(absl::string_view address, int port);
+
 // Whether a presented cluster token equals the expected one, compared in
 // time that does not depend on where they differ.
 bool TokensMatch(absl::string_view got, absl::string_view expected);
