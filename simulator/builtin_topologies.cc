@@ -1,6 +1,8 @@
 #include "simulator/builtin_topologies.h"
 
 #include <cstdint>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -41,53 +43,194 @@ absl::StatusOr<TopologyDef> ParseFile(const topologies::EmbeddedFile& file) {
   return def;
 }
 
-// Fabric of a DGX cluster, from the switch and adapter datasheets.
-RailFabricOptions DgxFabric(bool h100, int64_t nodes) {
-  RailFabricOptions fabric;
-  fabric.nodes = nodes;
-  if (h100) {
-    // ConnectX-7 and Quantum-2 QM9700: NDR, 400 Gb/s = 50 GB/s each way per
-    // port; 64 ports per switch, half down and half up, so 32 nodes per
-    // leaf and 32 uplinks (one to each of 32 spines).
-    fabric.port_bandwidth_bytes_per_second = 50e9;
-    fabric.nodes_per_leaf = 32;
-    fabric.spines = 32;
-  } else {
-    // ConnectX-6 and Quantum QM8700: HDR, 200 Gb/s = 25 GB/s each way per
-    // port; 40 ports per switch, so 20 nodes per leaf and 20 spines.
-    fabric.port_bandwidth_bytes_per_second = 25e9;
-    fabric.nodes_per_leaf = 20;
-    fabric.spines = 20;
+// The clusters of GPU nodes: the node file and the fabric it ships with.
+struct ClusterKind {
+  absl::string_view kind;  // "dgx_h100_cluster"
+  absl::string_view node;  // "dgx_h100"
+  // NIC and switch port speed, Gb/s (each way).
+  int64_t nic_gbps;
+  // Nodes per leaf and spines: half of a switch's ports down, half up.
+  int64_t nodes_per_leaf;
+  absl::string_view description;
+};
+
+// Port speeds from the adapters' and switches' datasheets: ConnectX-6 with
+// Quantum QM8700 (HDR, 200 Gb/s, 40 ports: 20 nodes per leaf, 20 spines);
+// ConnectX-7 with Quantum-2 QM9700 (NDR, 400 Gb/s, 64 ports: 32 and 32).
+constexpr ClusterKind kClusterKinds[] = {
+    {"dgx_a100_cluster", "dgx_a100", 200, 20,
+     "N DGX A100 nodes on a rail-optimized HDR InfiniBand fat tree (8 rails, "
+     "20 nodes per leaf, 20 spines)"},
+    {"dgx_h100_cluster", "dgx_h100", 400, 32,
+     "N DGX H100 nodes on a rail-optimized NDR InfiniBand fat tree (8 rails, "
+     "32 nodes per leaf, 32 spines)"},
+    {"hgx_h200_cluster", "hgx_h200", 400, 32,
+     "N HGX H200 nodes on a rail-optimized NDR InfiniBand fat tree (8 rails, "
+     "32 nodes per leaf, 32 spines)"},
+    {"hgx_b200_cluster", "hgx_b200", 400, 32,
+     "N HGX B200 nodes on a rail-optimized NDR InfiniBand fat tree (8 rails, "
+     "32 nodes per leaf, 32 spines)"},
+    {"gb200_nvl72_cluster", "gb200_nvl72", 400, 32,
+     "N GB200 NVL72 racks on a rail-optimized NDR InfiniBand fat tree (72 "
+     "rails, 32 racks per leaf, 32 spines)"},
+};
+
+// Options after the node count: ",nics=K,nic_gbps=G,fabric=ib|roce|efa".
+constexpr absl::string_view kClusterOptionsHelp =
+    "NAME:N[,nics=K][,nic_gbps=G][,fabric=ib|roce|efa] (K NIC ports per "
+    "node, dividing the node's NICs or a multiple of them; G Gb/s per port; "
+    "InfiniBand with SHARP-capable switches, RoCE Ethernet or AWS EFA "
+    "without)";
+
+// Gives `node` `nics` NIC ports. Fewer than it has: the first `nics` stay,
+// and the GPUs whose NIC went away reach the network through the PCIe
+// switch of the NIC that now serves them (GPUs 2k and 2k+1 share NIC k
+// when half remain), over a PCIe link like the one that joined the removed
+// NIC. A multiple of what it has: each NIC becomes that many ports beside
+// it, on the same PCIe switch (as cloud nodes with 16 or 32 100 Gb/s ports
+// for 8 GPUs).
+absl::Status SetNics(TopologyDef& node, int64_t nics,
+                     absl::string_view full_name) {
+  const int64_t have = node.nics_size();
+  if (nics < 1 || (have % nics != 0 && nics % have != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "built-in topology '", full_name, "': nics=", nics, " but a ",
+        node.name(), " node has ", have,
+        " NIC ports; give a number that divides ", have,
+        " or a multiple of it"));
   }
-  // Estimates from the datasheets' orders of magnitude: about 0.6 us
-  // through an adapter, about 130 ns port to port through a switch.
-  fabric.nic_latency_ns = 600;
-  fabric.switch_latency_ns = 130;
-  // Quantum and Quantum-2 switches run SHARP (in-network reduction).
-  fabric.in_network_reduction = true;
-  fabric.name =
-      absl::StrCat(h100 ? "dgx_h100" : "dgx_a100", "_cluster:", nodes);
-  return fabric;
+  if (nics == have) return absl::OkStatus();
+  // The PCIe switch each NIC hangs off, and that link.
+  std::vector<std::string> nic_switch(have);
+  std::vector<LinkDef> nic_link(have);
+  for (int64_t i = 0; i < have; ++i) {
+    const std::string& nic = node.nics(static_cast<int>(i)).name();
+    for (const LinkDef& link : node.links()) {
+      if (link.a() == nic || link.b() == nic) {
+        nic_switch[i] = link.a() == nic ? link.b() : link.a();
+        nic_link[i] = link;
+      }
+    }
+    if (nic_switch[i].empty()) {
+      return absl::InternalError(absl::StrCat(
+          "built-in node ", node.name(), ": NIC ", nic, " has no link"));
+    }
+  }
+  if (nics > have) {
+    TopologyDef more = node;
+    more.clear_nics();
+    const int64_t per = nics / have;
+    for (int64_t i = 0; i < have; ++i) {
+      const NicDef& nic = node.nics(static_cast<int>(i));
+      for (int64_t j = 0; j < per; ++j) {
+        NicDef* port = more.add_nics();
+        *port = nic;
+        if (j == 0) continue;
+        port->set_name(absl::StrCat(nic.name(), "_", j));
+        LinkDef* link = more.add_links();
+        *link = nic_link[i];
+        link->set_a(port->name());
+        link->set_b(nic_switch[i]);
+      }
+    }
+    node = std::move(more);
+    return absl::OkStatus();
+  }
+  std::set<std::string> removed;
+  for (int64_t i = nics; i < have; ++i) {
+    removed.insert(node.nics(static_cast<int>(i)).name());
+  }
+  TopologyDef kept = node;
+  kept.clear_nics();
+  for (int64_t i = 0; i < nics; ++i) *kept.add_nics() = node.nics(i);
+  kept.clear_links();
+  for (const LinkDef& link : node.links()) {
+    if (removed.count(link.a()) > 0 || removed.count(link.b()) > 0) continue;
+    *kept.add_links() = link;
+  }
+  const int64_t share = have / nics;
+  for (int64_t i = nics; i < have; ++i) {
+    const int64_t serving = i / share;
+    if (nic_switch[i] == nic_switch[serving]) continue;
+    LinkDef* bridge = kept.add_links();
+    *bridge = nic_link[i];
+    bridge->set_a(nic_switch[i]);
+    bridge->set_b(nic_switch[serving]);
+  }
+  node = std::move(kept);
+  return absl::OkStatus();
 }
 
-absl::StatusOr<TopologyDef> DgxCluster(absl::string_view full_name, bool h100,
+absl::StatusOr<TopologyDef> GpuCluster(absl::string_view full_name,
+                                       const ClusterKind& kind,
                                        absl::string_view arg) {
+  std::vector<absl::string_view> parts = absl::StrSplit(arg, ',');
   int64_t nodes = 0;
-  if (!absl::SimpleAtoi(arg, &nodes) || nodes < 1 || nodes > 4096) {
+  if (!absl::SimpleAtoi(parts[0], &nodes) || nodes < 1 || nodes > 4096) {
     return absl::InvalidArgumentError(absl::StrCat(
         "built-in topology '", full_name,
         "': the number of nodes must be a whole number from 1 to 4096 "
         "(e.g. ",
-        h100 ? "dgx_h100" : "dgx_a100", "_cluster:16)"));
+        kind.kind, ":16); the form is ", kClusterOptionsHelp));
   }
-  const topologies::EmbeddedFile* file =
-      FindFile(h100 ? "dgx_h100" : "dgx_a100");
+  RailFabricOptions fabric;
+  fabric.nodes = nodes;
+  int64_t nics = 0;
+  int64_t gbps = kind.nic_gbps;
+  bool efa = false;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
+    bool ok = true;
+    if (kv.first == "nics") {
+      ok = absl::SimpleAtoi(kv.second, &nics) && nics > 0;
+    } else if (kv.first == "nic_gbps") {
+      ok = absl::SimpleAtoi(kv.second, &gbps) && gbps > 0 && gbps <= 100000;
+    } else if (kv.first == "fabric") {
+      ok = kv.second == "ib" || kv.second == "roce" || kv.second == "efa";
+      fabric.ethernet = kv.second != "ib";
+      efa = kv.second == "efa";
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("built-in topology '", full_name, "': cannot use '",
+                       parts[i], "'; the form is ", kClusterOptionsHelp));
+    }
+  }
+  const topologies::EmbeddedFile* file = FindFile(kind.node);
   if (file == nullptr) {
-    return absl::InternalError("the DGX topology files are not embedded");
+    return absl::InternalError(
+        absl::StrCat("the node file ", kind.node, " is not embedded"));
   }
   absl::StatusOr<TopologyDef> node = ParseFile(*file);
   if (!node.ok()) return node.status();
-  return BuildRailOptimizedCluster(*node, DgxFabric(h100, nodes));
+  if (nics > 0) {
+    absl::Status kept = SetNics(*node, nics, full_name);
+    if (!kept.ok()) return kept;
+  }
+  // Gb/s to bytes/s each way.
+  fabric.port_bandwidth_bytes_per_second = static_cast<double>(gbps) * 1e9 / 8;
+  fabric.nodes_per_leaf = kind.nodes_per_leaf;
+  fabric.spines = kind.nodes_per_leaf;
+  // Estimates from the datasheets' orders of magnitude: about 0.6 us
+  // through an adapter, about 130 ns port to port through an InfiniBand
+  // switch. Ethernet switches of the same generation (Spectrum-4) take
+  // about as long; RoCE's extra cost is in the NIC's transport, which the
+  // NCCL model charges per message.
+  fabric.nic_latency_ns = 600;
+  fabric.switch_latency_ns = 130;
+  // AWS EFA: the SRD transport runs on the Nitro card and its libfabric
+  // provider, not in a verbs NIC. Estimate, no published figure: about
+  // 10 us more per message than InfiniBand; the validation set's p4d and
+  // p5 points (simulator/validation/) check it.
+  if (efa) fabric.nic_latency_ns = 10000;
+  // Quantum and Quantum-2 switches run SHARP (in-network reduction);
+  // Ethernet switches do not.
+  fabric.in_network_reduction = !fabric.ethernet;
+  fabric.name = std::string(full_name);
+  return BuildRailOptimizedCluster(*node, fabric);
 }
 
 // Parses "AxBxC" with `count` positive numbers.
@@ -123,12 +266,11 @@ std::vector<BuiltinTopologyInfo> ListBuiltinTopologies() {
     list.push_back({std::string(name),
                     def.ok() ? def->description() : "(does not parse)"});
   }
-  list.push_back({"dgx_a100_cluster:N",
-                  "N DGX A100 nodes on a rail-optimized HDR InfiniBand fat "
-                  "tree (8 rails, 20 nodes per leaf, 20 spines)"});
-  list.push_back({"dgx_h100_cluster:N",
-                  "N DGX H100 nodes on a rail-optimized NDR InfiniBand fat "
-                  "tree (8 rails, 32 nodes per leaf, 32 spines)"});
+  for (const ClusterKind& kind : kClusterKinds) {
+    list.push_back({absl::StrCat(kind.kind, ":N"),
+                    absl::StrCat(kind.description, "; options: ",
+                                 kClusterOptionsHelp)});
+  }
   list.push_back({"tpu_v4:XxYxZ",
                   "TPU v4 slice: 3D mesh, torus when every axis is a "
                   "multiple of 4; 2 cores per chip, 2x2x1 chips per host"});
@@ -146,8 +288,8 @@ absl::StatusOr<TopologyDef> BuiltinTopologyDef(absl::string_view name) {
   const absl::string_view kind = name.substr(0, colon);
   const absl::string_view arg =
       colon == absl::string_view::npos ? "" : name.substr(colon + 1);
-  if (kind == "dgx_h100_cluster" || kind == "dgx_a100_cluster") {
-    return DgxCluster(name, kind == "dgx_h100_cluster", arg);
+  for (const ClusterKind& cluster : kClusterKinds) {
+    if (kind == cluster.kind) return GpuCluster(name, cluster, arg);
   }
   std::vector<int> shape;
   if (kind == "tpu_v4") {

@@ -2,12 +2,14 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "simulator/group_hardware.h"
 #include "simulator/topology.h"
 
 namespace simulator {
@@ -155,10 +157,95 @@ TEST(BuiltinTopologiesTest, ListNamesEveryBuiltin) {
     EXPECT_FALSE(info.description.empty()) << info.name;
     names.insert(info.name);
   }
-  EXPECT_EQ(names, std::set<std::string>({"laptop", "pcie_4gpu", "dgx_a100",
-                                          "dgx_h100", "dgx_a100_cluster:N",
-                                          "dgx_h100_cluster:N", "tpu_v4:XxYxZ",
-                                          "tpu_v5e:XxY"}));
+  EXPECT_EQ(names,
+            std::set<std::string>(
+                {"laptop", "pcie_4gpu", "dgx_a100", "dgx_h100", "hgx_h200",
+                 "hgx_b200", "gb200_nvl72", "pcie_4gpu_nop2p",
+                 "pcie_8gpu_nop2p", "h100_pcie_nvlink_pair",
+                 "dgx_a100_cluster:N", "dgx_h100_cluster:N",
+                 "hgx_h200_cluster:N", "hgx_b200_cluster:N",
+                 "gb200_nvl72_cluster:N", "tpu_v4:XxYxZ", "tpu_v5e:XxY"}));
+}
+
+// The current generation and the machines of published measurements load,
+// and the group descriptions see what their files state.
+TEST(BuiltinTopologiesTest, NewHardwareDescribesAsBuilt) {
+  struct Case {
+    std::string name;
+    int gpus;
+    IntraNodeLink link;
+    double intra_GBps;
+    bool nvlink_sharp;
+    bool through_host;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"hgx_h200", 8, IntraNodeLink::kNvlink, 450, true, false},
+           {"hgx_b200", 8, IntraNodeLink::kNvlink, 900, true, false},
+           {"gb200_nvl72", 72, IntraNodeLink::kNvlink, 900, true, false},
+           {"h100_pcie_nvlink_pair", 2, IntraNodeLink::kNvlink, 300, false,
+            false},
+           {"pcie_8gpu_nop2p", 8, IntraNodeLink::kPcie, 31.5, false, true},
+           {"pcie_4gpu", 4, IntraNodeLink::kPcie, 31.5, false, false}}) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<Topology> t = BuiltinTopology(c.name);
+    ASSERT_TRUE(t.ok()) << t.status();
+    std::vector<int> gpus;
+    for (const DeviceInfo& d : t->devices()) {
+      if (d.kind == DeviceDef::GPU) gpus.push_back(d.index);
+    }
+    ASSERT_EQ(static_cast<int>(gpus.size()), c.gpus);
+    absl::StatusOr<GroupHardware> hw = DescribeGroupHardware(*t, gpus);
+    ASSERT_TRUE(hw.ok()) << hw.status();
+    EXPECT_EQ(hw->nodes, 1);
+    EXPECT_EQ(hw->intra_link, c.link);
+    EXPECT_NEAR(hw->intra_bw_Bps / 1e9, c.intra_GBps, 0.1);
+    EXPECT_EQ(hw->nvlink_sharp, c.nvlink_sharp);
+    EXPECT_EQ(hw->intra_through_host, c.through_host);
+  }
+}
+
+// Cluster options: fewer NICs per node share the remaining ports, another
+// port speed, and RoCE fabrics without SHARP.
+TEST(BuiltinTopologiesTest, ClusterOptions) {
+  auto describe = [](const std::string& name) {
+    absl::StatusOr<Topology> t = BuiltinTopology(name);
+    EXPECT_TRUE(t.ok()) << t.status();
+    std::vector<int> gpus;
+    for (const DeviceInfo& d : t->devices()) {
+      if (d.kind == DeviceDef::GPU) gpus.push_back(d.index);
+    }
+    absl::StatusOr<GroupHardware> hw = DescribeGroupHardware(*t, gpus);
+    EXPECT_TRUE(hw.ok()) << hw.status();
+    return hw.ok() ? *hw : GroupHardware{};
+  };
+  const GroupHardware ib = describe("dgx_h100_cluster:2");
+  EXPECT_NEAR(ib.node_net_bw_Bps, 400e9, 1);
+  EXPECT_TRUE(ib.fabric_sharp);
+  const GroupHardware four = describe("dgx_h100_cluster:2,nics=4");
+  EXPECT_NEAR(four.node_net_bw_Bps, 200e9, 1);
+  const GroupHardware slow = describe("dgx_a100_cluster:2,nics=4,nic_gbps=100");
+  EXPECT_NEAR(slow.node_net_bw_Bps, 50e9, 1);
+  const GroupHardware roce = describe("dgx_h100_cluster:4,fabric=roce");
+  EXPECT_NEAR(roce.node_net_bw_Bps, 400e9, 1);
+  EXPECT_FALSE(roce.fabric_sharp);
+  EXPECT_EQ(describe("hgx_b200_cluster:2").n, 16);
+  // AWS p5: 32 x 100 Gb/s EFA ports for 8 GPUs, 4 beside each GPU.
+  const GroupHardware p5 =
+      describe("dgx_h100_cluster:2,nics=32,nic_gbps=100,fabric=efa");
+  EXPECT_NEAR(p5.node_net_bw_Bps, 400e9, 1);
+  EXPECT_FALSE(p5.fabric_sharp);
+  EXPECT_GT(p5.net_latency_us, ib.net_latency_us);
+
+  for (const std::string bad :
+       {"dgx_h100_cluster:2,nics=3", "dgx_h100_cluster:2,nics=0",
+        "dgx_h100_cluster:2,fabric=ethernet", "dgx_h100_cluster:2,speed=1",
+        "dgx_h100_cluster:2,nic_gbps=-5", "hgx_h200_cluster:0"}) {
+    SCOPED_TRACE(bad);
+    absl::StatusOr<Topology> t = BuiltinTopology(bad);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(t.status().message()),
+                ::testing::AnyOf(HasSubstr("nics=K"), HasSubstr("divides 8")));
+  }
 }
 
 TEST(BuiltinTopologiesTest, DeviceSpecPresets) {

@@ -11,13 +11,13 @@ namespace {
 
 constexpr int64_t kMaxNodes = 4096;
 
-LinkDef* AddInfinibandLink(TopologyDef& def, const std::string& a,
-                           const std::string& b, double bandwidth,
-                           double latency_ns) {
+LinkDef* AddFabricLink(TopologyDef& def, const RailFabricOptions& options,
+                       const std::string& a, const std::string& b,
+                       double bandwidth, double latency_ns) {
   LinkDef* link = def.add_links();
   link->set_a(a);
   link->set_b(b);
-  link->set_kind(LinkDef::INFINIBAND);
+  link->set_kind(options.ethernet ? LinkDef::ETHERNET : LinkDef::INFINIBAND);
   link->set_bandwidth_bytes_per_second(bandwidth);
   link->set_count(1);
   link->set_latency_ns(latency_ns);
@@ -61,13 +61,20 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": port bandwidth must be positive and latencies not negative"));
   }
+  if (options.ethernet && options.in_network_reduction) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": Ethernet switches do not reduce in the network (SHARP is "
+              "an InfiniBand feature); turn in_network_reduction off"));
+  }
   TopologyDef def;
   def.set_name(options.name.empty()
                    ? absl::StrCat(node.name(), "_cluster:", options.nodes)
                    : options.name);
   def.set_description(absl::StrCat(options.nodes, " x ", node.name(),
-                                   " on a rail-optimized InfiniBand fat "
-                                   "tree (",
+                                   " on a rail-optimized ",
+                                   options.ethernet ? "Ethernet (RoCE)"
+                                                    : "InfiniBand",
+                                   " fat tree (",
                                    node.nics_size(), " rails, ", options.spines,
                                    " spines)"));
   def.mutable_routing()->set_policy(RoutingDef::ECMP);
@@ -119,20 +126,22 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
     for (int64_t r = 0; r < rails; ++r) {
       SwitchDef* leaf = def.add_switches();
       leaf->set_name(LeafName(r, g));
-      leaf->set_kind(SwitchDef::IB_LEAF);
+      leaf->set_kind(options.ethernet ? SwitchDef::ETHERNET_SWITCH
+                                      : SwitchDef::IB_LEAF);
       leaf->set_in_network_reduction(options.in_network_reduction);
     }
   }
   for (int64_t s = 0; s < options.spines; ++s) {
     SwitchDef* spine = def.add_switches();
     spine->set_name(absl::StrCat("ib_spine", s));
-    spine->set_kind(SwitchDef::IB_SPINE);
+    spine->set_kind(options.ethernet ? SwitchDef::ETHERNET_SWITCH
+                                     : SwitchDef::IB_SPINE);
     spine->set_in_network_reduction(options.in_network_reduction);
   }
   for (int64_t k = 0; k < options.nodes; ++k) {
     for (int64_t r = 0; r < rails; ++r) {
-      AddInfinibandLink(
-          def,
+      AddFabricLink(
+          def, options,
           absl::StrCat("node", k, "/", node.nics(static_cast<int>(r)).name()),
           LeafName(r, k / options.nodes_per_leaf),
           options.port_bandwidth_bytes_per_second, options.nic_latency_ns);
@@ -141,7 +150,8 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t r = 0; r < rails; ++r) {
       for (int64_t s = 0; s < options.spines; ++s) {
-        AddInfinibandLink(def, LeafName(r, g), absl::StrCat("ib_spine", s),
+        AddFabricLink(def, options, LeafName(r, g),
+                      absl::StrCat("ib_spine", s),
                           options.port_bandwidth_bytes_per_second,
                           options.switch_latency_ns);
       }

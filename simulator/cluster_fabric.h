@@ -50,11 +50,15 @@ struct RailFabricOptions {
   double switch_latency_ns = 130;
   // Whether the leaves and spines reduce data in the network (SHARP).
   bool in_network_reduction = false;
+  // Ethernet (RoCE) instead of InfiniBand: ETHERNET links and
+  // ETHERNET_SWITCH leaves and spines (which cannot reduce in the network).
+  bool ethernet = false;
   uint64_t ecmp_seed = 0;
 };
 
 // INVALID_ARGUMENT where `node` does not have exactly one host, has no NICs,
-// has a TPU mesh, or the options are out of range.
+// has a TPU mesh, or the options are out of range (in_network_reduction
+// with ethernet among them).
 absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
     const TopologyDef& node, const RailFabricOptions& options);
 

@@ -26,6 +26,7 @@ struct RouteFacts {
   bool has_other = false;
   bool nvswitch_reduces = false;  // passes an NVSwitch with SHARP
   bool fabric_reduces = false;    // passes a fabric switch with SHARP
+  bool through_host = false;      // staged through host memory
   int nic_port = -1;              // the link leaving the first NIC, if any
 };
 
@@ -51,6 +52,9 @@ RouteFacts Examine(const Topology& topology, const std::vector<int>& route) {
     }
     if (facts.nic_port < 0 && topology.node(link.src).kind == NodeKind::kNic) {
       facts.nic_port = link.id;
+    }
+    if (i + 1 < route.size() && topology.node(link.dst).no_peer_to_peer) {
+      facts.through_host = true;
     }
     if (i + 1 < route.size() && topology.HasInNetworkReduction(link.dst)) {
       const Node& node = topology.node(link.dst);
@@ -84,10 +88,11 @@ std::string GroupHardware::DebugString() const {
       absl::StrFormat("%d ranks on %d node(s) (%d-%d per node)", n, nodes,
                       min_ranks_per_node, max_ranks_per_node);
   if (intra_link != IntraNodeLink::kNone) {
-    absl::StrAppendFormat(&out, "; intra %s %.1f GB/s %.2f us%s",
+    absl::StrAppendFormat(&out, "; intra %s %.1f GB/s %.2f us%s%s",
                           IntraNodeLinkName(intra_link), intra_bw_Bps / 1e9,
                           intra_latency_us,
-                          nvlink_sharp ? " (NVLink SHARP)" : "");
+                          nvlink_sharp ? " (NVLink SHARP)" : "",
+                          intra_through_host ? " (through host memory)" : "");
   }
   if (nodes > 1) {
     absl::StrAppendFormat(
@@ -152,7 +157,7 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
 
   // Inside nodes: every rank to the next rank of its node.
   if (hw.max_ranks_per_node > 1) {
-    bool nvlink = true, pcie = false, sharp = true;
+    bool nvlink = true, pcie = false, sharp = true, through_host = false;
     double bw = std::numeric_limits<double>::infinity();
     for (int host : host_order) {
       const std::vector<int>& members = by_host[host];
@@ -167,6 +172,7 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
                  !facts->has_other;
         pcie = pcie || facts->has_pcie;
         sharp = sharp && facts->nvswitch_reduces;
+        through_host = through_host || facts->through_host;
         if (members.size() == 2) break;  // the reverse route is symmetric
       }
     }
@@ -175,10 +181,23 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
                     : pcie ? IntraNodeLink::kPcie
                            : IntraNodeLink::kOther;
     hw.nvlink_sharp = nvlink && sharp;
+    hw.intra_through_host = through_host;
   }
 
   // Across nodes: rank i of each node to rank i of the next node.
   if (hw.nodes > 1) {
+    // The fabric ports of the NICs paired with each device (NicDef.device):
+    // NCCL spreads its channels over all the NICs close to its GPUs, so a
+    // node whose GPUs have several ports each uses them all.
+    std::map<int, std::vector<int>> ports_of_device;
+    for (const Node& nic : topology.nodes()) {
+      if (nic.kind != NodeKind::kNic || nic.paired_device < 0) continue;
+      for (int link : topology.out_links(nic.id)) {
+        if (topology.node(topology.link(link).dst).host < 0) {
+          ports_of_device[nic.paired_device].push_back(link);
+        }
+      }
+    }
     double rank_bw = std::numeric_limits<double>::infinity();
     double node_bw = std::numeric_limits<double>::infinity();
     bool sharp = true;
@@ -203,6 +222,15 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
                 : facts->bottleneck_Bps;
         if (facts->nic_port < 0 || ports.insert(facts->nic_port).second) {
           ports_bw += std::min(port_bw, facts->bottleneck_Bps);
+        }
+      }
+      for (int member : here) {
+        auto it = ports_of_device.find(topology.device(member).node);
+        if (it == ports_of_device.end()) continue;
+        for (int port : it->second) {
+          if (ports.insert(port).second) {
+            ports_bw += topology.link(port).capacity_bytes_per_second;
+          }
         }
       }
       node_bw = std::min(node_bw, ports_bw);

@@ -58,6 +58,9 @@ struct GroupHardware {
   double intra_latency_us = 0;
   // Every intra-node route crosses an NVSwitch that reduces in the network.
   bool nvlink_sharp = false;
+  // Some intra-node route crosses a root complex without peer-to-peer
+  // (SwitchDef.no_peer_to_peer): data is staged through host memory.
+  bool intra_through_host = false;
 
   // Per rank, each direction, towards the same rank of the next node (0 on
   // one node).

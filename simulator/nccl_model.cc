@@ -1,13 +1,18 @@
 #include "simulator/nccl_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace simulator {
 namespace {
@@ -90,6 +95,10 @@ constexpr double kSharpLatencyUs = 10.0;
 constexpr double kSharpEfficiency = 0.85;
 // Trees overlap their reduce and broadcast phases imperfectly.
 constexpr double kTreeEfficiency = 0.9;
+// Host time to launch one GPU's kernel of a collective (cudaLaunchKernel
+// and NCCL's enqueue): a thread driving g GPUs spends g of these per
+// collective.
+constexpr double kLaunchPerGpuUs = 2.0;
 // All-to-all posts one send and one receive per peer.
 constexpr double kPerPeerUs = 0.2;
 
@@ -192,7 +201,10 @@ void Add(std::vector<NcclCandidate>& out, NcclAlgorithm a, NcclProtocol p,
 }
 
 // Every candidate for `op` on the hardware, without times.
-std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op) {
+std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
+                                      const NcclRunOptions& options) {
+  const bool nvlink_sharp = hw.nvlink_sharp && options.nvls;
+  const bool fabric_sharp = hw.fabric_sharp && options.sharp;
   std::vector<NcclCandidate> out;
   const Model m(hw, op);
   const double n = m.n();
@@ -221,6 +233,11 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op) {
       }
       Add(out, NcclAlgorithm::kRing, p, m.RingLatency(p, steps, net_steps),
           algbw);
+      if (op == NcclOp::kBroadcast || op == NcclOp::kReduce) {
+        const double first_hop = m.multi_node() ? m.NetHop(p) : m.IntraHop(p);
+        out.back().pipeline_fill_us =
+            std::max(0.0, out.back().latency_us - m.Base(p) - first_hop);
+      }
     }
   }
   if (op == NcclOp::kAllReduce) {
@@ -236,7 +253,7 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op) {
     const double nvls_latency =
         m.Base(simple) + kNvlsLatencyUs + 2 * hw.intra_latency_us;
     // NVLS: across nodes only with SHARP in the fabric, as in NCCL.
-    if (hw.nvlink_sharp && l > 1 && (!m.multi_node() || hw.fabric_sharp)) {
+    if (nvlink_sharp && l > 1 && (!m.multi_node() || fabric_sharp)) {
       double latency = nvls_latency, algbw = m.NvlsBw();
       if (m.multi_node()) {
         latency += m.NetHop(simple) + kSharpLatencyUs;
@@ -244,13 +261,13 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op) {
       }
       Add(out, NcclAlgorithm::kNvls, simple, latency, algbw);
     }
-    if (hw.nvlink_sharp && l > 1 && m.multi_node()) {
+    if (nvlink_sharp && l > 1 && m.multi_node()) {
       Add(out, NcclAlgorithm::kNvlsTree, simple,
           nvls_latency + 2 * m.TreeDepth() * m.NetHop(simple),
           std::min(m.NvlsBw(), kTreeEfficiency * 0.5 * m.NodeNetBw(simple)));
     }
     // CollNet: reduce-scatter inside the node, SHARP across, all-gather.
-    if (hw.fabric_sharp && m.multi_node()) {
+    if (fabric_sharp && m.multi_node()) {
       double algbw = m.NodeNetBw(simple) * kSharpEfficiency;
       if (l > 1) algbw = std::min(algbw, m.IntraBw(simple) * l / (2 * (l - 1)));
       Add(out, NcclAlgorithm::kCollNet, simple,
@@ -275,6 +292,36 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op) {
     }
   }
   return out;
+}
+
+// One collective as the slowest rank sees it, launch included.
+double OneCollectiveUs(const NcclCandidate& c, int64_t bytes,
+                       const NcclRunOptions& options) {
+  // A thread driving several GPUs launches their kernels one after
+  // another; the collective ends after the last one starts.
+  return c.latency_us + (options.gpus_per_thread - 1) * kLaunchPerGpuUs +
+         static_cast<double>(bytes) / (c.algbw_GBps * 1e3);
+}
+
+// The mean time of options.iters collectives issued back to back.
+double MeanTime(const GroupHardware& hw, NcclOp op, const NcclCandidate& c,
+                int64_t bytes, const NcclRunOptions& options) {
+  const double one = OneCollectiveUs(c, bytes, options);
+  if (options.iters <= 1) return one;
+  // In steady state a collective starts every `period`: when the busiest
+  // GPU is free again, or when the host has launched it, whichever is
+  // later. A chain (broadcast, reduce) frees each GPU once it has passed
+  // the data on, one hop after it began, so only the first collective
+  // pays the chain's full depth.
+  double gpu_period = one;
+  if ((op == NcclOp::kBroadcast || op == NcclOp::kReduce) &&
+      c.algorithm == NcclAlgorithm::kRing) {
+    gpu_period = one - c.pipeline_fill_us;
+  }
+  const double host_period = options.gpus_per_thread * kLaunchPerGpuUs;
+  const double period = std::max(gpu_period, host_period);
+  (void)hw;
+  return (one + (options.iters - 1) * period) / options.iters;
 }
 
 }  // namespace
@@ -344,8 +391,102 @@ std::string NcclPrediction::Label() const {
                       NcclProtocolName(protocol));
 }
 
+namespace {
+
+// NCCL's parseList (src/graph/tuning.cc): comma-separated names compared
+// without case; a leading '^' turns the list into the names to exclude.
+// `names[i]` lists the spellings of item i.
+template <size_t N>
+absl::StatusOr<std::array<bool, N>> ParseNcclList(
+    absl::string_view text, absl::string_view variable,
+    const std::array<std::vector<absl::string_view>, N>& names) {
+  std::array<bool, N> allowed;
+  allowed.fill(true);
+  if (text.empty()) return allowed;
+  bool exclude = false;
+  if (absl::ConsumePrefix(&text, "^")) exclude = true;
+  allowed.fill(exclude);
+  std::string known;
+  for (const std::vector<absl::string_view>& spellings : names) {
+    absl::StrAppend(&known, known.empty() ? "" : ", ", spellings.front());
+  }
+  for (absl::string_view token : absl::StrSplit(text, ',')) {
+    token = absl::StripAsciiWhitespace(token);
+    if (token.empty()) continue;
+    bool found = false;
+    for (size_t i = 0; i < N; ++i) {
+      for (absl::string_view spelling : names[i]) {
+        if (absl::EqualsIgnoreCase(token, spelling)) {
+          allowed[i] = !exclude;
+          found = true;
+        }
+      }
+    }
+    if (!found) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          variable, "=", text, ": '", token, "' is not one of ", known,
+          " (names separate with commas; a leading ^ excludes them)"));
+    }
+  }
+  return allowed;
+}
+
+using AlgorithmSet = std::array<bool, 6>;
+using ProtocolSet = std::array<bool, 3>;
+
+absl::StatusOr<AlgorithmSet> ParseAlgorithms(absl::string_view text) {
+  // In NcclAlgorithm's order.
+  static const auto* names = new std::array<std::vector<absl::string_view>, 6>{
+      std::vector<absl::string_view>{"ring"},
+      {"tree"},
+      {"nvls"},
+      {"nvlstree", "nvls_tree"},
+      {"collnet", "collnetdirect", "collnetchain"},
+      {"p2p"}};
+  absl::StatusOr<AlgorithmSet> set =
+      ParseNcclList(text, "NCCL_ALGO (--nccl_algo)", *names);
+  // All-to-all is point-to-point whatever NCCL_ALGO says.
+  if (set.ok()) (*set)[static_cast<int>(NcclAlgorithm::kP2p)] = true;
+  return set;
+}
+
+absl::StatusOr<ProtocolSet> ParseProtocols(absl::string_view text) {
+  static const auto* names = new std::array<std::vector<absl::string_view>, 3>{
+      std::vector<absl::string_view>{"ll"}, {"ll128"}, {"simple"}};
+  return ParseNcclList(text, "NCCL_PROTO (--nccl_proto)", *names);
+}
+
+}  // namespace
+
+absl::Status ValidateNcclRunOptions(const NcclRunOptions& options) {
+  if (options.gpus_per_thread < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gpus_per_thread=", options.gpus_per_thread,
+                     ": a thread drives at least one GPU"));
+  }
+  if (options.iters < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--iters=", options.iters, ": time at least one iteration"));
+  }
+  if (options.warmup_iters < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--warmup_iters=", options.warmup_iters,
+                     ": give 0 or more warm-up iterations"));
+  }
+  absl::StatusOr<AlgorithmSet> algorithms =
+      ParseAlgorithms(options.algorithms);
+  if (!algorithms.ok()) return algorithms.status();
+  return ParseProtocols(options.protocols).status();
+}
+
 absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
                                              NcclOp op, int64_t bytes) {
+  return PredictNcclOn(hardware, op, bytes, NcclRunOptions());
+}
+
+absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
+                                             NcclOp op, int64_t bytes,
+                                             const NcclRunOptions& options) {
   if (bytes < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a collective of ", bytes, " bytes: sizes cannot be negative"));
@@ -355,20 +496,42 @@ absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
         "the NCCL model covers groups of GPUs only; choose GPU devices (or a "
         "schedule algorithm for other devices)");
   }
+  absl::Status valid = ValidateNcclRunOptions(options);
+  if (!valid.ok()) return valid;
+  const AlgorithmSet algorithms = *ParseAlgorithms(options.algorithms);
+  const ProtocolSet protocols = *ParseProtocols(options.protocols);
+  if (options.sharp && hardware.nodes > 1 && !hardware.fabric_sharp) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--sharp: the switches between these nodes do not reduce in the "
+        "network (", hardware.DebugString(),
+        "); leave --sharp off or use a fabric with SHARP"));
+  }
   NcclPrediction prediction;
   prediction.op = op;
   prediction.bytes = bytes;
   prediction.hardware = hardware;
-  prediction.candidates = Candidates(hardware, op);
+  std::vector<NcclCandidate> all = Candidates(hardware, op, options);
+  for (NcclCandidate& c : all) {
+    if (algorithms[static_cast<int>(c.algorithm)] &&
+        protocols[static_cast<int>(c.protocol)]) {
+      prediction.candidates.push_back(c);
+    }
+  }
   if (prediction.candidates.empty()) {
+    std::string why = all.empty() ? "" : " allowed by";
+    if (!all.empty()) {
+      if (!options.algorithms.empty())
+        absl::StrAppend(&why, " NCCL_ALGO=", options.algorithms);
+      if (!options.protocols.empty())
+        absl::StrAppend(&why, " NCCL_PROTO=", options.protocols);
+    }
     return absl::FailedPreconditionError(
-        absl::StrCat("no NCCL algorithm applies to ", NcclOpName(op), " on ",
-                     hardware.DebugString()));
+        absl::StrCat("no NCCL algorithm", why, " applies to ", NcclOpName(op),
+                     " on ", hardware.DebugString()));
   }
   const NcclCandidate* best = nullptr;
   for (NcclCandidate& c : prediction.candidates) {
-    c.time_us =
-        c.latency_us + static_cast<double>(bytes) / (c.algbw_GBps * 1e3);
+    c.time_us = MeanTime(hardware, op, c, bytes, options);
     // Equal times (up to rounding: a single-node tree and ring take the
     // same latency) go to the earlier candidate.
     if (best == nullptr || c.time_us < best->time_us * (1 - kTieTolerance)) {
@@ -384,10 +547,16 @@ absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
 absl::StatusOr<NcclPrediction> PredictNccl(
     const Topology& topology, const std::vector<int>& device_indices, NcclOp op,
     int64_t bytes) {
+  return PredictNccl(topology, device_indices, op, bytes, NcclRunOptions());
+}
+
+absl::StatusOr<NcclPrediction> PredictNccl(
+    const Topology& topology, const std::vector<int>& device_indices, NcclOp op,
+    int64_t bytes, const NcclRunOptions& options) {
   absl::StatusOr<GroupHardware> hardware =
       DescribeGroupHardware(topology, device_indices);
   if (!hardware.ok()) return hardware.status();
-  return PredictNcclOn(*hardware, op, bytes);
+  return PredictNcclOn(*hardware, op, bytes, options);
 }
 
 }  // namespace simulator

@@ -80,7 +80,43 @@ struct NcclCandidate {
   double latency_us = 0;
   // Algorithm bandwidth (bytes / time at large sizes), GB/s (1e9 B/s).
   double algbw_GBps = 0;
+  // The part of the latency that back-to-back collectives overlap: the
+  // depth of a chain (broadcast, reduce) beyond its first hop.
+  double pipeline_fill_us = 0;
+  // The mean time under the run options (NcclRunOptions).
   double time_us = 0;
+};
+
+// How the collective is launched, timed and restricted, as nccl-tests and
+// NCCL's environment set it. The defaults describe one collective issued by
+// a process that drives one GPU, as a training program issues it.
+struct NcclRunOptions {
+  // GPUs one host thread drives, launching their kernels one after another
+  // in a group call (nccl-tests -g; 1: a process or thread per GPU, as
+  // under mpirun).
+  int gpus_per_thread = 1;
+  // Collectives issued back to back on the stream; the time is their mean
+  // (nccl-tests -n: it times -n iterations after -w warm-ups). With more
+  // than one, a GPU that is done with its part of a rooted collective
+  // (broadcast, reduce) starts the next one while the last ranks still
+  // finish the previous, and the host's launches overlap the GPUs' work.
+  int iters = 1;
+  // Untimed collectives before them (nccl-tests -w); they change nothing
+  // in the model but must not be negative.
+  int warmup_iters = 0;
+  // NCCL_ALGO and NCCL_PROTO: comma-separated names, case-insensitive, a
+  // leading '^' to exclude instead ("" allows all). Algorithms: ring,
+  // tree, nvls, nvlstree (or nvls_tree), collnet (also collnetdirect,
+  // collnetchain), p2p (all-to-all, always allowed); protocols: ll, ll128,
+  // simple.
+  std::string algorithms;
+  std::string protocols;
+  // NCCL_NVLS_ENABLE: NVLink SHARP where the NVSwitches have it.
+  bool nvls = true;
+  // In-network reduction across nodes (the SHARP plugin, CollNet and NVLS
+  // with SHARP); off by default, as in NCCL without the plugin. The fabric
+  // must have it (FAILED_PRECONDITION otherwise).
+  bool sharp = false;
 };
 
 struct NcclPrediction {
@@ -110,6 +146,22 @@ absl::StatusOr<NcclPrediction> PredictNccl(
 // The same from an already described group (no routing): for sweeps.
 absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
                                              NcclOp op, int64_t bytes);
+
+// With run options: INVALID_ARGUMENT for an unknown name in
+// options.algorithms / protocols (the message names the flag's NCCL
+// variable), gpus_per_thread or iters below 1, warmup_iters below 0;
+// FAILED_PRECONDITION when the lists leave no candidate for the operation
+// or sharp is asked of a fabric whose switches do not reduce.
+absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
+                                             NcclOp op, int64_t bytes,
+                                             const NcclRunOptions& options);
+absl::StatusOr<NcclPrediction> PredictNccl(
+    const Topology& topology, const std::vector<int>& device_indices, NcclOp op,
+    int64_t bytes, const NcclRunOptions& options);
+
+// Checks options.algorithms and options.protocols and the counts, as
+// PredictNcclOn does, without a group (for flags).
+absl::Status ValidateNcclRunOptions(const NcclRunOptions& options);
 
 }  // namespace simulator
 

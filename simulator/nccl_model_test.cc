@@ -188,14 +188,99 @@ TEST(NcclModelTest, ClusterRingMeetsTheNetworkFigure) {
   const double busbw = AllReduceBusBw(8 * kGiB, ring->time_us, 16);
   EXPECT_GE(busbw, 350.0);
   EXPECT_LE(busbw, 400.0);
-  // SHARP in the fabric and on the NVSwitch: every algorithm is available,
-  // and NVLS (with SHARP across nodes) wins at large sizes.
+  // Without the SHARP plugin (NCCL's default) the fabric does not reduce:
+  // no CollNet, no NVLS across nodes; the ring wins at large sizes.
+  EXPECT_EQ(Find(p, NcclAlgorithm::kCollNet, NcclProtocol::kSimple), nullptr);
+  EXPECT_EQ(Find(p, NcclAlgorithm::kNvls, NcclProtocol::kSimple), nullptr);
+  EXPECT_EQ(p.Label(), "ring/simple");
+  // With it (--sharp), every algorithm is available, and NVLS (with SHARP
+  // across nodes) wins at large sizes.
+  NcclRunOptions sharp;
+  sharp.sharp = true;
+  absl::StatusOr<NcclPrediction> q =
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8 * kGiB, sharp);
+  ASSERT_TRUE(q.ok()) << q.status();
   for (NcclAlgorithm a : {NcclAlgorithm::kTree, NcclAlgorithm::kNvlsTree,
-                          NcclAlgorithm::kCollNet}) {
-    EXPECT_NE(Find(p, a, NcclProtocol::kSimple), nullptr)
+                          NcclAlgorithm::kCollNet, NcclAlgorithm::kNvls}) {
+    EXPECT_NE(Find(*q, a, NcclProtocol::kSimple), nullptr)
         << NcclAlgorithmName(a);
   }
-  EXPECT_EQ(p.Label(), "nvls/simple");
+  EXPECT_EQ(q->Label(), "nvls/simple");
+}
+
+// NCCL_ALGO / NCCL_PROTO lists, NVLS off, SHARP on a fabric without it.
+TEST(NcclModelTest, RunOptionsRestrictTheChoice) {
+  const Topology t = Load("dgx_h100");
+  NcclRunOptions o;
+  o.algorithms = "Ring";
+  absl::StatusOr<NcclPrediction> p =
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, kGiB, o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->Label(), "ring/simple");
+  for (const NcclCandidate& c : p->candidates) {
+    EXPECT_EQ(c.algorithm, NcclAlgorithm::kRing);
+  }
+  o.algorithms = "^nvls";
+  o.protocols = "LL,LL128";
+  p = PredictNccl(t, Gpus(t), NcclOp::kAllReduce, kGiB, o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NE(p->algorithm, NcclAlgorithm::kNvls);
+  EXPECT_NE(p->protocol, NcclProtocol::kSimple);
+  NcclRunOptions off;
+  off.nvls = false;
+  p = PredictNccl(t, Gpus(t), NcclOp::kAllReduce, kGiB, off);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(Find(*p, NcclAlgorithm::kNvls, NcclProtocol::kSimple), nullptr);
+
+  NcclRunOptions bad;
+  bad.algorithms = "ring,hypercube";
+  absl::Status s =
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, bad).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("hypercube"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("NCCL_ALGO"), absl::string_view::npos) << s;
+  NcclRunOptions none;
+  none.algorithms = "collnet";  // applies only across nodes with SHARP
+  EXPECT_EQ(PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, none)
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  NcclRunOptions zero;
+  zero.iters = 0;
+  EXPECT_EQ(PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, zero)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+
+  const Topology roce = Load("dgx_h100_cluster:2,fabric=roce");
+  NcclRunOptions sharp;
+  sharp.sharp = true;
+  EXPECT_EQ(PredictNccl(roce, Gpus(roce), NcclOp::kAllReduce, 8, sharp)
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+// nccl-tests' timing: back-to-back broadcasts overlap the chain's depth, a
+// thread driving 8 GPUs pays their launches.
+TEST(NcclModelTest, RunModeAndIterations) {
+  const Topology t = Load("dgx_h100");
+  NcclRunOptions one;
+  NcclRunOptions many;
+  many.iters = 20;
+  const double single =
+      PredictNccl(t, Gpus(t), NcclOp::kBroadcast, 1024, one)->time_us;
+  const double mean =
+      PredictNccl(t, Gpus(t), NcclOp::kBroadcast, 1024, many)->time_us;
+  EXPECT_LT(mean, single);
+  // All-reduce keeps every GPU busy to the end: no overlap.
+  EXPECT_DOUBLE_EQ(
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 1024, one)->time_us,
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 1024, many)->time_us);
+  NcclRunOptions grouped = many;
+  grouped.gpus_per_thread = 8;
+  EXPECT_GT(PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, grouped)->time_us,
+            PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, many)->time_us);
 }
 
 TEST(NcclModelTest, ClusterWithoutSharpUsesTreesForSmallMessages) {

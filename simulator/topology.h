@@ -89,6 +89,8 @@ struct Node {
   // kSwitch: its kind and whether it reduces data in the network.
   SwitchDef::Kind switch_kind = SwitchDef::KIND_UNSPECIFIED;
   bool in_network_reduction = false;
+  // kSwitch: a root complex that stages peer traffic in host memory.
+  bool no_peer_to_peer = false;
   // kNic: node id of the device the NIC serves, or -1.
   int paired_device = -1;
   // TPU cores and ICI routers: the chip's position (and the core index).

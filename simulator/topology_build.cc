@@ -292,6 +292,7 @@ absl::Status Topology::AddSwitch(int i, const SourceLocations& locations) {
   node.kind = NodeKind::kSwitch;
   node.switch_kind = def.kind();
   node.in_network_reduction = def.in_network_reduction();
+  node.no_peer_to_peer = def.no_peer_to_peer();
   node.forwards_traffic = true;
   node.def_index = i;
   if (def.kind() == SwitchDef::ICI_ROUTER) {
