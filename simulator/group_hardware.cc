@@ -242,4 +242,54 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
   return hw;
 }
 
+absl::StatusOr<std::vector<int>> PlaceGpuRanks(const Topology& topology,
+                                               int64_t count,
+                                               int64_t per_node) {
+  if (count < 1 || per_node < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a group of ", count, " GPUs with ", per_node,
+        " per node: give at least one GPU and a per-node count of 0 (fill "
+        "each node) or more"));
+  }
+  std::vector<std::vector<int>> by_host(topology.host_names().size());
+  int64_t total = 0;
+  for (const DeviceInfo& d : topology.devices()) {
+    if (d.kind != DeviceDef::GPU || d.host < 0) continue;
+    by_host[static_cast<size_t>(d.host)].push_back(d.index);
+    ++total;
+  }
+  std::vector<int> chosen;
+  if (per_node == 0) {
+    for (const std::vector<int>& gpus : by_host) {
+      for (int g : gpus) {
+        if (static_cast<int64_t>(chosen.size()) < count) chosen.push_back(g);
+      }
+    }
+    if (static_cast<int64_t>(chosen.size()) < count) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a group of ", count, " GPUs but topology '",
+                       topology.name(), "' has ", total));
+    }
+    return chosen;
+  }
+  int64_t hosts_with_room = 0;
+  for (const std::vector<int>& gpus : by_host) {
+    if (static_cast<int64_t>(gpus.size()) < per_node) continue;
+    ++hosts_with_room;
+    for (int64_t i = 0; i < per_node; ++i) {
+      if (static_cast<int64_t>(chosen.size()) < count) {
+        chosen.push_back(gpus[static_cast<size_t>(i)]);
+      }
+    }
+  }
+  if (static_cast<int64_t>(chosen.size()) < count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a group of ", count, " GPUs placed ", per_node,
+        " per node needs ", (count + per_node - 1) / per_node,
+        " nodes with that many GPUs, but topology '", topology.name(),
+        "' has ", hosts_with_room, "; use a larger cluster or fewer GPUs"));
+  }
+  return chosen;
+}
+
 }  // namespace simulator

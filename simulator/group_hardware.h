@@ -27,6 +27,7 @@
 #ifndef SIMULATOR_GROUP_HARDWARE_H_
 #define SIMULATOR_GROUP_HARDWARE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,15 @@ struct GroupHardware {
 // when two of the devices have no route between them.
 absl::StatusOr<GroupHardware> DescribeGroupHardware(
     const Topology& topology, const std::vector<int>& device_indices);
+
+// The GPUs (indices into topology.devices()) of a group of `count` ranks
+// placed `per_node` on each host, hosts in order, each host's GPUs in
+// order; per_node 0 takes the first `count` GPUs of the topology, filling
+// each host. INVALID_ARGUMENT when the topology has too few hosts with
+// enough GPUs, or for counts below 1 (per_node below 0).
+absl::StatusOr<std::vector<int>> PlaceGpuRanks(const Topology& topology,
+                                               int64_t count,
+                                               int64_t per_node);
 
 }  // namespace simulator
 

@@ -14,6 +14,10 @@ std::vector<Subcommand> Subcommands() {
        "predict a collective's time over message sizes on a simulated "
        "topology (nccl-tests style table)",
        RunCollective},
+      {"validate",
+       "the NCCL model's predictions against published nccl-tests "
+       "measurements, per point and per category",
+       RunValidate},
       {"devices", "list the platforms and the devices a platform finds",
        RunDevices},
   };

@@ -68,6 +68,7 @@ class FlagSet {
 absl::Status RunCollective(const std::vector<std::string>& args);
 absl::Status RunDevices(const std::vector<std::string>& args);
 absl::Status RunTrain(const std::vector<std::string>& args);
+absl::Status RunValidate(const std::vector<std::string>& args);
 
 }  // namespace distsim
 
