@@ -1,10 +1,13 @@
 // An analytical model of what NCCL does for a collective on a group of GPUs
 // of a topology, in the spirit of NCCL's own tuner (src/graph/tuning.cc):
 // every (algorithm, protocol) pair that NCCL could run is given a latency
-// and a bandwidth from the group's hardware (group_hardware.h), its time is
-//   latency_us + bytes / algorithm bandwidth,
-// and NCCL's choice is the fastest pair. Used by `distsim collective
-// --algorithm=nccl` and wherever a simulated NCCL is timed.
+// and a bandwidth from the group's hardware (group_hardware.h), its time on
+// the GPUs is
+//   latency_us + pipeline fill (per protocol) + bytes / algorithm bandwidth,
+// and NCCL's choice is the fastest pair. NcclRunOptions adds how the
+// collective is launched and timed (nccl-tests' -g, -n) and what NCCL's
+// environment allows. Used by `distsim collective --algorithm=nccl`,
+// `distsim validate` and wherever a simulated NCCL is timed.
 //
 // Example:
 //   absl::StatusOr<Topology> topology = BuiltinTopology("dgx_h100");
@@ -13,7 +16,7 @@
 //       PredictNccl(*topology, gpus, NcclOp::kAllReduce, int64_t{1} << 30);
 //   // p->algorithm == NcclAlgorithm::kNvls, p->protocol ==
 //   // NcclProtocol::kSimple, p->Label() == "nvls/simple",
-//   // p->time_us about 3950 (busbw about 476 GB/s).
+//   // p->time_us about 4050 (busbw about 464 GB/s).
 //
 // Sizes are those of nccl-tests: the buffer of an all-reduce, broadcast or
 // reduce; the whole (gathered) output of an all-gather and the whole input of

@@ -28,8 +28,12 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   bool json = false;
   FlagSet flags("collective");
   flags.String("topology", &options.topology,
-               "built-in topology (e.g. dgx_h100, dgx_a100, pcie_4gpu, "
-               "dgx_h100_cluster:16) or a topology .textproto file");
+               "built-in topology (dgx_a100, dgx_h100, hgx_h200, hgx_b200, "
+               "gb200_nvl72, pcie_4gpu, pcie_4gpu_nop2p, pcie_8gpu_nop2p, "
+               "h100_pcie_nvlink_pair; clusters "
+               "{dgx_a100,dgx_h100,hgx_h200,hgx_b200,gb200_nvl72}_cluster:N"
+               "[,nics=K][,nic_gbps=G][,fabric=ib|roce|efa]; `distsim "
+               "devices` lists them) or a topology .textproto file");
   flags.String("op", &options.op,
                "all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
                "all_to_all or barrier");
@@ -52,6 +56,27 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   flags.Int("message_budget", &options.message_budget,
             "most messages one simulated collective may send; chunks grow "
             "to stay within it");
+  flags.Int("gpus_per_node", &options.gpus_per_node,
+            "place the ranks N per node (0: fill each node's GPUs)");
+  flags.Int("gpus_per_thread", &options.gpus_per_thread,
+            "nccl: GPUs one thread drives in a group call, as nccl-tests -g "
+            "(1: a process per GPU, as under mpirun)");
+  flags.Int("iters", &options.iters,
+            "nccl: collectives timed back to back, as nccl-tests -n; times "
+            "are their mean");
+  flags.Int("warmup_iters", &options.warmup_iters,
+            "nccl: untimed collectives before them, as nccl-tests -w");
+  flags.String("nccl_algo", &options.nccl_algo,
+               "nccl: NCCL_ALGO, e.g. Ring,Tree or ^NVLS (ring, tree, nvls, "
+               "nvlstree, collnet)");
+  flags.String("nccl_proto", &options.nccl_proto,
+               "nccl: NCCL_PROTO, e.g. Simple or ^LL128 (ll, ll128, simple)");
+  flags.Bool("nvls", &options.nvls,
+             "nccl: NVLink SHARP where the NVSwitches have it "
+             "(NCCL_NVLS_ENABLE); --nvls=false turns it off");
+  flags.Bool("sharp", &options.sharp,
+             "nccl: in-network reduction across nodes (the SHARP plugin: "
+             "CollNet, NVLS with SHARP); off as in NCCL without the plugin");
   flags.Bool("json", &json, "print one JSON array of rows and nothing else");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();

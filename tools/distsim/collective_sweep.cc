@@ -57,6 +57,7 @@ struct Setup {
   dc::GroupTopology topology;
   int64_t message_budget = kDefaultMessageBudget;
   std::string trace_path;
+  simulator::NcclRunOptions nccl_options;
 };
 
 // What runs for one size.
@@ -384,6 +385,24 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
         "--trace needs a simulated algorithm; the nccl rows come from an "
         "analytical model, not a simulation");
   }
+  if (options.gpus_per_node < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--gpus_per_node=", options.gpus_per_node,
+        ": give 0 (fill each node) or the ranks per node"));
+  }
+  setup.nccl_options.gpus_per_thread =
+      static_cast<int>(std::min<int64_t>(options.gpus_per_thread, 1 << 20));
+  setup.nccl_options.iters =
+      static_cast<int>(std::min<int64_t>(options.iters, 1 << 30));
+  setup.nccl_options.warmup_iters =
+      static_cast<int>(std::min<int64_t>(options.warmup_iters, 1 << 30));
+  setup.nccl_options.algorithms = options.nccl_algo;
+  setup.nccl_options.protocols = options.nccl_proto;
+  setup.nccl_options.nvls = options.nvls;
+  setup.nccl_options.sharp = options.sharp;
+  absl::Status nccl_valid =
+      simulator::ValidateNcclRunOptions(setup.nccl_options);
+  if (!nccl_valid.ok()) return nccl_valid;
   setup.message_budget = options.message_budget;
   setup.trace_path = options.trace_path;
   setup.spec = absl::StrCat("sim:", options.topology, ";timing");
@@ -392,8 +411,28 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
       simulator::SimPlatform::FromSpec(absl::StrCat(setup.spec, ";notrace"));
   if (!platform.ok()) return platform.status();
   const simulator::Topology& topology = (*platform)->topology();
-  absl::StatusOr<std::vector<int>> chosen = PickDevices(topology, options.gpus);
-  if (!chosen.ok()) return chosen.status();
+  int64_t group_size = options.gpus;
+  if (options.gpus_per_node > 0 && group_size == 0) {
+    // --gpus_per_node alone: every node that has that many GPUs.
+    std::vector<int64_t> per_host(topology.host_names().size());
+    for (const simulator::DeviceInfo& d : topology.devices()) {
+      if (d.kind == simulator::DeviceDef::GPU && d.host >= 0) ++per_host[d.host];
+    }
+    for (int64_t count : per_host) {
+      if (count >= options.gpus_per_node) group_size += options.gpus_per_node;
+    }
+    group_size = std::max<int64_t>(group_size, 1);
+  }
+  absl::StatusOr<std::vector<int>> chosen =
+      options.gpus_per_node > 0
+          ? simulator::PlaceGpuRanks(topology, group_size,
+                                     options.gpus_per_node)
+          : PickDevices(topology, options.gpus);
+  if (!chosen.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--gpus=", options.gpus, " --gpus_per_node=", options.gpus_per_node,
+        ": ", chosen.status().message()));
+  }
   const std::vector<std::string> names = (*platform)->DeviceNames();
   for (int index : *chosen) setup.device_names.push_back(names[index]);
   absl::StatusOr<simulator::GroupHardware> hw =
@@ -450,7 +489,8 @@ absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options) {
       absl::StatusOr<simulator::NcclOp> op = NcclOpOf(setup->op);
       if (!op.ok()) return op.status();
       absl::StatusOr<simulator::NcclPrediction> p =
-          simulator::PredictNcclOn(setup->hardware, *op, plan->bytes);
+          simulator::PredictNcclOn(setup->hardware, *op, plan->bytes,
+                                   setup->nccl_options);
       if (!p.ok()) return p.status();
       row.algorithm = absl::StrCat("nccl:", p->Label());
       row.time_us = p->time_us;

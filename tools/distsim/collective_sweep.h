@@ -88,6 +88,19 @@ struct SweepOptions {
   // Where to write the Chrome trace of the largest size ("": none).
   std::string trace_path;
   int64_t message_budget = kDefaultMessageBudget;
+  // Ranks per node (0: fill each node's GPUs in order).
+  int64_t gpus_per_node = 0;
+  // How the NCCL model's collectives are launched and timed, and which of
+  // NCCL's algorithms and protocols it may pick (nccl rows only; see
+  // simulator::NcclRunOptions). Defaults as nccl-tests: one process per
+  // GPU, -n 20, -w 5.
+  int64_t gpus_per_thread = 1;
+  int64_t iters = 20;
+  int64_t warmup_iters = 5;
+  std::string nccl_algo;
+  std::string nccl_proto;
+  bool nvls = true;
+  bool sharp = false;
 };
 
 // One size, as nccl-tests reports it. Bandwidths in GB/s (1e9 bytes per
