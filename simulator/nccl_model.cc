@@ -238,6 +238,7 @@ void Add(std::vector<NcclCandidate>& out, NcclAlgorithm a, NcclProtocol p,
   c.protocol = p;
   c.latency_us = latency_us;
   c.algbw_GBps = algbw_GBps;
+  c.fill_us = kPipelineFillUs[static_cast<int>(p)];
   out.push_back(c);
 }
 
@@ -276,7 +277,7 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
           algbw);
       if (op == NcclOp::kBroadcast || op == NcclOp::kReduce) {
         const double first_hop = m.multi_node() ? m.NetHop(p) : m.IntraHop(p);
-        out.back().pipeline_fill_us =
+        out.back().chain_overlap_us =
             std::max(0.0, out.back().latency_us - m.Base(p) - first_hop);
       }
     }
@@ -338,7 +339,7 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
 
 // One collective on the GPUs, from the moment every rank's kernel runs.
 double GpuTimeUs(const NcclCandidate& c, int64_t bytes) {
-  return c.latency_us + kPipelineFillUs[static_cast<int>(c.protocol)] +
+  return c.latency_us + c.fill_us +
          static_cast<double>(bytes) / (c.algbw_GBps * 1e3);
 }
 
@@ -358,7 +359,7 @@ double MeanTime(NcclOp op, const NcclCandidate& c, int64_t bytes,
   double gpu_period = gpu;
   if ((op == NcclOp::kBroadcast || op == NcclOp::kReduce) &&
       c.algorithm == NcclAlgorithm::kRing) {
-    gpu_period = gpu - c.pipeline_fill_us;
+    gpu_period = gpu - c.chain_overlap_us;
   }
   const double host_period = options.gpus_per_thread * kLaunchPerGpuUs;
   const double period = std::max(gpu_period, host_period);

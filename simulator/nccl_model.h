@@ -83,9 +83,11 @@ struct NcclCandidate {
   double latency_us = 0;
   // Algorithm bandwidth (bytes / time at large sizes), GB/s (1e9 B/s).
   double algbw_GBps = 0;
+  // The time the pipeline takes to fill before it runs at algbw_GBps.
+  double fill_us = 0;
   // The part of the latency that back-to-back collectives overlap: the
   // depth of a chain (broadcast, reduce) beyond its first hop.
-  double pipeline_fill_us = 0;
+  double chain_overlap_us = 0;
   // The mean time under the run options (NcclRunOptions).
   double time_us = 0;
 };

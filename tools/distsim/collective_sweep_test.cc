@@ -312,5 +312,50 @@ TEST(CollectiveSweepTest, BadOptions) {
   EXPECT_EQ(code(o), absl::StatusCode::kFailedPrecondition);
 }
 
+// The NCCL rows take nccl-tests' setup: ranks per node, the launch mode,
+// NCCL_ALGO/NCCL_PROTO, SHARP; bad values are refused with the flag's name.
+TEST(CollectiveSweepTest, NcclRunOptionsAndPlacement) {
+  SweepOptions options;
+  options.topology = "dgx_h100_cluster:4";
+  options.algorithm = "nccl";
+  options.min_bytes = options.max_bytes = 8;
+  options.gpus_per_node = 1;
+  absl::StatusOr<SweepResult> one = RunCollectiveSweep(options);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->ranks, 4);
+  EXPECT_NE(one->hardware.find("4 ranks on 4 node(s)"), std::string::npos)
+      << one->hardware;
+
+  options.gpus_per_node = 0;
+  options.topology = "dgx_h100";
+  options.gpus_per_thread = 8;
+  absl::StatusOr<SweepResult> grouped = RunCollectiveSweep(options);
+  options.gpus_per_thread = 1;
+  absl::StatusOr<SweepResult> mpi = RunCollectiveSweep(options);
+  ASSERT_TRUE(grouped.ok() && mpi.ok());
+  // One thread launching 8 kernels per collective is slower at 8 bytes.
+  EXPECT_GT(grouped->rows[0].time_us, mpi->rows[0].time_us);
+
+  options.min_bytes = options.max_bytes = kGiB;
+  options.nccl_algo = "^nvls";
+  absl::StatusOr<SweepResult> no_nvls = RunCollectiveSweep(options);
+  ASSERT_TRUE(no_nvls.ok()) << no_nvls.status();
+  EXPECT_EQ(no_nvls->rows[0].algorithm, "nccl:ring/simple");
+
+  options.nccl_algo = "rings";
+  absl::StatusOr<SweepResult> bad = RunCollectiveSweep(options);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "--nccl_algo"))
+      << bad.status();
+  options.nccl_algo = "";
+  options.iters = 0;
+  EXPECT_EQ(RunCollectiveSweep(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.iters = 20;
+  options.gpus_per_node = 16;  // a DGX H100 has 8
+  EXPECT_EQ(RunCollectiveSweep(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace distsim

@@ -1,5 +1,6 @@
-// `distsim devices`: the registered platforms and the devices one of them
-// finds, with their kind and memory.
+// `distsim devices`: the registered platforms, the simulator's built-in
+// topologies, and the devices one platform finds, with their kind and
+// memory.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "devices/device.h"
 #include "devices/platform.h"
 #include "devices/platform_registry.h"
+#include "simulator/builtin_topologies.h"
 #include "tools/distsim/platforms.h"
 #include "tools/distsim/subcommands.h"
 
@@ -28,6 +30,11 @@ absl::Status RunDevices(const std::vector<std::string>& args) {
   RegisterAllPlatforms();
   std::printf("platforms: %s\n",
               absl::StrJoin(devices::ListPlatformFactories(), ", ").c_str());
+  std::printf("sim: topologies:\n");
+  for (const simulator::BuiltinTopologyInfo& info :
+       simulator::ListBuiltinTopologies()) {
+    std::printf("  %-24s %s\n", info.name.c_str(), info.description.c_str());
+  }
   absl::StatusOr<std::unique_ptr<devices::Platform>> platform =
       devices::CreatePlatform(spec);
   if (!platform.ok()) return platform.status();
