@@ -2,8 +2,8 @@
 
 #include <cstdint>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -93,11 +93,11 @@ absl::Status SetNics(TopologyDef& node, int64_t nics,
                      absl::string_view full_name) {
   const int64_t have = node.nics_size();
   if (nics < 1 || (have % nics != 0 && nics % have != 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "built-in topology '", full_name, "': nics=", nics, " but a ",
-        node.name(), " node has ", have,
-        " NIC ports; give a number that divides ", have,
-        " or a multiple of it"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("built-in topology '", full_name, "': nics=", nics,
+                     " but a ", node.name(), " node has ", have,
+                     " NIC ports; give a number that divides ", have,
+                     " or a multiple of it"));
   }
   if (nics == have) return absl::OkStatus();
   // The PCIe switch each NIC hangs off, and that link.
@@ -112,8 +112,8 @@ absl::Status SetNics(TopologyDef& node, int64_t nics,
       }
     }
     if (nic_switch[i].empty()) {
-      return absl::InternalError(absl::StrCat(
-          "built-in node ", node.name(), ": NIC ", nic, " has no link"));
+      return absl::InternalError(absl::StrCat("built-in node ", node.name(),
+                                              ": NIC ", nic, " has no link"));
     }
   }
   if (nics > have) {
@@ -267,9 +267,9 @@ std::vector<BuiltinTopologyInfo> ListBuiltinTopologies() {
                     def.ok() ? def->description() : "(does not parse)"});
   }
   for (const ClusterKind& kind : kClusterKinds) {
-    list.push_back({absl::StrCat(kind.kind, ":N"),
-                    absl::StrCat(kind.description, "; options: ",
-                                 kClusterOptionsHelp)});
+    list.push_back(
+        {absl::StrCat(kind.kind, ":N"),
+         absl::StrCat(kind.description, "; options: ", kClusterOptionsHelp)});
   }
   list.push_back({"tpu_v4:XxYxZ",
                   "TPU v4 slice: 3D mesh, torus when every axis is a "

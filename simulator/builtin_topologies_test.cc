@@ -157,14 +157,14 @@ TEST(BuiltinTopologiesTest, ListNamesEveryBuiltin) {
     EXPECT_FALSE(info.description.empty()) << info.name;
     names.insert(info.name);
   }
-  EXPECT_EQ(names,
-            std::set<std::string>(
-                {"laptop", "pcie_4gpu", "dgx_a100", "dgx_h100", "hgx_h200",
-                 "hgx_b200", "gb200_nvl72", "pcie_4gpu_nop2p",
-                 "pcie_8gpu_nop2p", "h100_pcie_nvlink_pair",
-                 "dgx_a100_cluster:N", "dgx_h100_cluster:N",
-                 "hgx_h200_cluster:N", "hgx_b200_cluster:N",
-                 "gb200_nvl72_cluster:N", "tpu_v4:XxYxZ", "tpu_v5e:XxY"}));
+  EXPECT_EQ(
+      names,
+      std::set<std::string>(
+          {"laptop", "pcie_4gpu", "dgx_a100", "dgx_h100", "hgx_h200",
+           "hgx_b200", "gb200_nvl72", "pcie_4gpu_nop2p", "pcie_8gpu_nop2p",
+           "h100_pcie_nvlink_pair", "dgx_a100_cluster:N", "dgx_h100_cluster:N",
+           "hgx_h200_cluster:N", "hgx_b200_cluster:N", "gb200_nvl72_cluster:N",
+           "tpu_v4:XxYxZ", "tpu_v5e:XxY"}));
 }
 
 // The current generation and the machines of published measurements load,

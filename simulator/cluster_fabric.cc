@@ -63,20 +63,18 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
   }
   if (options.ethernet && options.in_network_reduction) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": Ethernet switches do not reduce in the network (SHARP is "
-              "an InfiniBand feature); turn in_network_reduction off"));
+        what,
+        ": Ethernet switches do not reduce in the network (SHARP is "
+        "an InfiniBand feature); turn in_network_reduction off"));
   }
   TopologyDef def;
   def.set_name(options.name.empty()
                    ? absl::StrCat(node.name(), "_cluster:", options.nodes)
                    : options.name);
-  def.set_description(absl::StrCat(options.nodes, " x ", node.name(),
-                                   " on a rail-optimized ",
-                                   options.ethernet ? "Ethernet (RoCE)"
-                                                    : "InfiniBand",
-                                   " fat tree (",
-                                   node.nics_size(), " rails, ", options.spines,
-                                   " spines)"));
+  def.set_description(absl::StrCat(
+      options.nodes, " x ", node.name(), " on a rail-optimized ",
+      options.ethernet ? "Ethernet (RoCE)" : "InfiniBand", " fat tree (",
+      node.nics_size(), " rails, ", options.spines, " spines)"));
   def.mutable_routing()->set_policy(RoutingDef::ECMP);
   def.mutable_routing()->set_ecmp_seed(options.ecmp_seed);
   *def.mutable_device_specs() = node.device_specs();
@@ -150,10 +148,9 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t r = 0; r < rails; ++r) {
       for (int64_t s = 0; s < options.spines; ++s) {
-        AddFabricLink(def, options, LeafName(r, g),
-                      absl::StrCat("ib_spine", s),
-                          options.port_bandwidth_bytes_per_second,
-                          options.switch_latency_ns);
+        AddFabricLink(def, options, LeafName(r, g), absl::StrCat("ib_spine", s),
+                      options.port_bandwidth_bytes_per_second,
+                      options.switch_latency_ns);
       }
     }
   }

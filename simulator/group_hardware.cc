@@ -284,10 +284,10 @@ absl::StatusOr<std::vector<int>> PlaceGpuRanks(const Topology& topology,
   }
   if (static_cast<int64_t>(chosen.size()) < count) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "a group of ", count, " GPUs placed ", per_node,
-        " per node needs ", (count + per_node - 1) / per_node,
-        " nodes with that many GPUs, but topology '", topology.name(),
-        "' has ", hosts_with_room, "; use a larger cluster or fewer GPUs"));
+        "a group of ", count, " GPUs placed ", per_node, " per node needs ",
+        (count + per_node - 1) / per_node,
+        " nodes with that many GPUs, but topology '", topology.name(), "' has ",
+        hosts_with_room, "; use a larger cluster or fewer GPUs"));
   }
   return chosen;
 }

@@ -94,8 +94,7 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
 // each host. INVALID_ARGUMENT when the topology has too few hosts with
 // enough GPUs, or for counts below 1 (per_node below 0).
 absl::StatusOr<std::vector<int>> PlaceGpuRanks(const Topology& topology,
-                                               int64_t count,
-                                               int64_t per_node);
+                                               int64_t count, int64_t per_node);
 
 }  // namespace simulator
 

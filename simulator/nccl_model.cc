@@ -198,9 +198,9 @@ class Model {
 
   // GB/s a rank moves through its intra-node link / its node's NICs.
   double IntraBw(NcclProtocol p) const {
-    const double staged =
-        hw_.intra_through_host && p != NcclProtocol::kLL ? kHostStagedEfficiency
-                                                          : 1.0;
+    const double staged = hw_.intra_through_host && p != NcclProtocol::kLL
+                              ? kHostStagedEfficiency
+                              : 1.0;
     return hw_.intra_bw_Bps / 1e9 * Efficiency(p, intra_class_) * staged;
   }
   double NodeNetBw(NcclProtocol p) const {
@@ -515,8 +515,7 @@ absl::Status ValidateNcclRunOptions(const NcclRunOptions& options) {
         absl::StrCat("--warmup_iters=", options.warmup_iters,
                      ": give 0 or more warm-up iterations"));
   }
-  absl::StatusOr<AlgorithmSet> algorithms =
-      ParseAlgorithms(options.algorithms);
+  absl::StatusOr<AlgorithmSet> algorithms = ParseAlgorithms(options.algorithms);
   if (!algorithms.ok()) return algorithms.status();
   return ParseProtocols(options.protocols).status();
 }
@@ -545,7 +544,8 @@ absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
   if (options.sharp && hardware.nodes > 1 && !hardware.fabric_sharp) {
     return absl::FailedPreconditionError(absl::StrCat(
         "--sharp: the switches between these nodes do not reduce in the "
-        "network (", hardware.DebugString(),
+        "network (",
+        hardware.DebugString(),
         "); leave --sharp off or use a fabric with SHARP"));
   }
   NcclPrediction prediction;

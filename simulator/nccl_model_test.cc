@@ -237,23 +237,20 @@ TEST(NcclModelTest, RunOptionsRestrictTheChoice) {
 
   NcclRunOptions bad;
   bad.algorithms = "ring,hypercube";
-  absl::Status s =
-      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, bad).status();
+  absl::Status s = PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, bad).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("hypercube"), absl::string_view::npos) << s;
   EXPECT_NE(s.message().find("NCCL_ALGO"), absl::string_view::npos) << s;
   NcclRunOptions none;
   none.algorithms = "collnet";  // applies only across nodes with SHARP
-  EXPECT_EQ(PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, none)
-                .status()
-                .code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, none).status().code(),
+      absl::StatusCode::kFailedPrecondition);
   NcclRunOptions zero;
   zero.iters = 0;
-  EXPECT_EQ(PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, zero)
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 8, zero).status().code(),
+      absl::StatusCode::kInvalidArgument);
 
   const Topology roce = Load("dgx_h100_cluster:2,fabric=roce");
   NcclRunOptions sharp;

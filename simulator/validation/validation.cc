@@ -36,12 +36,12 @@ absl::StatusOr<std::vector<ValidationPoint>> ParseSet(absl::string_view text,
   ValidationSet set;
   google::protobuf::TextFormat::Parser parser;
   if (!parser.ParseFromString(std::string(text), &set)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, " is not a ValidationSet in protobuf text format "
-               "(simulator/validation/validation.proto)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where,
+                     " is not a ValidationSet in protobuf text format "
+                     "(simulator/validation/validation.proto)"));
   }
-  return std::vector<ValidationPoint>(set.points().begin(),
-                                      set.points().end());
+  return std::vector<ValidationPoint>(set.points().begin(), set.points().end());
 }
 
 // nccl-tests' factor from algorithm to bus bandwidth.
@@ -71,7 +71,8 @@ NcclRunOptions RunOptionsOf(const ValidationPoint& p) {
   NcclRunOptions o;
   o.gpus_per_thread = p.gpus_per_thread() > 0 ? p.gpus_per_thread() : 1;
   o.iters = p.iters() > 0 ? p.iters() : kDefaultIters;
-  o.warmup_iters = p.warmup_iters() > 0 ? p.warmup_iters() : kDefaultWarmupIters;
+  o.warmup_iters =
+      p.warmup_iters() > 0 ? p.warmup_iters() : kDefaultWarmupIters;
   o.algorithms = p.nccl_algo();
   o.protocols = p.nccl_proto();
   o.nvls = !p.nvls_disabled();
@@ -139,8 +140,8 @@ absl::StatusOr<std::vector<ValidationPoint>> BuiltinValidationPoints() {
   std::vector<ValidationPoint> all;
   for (const validation::EmbeddedFile& file :
        validation::EmbeddedValidationFiles()) {
-    absl::StatusOr<std::vector<ValidationPoint>> points = ParseSet(
-        file.text, absl::StrCat("simulator/validation/", file.name));
+    absl::StatusOr<std::vector<ValidationPoint>> points =
+        ParseSet(file.text, absl::StrCat("simulator/validation/", file.name));
     if (!points.ok()) return points.status();
     all.insert(all.end(), points->begin(), points->end());
   }

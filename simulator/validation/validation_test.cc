@@ -121,10 +121,9 @@ TEST(ValidationTest, BadPointsAreRefusedWithTheirName) {
   bw.set_busbw_gbps(175);  // algbw 100 GB/s: 1 MiB in 10.49 us
   EXPECT_NEAR(MeasuredTimeUs(bw), (1 << 20) / 100e3, 1e-9);
 
-  EXPECT_EQ(LoadValidationPoints("/nonexistent/points.textproto")
-                .status()
-                .code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      LoadValidationPoints("/nonexistent/points.textproto").status().code(),
+      absl::StatusCode::kNotFound);
 }
 
 }  // namespace

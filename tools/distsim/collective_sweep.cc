@@ -386,9 +386,9 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
         "analytical model, not a simulation");
   }
   if (options.gpus_per_node < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--gpus_per_node=", options.gpus_per_node,
-        ": give 0 (fill each node) or the ranks per node"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gpus_per_node=", options.gpus_per_node,
+                     ": give 0 (fill each node) or the ranks per node"));
   }
   setup.nccl_options.gpus_per_thread =
       static_cast<int>(std::min<int64_t>(options.gpus_per_thread, 1 << 20));
@@ -416,7 +416,8 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
     // --gpus_per_node alone: every node that has that many GPUs.
     std::vector<int64_t> per_host(topology.host_names().size());
     for (const simulator::DeviceInfo& d : topology.devices()) {
-      if (d.kind == simulator::DeviceDef::GPU && d.host >= 0) ++per_host[d.host];
+      if (d.kind == simulator::DeviceDef::GPU && d.host >= 0)
+        ++per_host[d.host];
     }
     for (int64_t count : per_host) {
       if (count >= options.gpus_per_node) group_size += options.gpus_per_node;
@@ -488,9 +489,8 @@ absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options) {
     if (setup->nccl) {
       absl::StatusOr<simulator::NcclOp> op = NcclOpOf(setup->op);
       if (!op.ok()) return op.status();
-      absl::StatusOr<simulator::NcclPrediction> p =
-          simulator::PredictNcclOn(setup->hardware, *op, plan->bytes,
-                                   setup->nccl_options);
+      absl::StatusOr<simulator::NcclPrediction> p = simulator::PredictNcclOn(
+          setup->hardware, *op, plan->bytes, setup->nccl_options);
       if (!p.ok()) return p.status();
       row.algorithm = absl::StrCat("nccl:", p->Label());
       row.time_us = p->time_us;

@@ -74,18 +74,18 @@ std::string FormatSize(int64_t bytes) {
 }
 
 std::string ToText(const simulator::ValidationReport& report) {
-  std::string out = absl::StrFormat(
-      "# %-34s %-7s %-14s %-44s %9s %-17s %12s %12s %8s\n", "point", "split",
-      "op", "topology", "size", "algorithm", "predicted_us", "measured_us",
-      "error");
+  std::string out =
+      absl::StrFormat("# %-34s %-7s %-14s %-44s %9s %-17s %12s %12s %8s\n",
+                      "point", "split", "op", "topology", "size", "algorithm",
+                      "predicted_us", "measured_us", "error");
   for (const simulator::PointResult& r : report.results) {
     absl::StrAppendFormat(
         &out, "  %-34s %-7s %-14s %-44s %9s %-17s %12.2f %12.2f %+7.1f%%\n",
         r.point.id(), r.point.split(), r.point.op(),
         absl::StrCat(r.point.topology(), " (", r.point.nodes(), "x",
                      r.point.gpus_per_node(), ")"),
-        FormatSize(r.point.bytes()), r.algorithm, r.predicted_us,
-        r.measured_us, 100 * (r.predicted_us / r.measured_us - 1));
+        FormatSize(r.point.bytes()), r.algorithm, r.predicted_us, r.measured_us,
+        100 * (r.predicted_us / r.measured_us - 1));
   }
   absl::StrAppendFormat(&out,
                         "\n# geometric-mean error exp(mean |ln(predicted / "
@@ -119,8 +119,8 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
   if (split != "all" && split != "fit" && split != "holdout") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--split=", split, ": use all, fit or holdout"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--split=", split, ": use all, fit or holdout"));
   }
   absl::StatusOr<std::vector<simulator::ValidationPoint>> points =
       points_file.empty() ? simulator::BuiltinValidationPoints()
