@@ -8,9 +8,11 @@
 //
 // With --json, stdout holds exactly one JSON array of rows; the host time
 // the sweep took goes to stderr either way.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -26,6 +28,10 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   std::string min_bytes = "8";
   std::string max_bytes = "8G";
   bool json = false;
+  // The NCCL model's counts are ints; flags parse 64-bit values.
+  int64_t gpus_per_thread = options.nccl.gpus_per_thread;
+  int64_t iters = options.nccl.iters;
+  int64_t warmup_iters = options.nccl.warmup_iters;
   FlagSet flags("collective");
   flags.String("topology", &options.topology,
                "built-in topology (dgx_a100, dgx_h100, hgx_h200, hgx_b200, "
@@ -58,29 +64,37 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
             "to stay within it");
   flags.Int("gpus_per_node", &options.gpus_per_node,
             "place the ranks N per node (0: fill each node's GPUs)");
-  flags.Int("gpus_per_thread", &options.gpus_per_thread,
+  flags.Int("gpus_per_thread", &gpus_per_thread,
             "nccl: GPUs one thread drives in a group call, as nccl-tests -g "
             "(1: a process per GPU, as under mpirun)");
-  flags.Int("iters", &options.iters,
+  flags.Int("iters", &iters,
             "nccl: collectives timed back to back, as nccl-tests -n; times "
             "are their mean");
-  flags.Int("warmup_iters", &options.warmup_iters,
+  flags.Int("warmup_iters", &warmup_iters,
             "nccl: untimed collectives before them, as nccl-tests -w");
-  flags.String("nccl_algo", &options.nccl_algo,
+  flags.String("nccl_algo", &options.nccl.algorithms,
                "nccl: NCCL_ALGO, e.g. Ring,Tree or ^NVLS (ring, tree, nvls, "
                "nvlstree, collnet)");
-  flags.String("nccl_proto", &options.nccl_proto,
+  flags.String("nccl_proto", &options.nccl.protocols,
                "nccl: NCCL_PROTO, e.g. Simple or ^LL128 (ll, ll128, simple)");
-  flags.Bool("nvls", &options.nvls,
+  flags.Bool("nvls", &options.nccl.nvls,
              "nccl: NVLink SHARP where the NVSwitches have it "
              "(NCCL_NVLS_ENABLE); --nvls=false turns it off");
-  flags.Bool("sharp", &options.sharp,
+  flags.Bool("sharp", &options.nccl.sharp,
              "nccl: in-network reduction across nodes (the SHARP plugin: "
              "CollNet, NVLS with SHARP); off as in NCCL without the plugin");
   flags.Bool("json", &json, "print one JSON array of rows and nothing else");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
+  for (auto [value, field] :
+       {std::pair{gpus_per_thread, &options.nccl.gpus_per_thread},
+        std::pair{iters, &options.nccl.iters},
+        std::pair{warmup_iters, &options.nccl.warmup_iters}}) {
+    // Out-of-range values become ones ValidateNcclRunOptions refuses or
+    // that stay huge; none wraps to a small positive count.
+    *field = static_cast<int>(std::clamp<int64_t>(value, -1, int64_t{1} << 30));
+  }
   absl::StatusOr<int64_t> min = ParseByteSize(min_bytes);
   if (!min.ok()) return min.status();
   absl::StatusOr<int64_t> max = ParseByteSize(max_bytes);

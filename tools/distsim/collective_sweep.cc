@@ -390,16 +390,7 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
         absl::StrCat("--gpus_per_node=", options.gpus_per_node,
                      ": give 0 (fill each node) or the ranks per node"));
   }
-  setup.nccl_options.gpus_per_thread =
-      static_cast<int>(std::min<int64_t>(options.gpus_per_thread, 1 << 20));
-  setup.nccl_options.iters =
-      static_cast<int>(std::min<int64_t>(options.iters, 1 << 30));
-  setup.nccl_options.warmup_iters =
-      static_cast<int>(std::min<int64_t>(options.warmup_iters, 1 << 30));
-  setup.nccl_options.algorithms = options.nccl_algo;
-  setup.nccl_options.protocols = options.nccl_proto;
-  setup.nccl_options.nvls = options.nvls;
-  setup.nccl_options.sharp = options.sharp;
+  setup.nccl_options = options.nccl;
   absl::Status nccl_valid =
       simulator::ValidateNcclRunOptions(setup.nccl_options);
   if (!nccl_valid.ok()) return nccl_valid;
@@ -445,6 +436,14 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
 }
 
 }  // namespace
+
+simulator::NcclRunOptions NcclTestsRunOptions() {
+  simulator::NcclRunOptions o;
+  o.gpus_per_thread = 1;
+  o.iters = 20;
+  o.warmup_iters = 5;
+  return o;
+}
 
 bool SweepRow::operator==(const SweepRow& other) const {
   return op == other.op && bytes == other.bytes && count == other.count &&

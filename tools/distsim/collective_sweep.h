@@ -38,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "simulator/nccl_model.h"
 
 namespace distsim {
 
@@ -71,6 +72,9 @@ inline constexpr int64_t kPipelinePieces = 16;
 // Default cap on the messages (sends, over all ranks) of one collective.
 inline constexpr int64_t kDefaultMessageBudget = 16384;
 
+// simulator::NcclRunOptions with nccl-tests' defaults: -g 1, -n 20, -w 5.
+simulator::NcclRunOptions NcclTestsRunOptions();
+
 struct SweepOptions {
   // A built-in topology (e.g. "dgx_h100", "dgx_h100_cluster:16") or the path
   // of a topology file.
@@ -91,16 +95,9 @@ struct SweepOptions {
   // Ranks per node (0: fill each node's GPUs in order).
   int64_t gpus_per_node = 0;
   // How the NCCL model's collectives are launched and timed, and which of
-  // NCCL's algorithms and protocols it may pick (nccl rows only; see
-  // simulator::NcclRunOptions). Defaults as nccl-tests: one process per
-  // GPU, -n 20, -w 5.
-  int64_t gpus_per_thread = 1;
-  int64_t iters = 20;
-  int64_t warmup_iters = 5;
-  std::string nccl_algo;
-  std::string nccl_proto;
-  bool nvls = true;
-  bool sharp = false;
+  // NCCL's algorithms and protocols it may pick (nccl rows only). Defaults
+  // as nccl-tests: one process per GPU, -n 20, -w 5.
+  simulator::NcclRunOptions nccl = NcclTestsRunOptions();
 };
 
 // One size, as nccl-tests reports it. Bandwidths in GB/s (1e9 bytes per

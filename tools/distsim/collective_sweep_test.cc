@@ -328,30 +328,30 @@ TEST(CollectiveSweepTest, NcclRunOptionsAndPlacement) {
 
   options.gpus_per_node = 0;
   options.topology = "dgx_h100";
-  options.gpus_per_thread = 8;
+  options.nccl.gpus_per_thread = 8;
   absl::StatusOr<SweepResult> grouped = RunCollectiveSweep(options);
-  options.gpus_per_thread = 1;
+  options.nccl.gpus_per_thread = 1;
   absl::StatusOr<SweepResult> mpi = RunCollectiveSweep(options);
   ASSERT_TRUE(grouped.ok() && mpi.ok());
   // One thread launching 8 kernels per collective is slower at 8 bytes.
   EXPECT_GT(grouped->rows[0].time_us, mpi->rows[0].time_us);
 
   options.min_bytes = options.max_bytes = kGiB;
-  options.nccl_algo = "^nvls";
+  options.nccl.algorithms = "^nvls";
   absl::StatusOr<SweepResult> no_nvls = RunCollectiveSweep(options);
   ASSERT_TRUE(no_nvls.ok()) << no_nvls.status();
   EXPECT_EQ(no_nvls->rows[0].algorithm, "nccl:ring/simple");
 
-  options.nccl_algo = "rings";
+  options.nccl.algorithms = "rings";
   absl::StatusOr<SweepResult> bad = RunCollectiveSweep(options);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "--nccl_algo"))
       << bad.status();
-  options.nccl_algo = "";
-  options.iters = 0;
+  options.nccl.algorithms = "";
+  options.nccl.iters = 0;
   EXPECT_EQ(RunCollectiveSweep(options).status().code(),
             absl::StatusCode::kInvalidArgument);
-  options.iters = 20;
+  options.nccl.iters = 20;
   options.gpus_per_node = 16;  // a DGX H100 has 8
   EXPECT_EQ(RunCollectiveSweep(options).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -12,27 +12,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "distribute/cluster/json.h"
 #include "simulator/validation/validation.h"
 #include "tools/distsim/subcommands.h"
 
 namespace distsim {
 namespace {
-
-// A JSON string literal.
-std::string Quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04x", c);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string ToJson(const simulator::ValidationReport& report) {
   std::string out = "{\"points\":[";
@@ -44,11 +29,14 @@ std::string ToJson(const simulator::ValidationReport& report) {
         "\"gpus_per_node\":%d,\"bytes\":%d,\"algorithm\":%s,"
         "\"predicted_us\":%.6g,\"measured_us\":%.6g,\"error\":%.6g,"
         "\"source\":%s}",
-        i == 0 ? "" : ",", Quote(r.point.id()), Quote(r.point.split()),
-        Quote(r.point.op()), Quote(r.point.topology()), r.point.nodes(),
-        r.point.gpus_per_node(), r.point.bytes(), Quote(r.algorithm),
-        r.predicted_us, r.measured_us, r.predicted_us / r.measured_us - 1,
-        Quote(r.point.source()));
+        i == 0 ? "" : ",", distribute::cluster::JsonQuote(r.point.id()),
+        distribute::cluster::JsonQuote(r.point.split()),
+        distribute::cluster::JsonQuote(r.point.op()),
+        distribute::cluster::JsonQuote(r.point.topology()), r.point.nodes(),
+        r.point.gpus_per_node(), r.point.bytes(),
+        distribute::cluster::JsonQuote(r.algorithm), r.predicted_us,
+        r.measured_us, r.predicted_us / r.measured_us - 1,
+        distribute::cluster::JsonQuote(r.point.source()));
   }
   out += "],\"categories\":[";
   for (size_t i = 0; i < report.categories.size(); ++i) {
@@ -56,7 +44,8 @@ std::string ToJson(const simulator::ValidationReport& report) {
     absl::StrAppendFormat(&out,
                           "%s{\"category\":%s,\"points\":%d,\"error\":%.6g,"
                           "\"bias\":%.6g}",
-                          i == 0 ? "" : ",", Quote(c.category), c.points,
+                          i == 0 ? "" : ",",
+                          distribute::cluster::JsonQuote(c.category), c.points,
                           c.error, c.bias);
   }
   return out + "]}\n";
