@@ -22,6 +22,11 @@ constexpr double kReferenceBytes = 1024.0 * 1024.0;
 // depend on what is cached).
 constexpr size_t kMaxCachedRoutes = size_t{1} << 20;
 constexpr int64_t kMaxCachedCostEntries = int64_t{1} << 24;
+// Routes to one destination found by a bounded search before the router
+// computes that destination's cost table for all sources at once (a dense
+// pattern such as all-to-all then costs one search of the graph per
+// destination, a sparse one such as a ring a few hundred nodes per route).
+constexpr int kSearchesBeforeTable = 8;
 
 // SplitMix64 finalizer: a fixed, platform-independent mixing function.
 uint64_t Mix(uint64_t value) {
@@ -138,8 +143,235 @@ const std::vector<int64_t>& Router::CostsTo(int dst) const {
   return cost;
 }
 
+absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
+                                                     bool ecmp) const {
+  const size_t n = static_cast<size_t>(topology_.num_nodes());
+  if (search_.size() != n) {
+    search_.assign(n, SearchNode{kUnreachable, kUnreachable});
+  }
+  struct Reset {
+    std::vector<SearchNode>& nodes;
+    std::vector<int>& touched;
+    ~Reset() {
+      for (int v : touched) {
+        nodes[static_cast<size_t>(v)] = SearchNode{kUnreachable, kUnreachable};
+      }
+      touched.clear();
+    }
+  } reset{search_, touched_};
+  auto at_node = [&](int v) -> SearchNode& {
+    SearchNode& node = search_[static_cast<size_t>(v)];
+    if (node.from_src == kUnreachable && node.to_dst == kUnreachable) {
+      touched_.push_back(v);
+    }
+    return node;
+  };
+  // A route may start at `src`, end at `dst` and pass only through nodes
+  // that forward traffic.
+  auto passes_from = [&](int v) {
+    return v == src || topology_.node(v).forwards_traffic;
+  };
+  auto passes_into = [&](int v) {
+    return v == dst || topology_.node(v).forwards_traffic;
+  };
+
+  // Dijkstra from `src` over links and from `dst` over reversed links, the
+  // side with the cheaper next node first, until the two frontiers prove the
+  // cheapest cost `best` (Goldberg's stopping rule).
+  using Entry = std::pair<int64_t, int>;
+  using Queue =
+      std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
+  Queue forward, backward;
+  at_node(src).from_src = 0;
+  forward.push({0, src});
+  at_node(dst).to_dst = 0;
+  backward.push({0, dst});
+  int64_t best = kUnreachable;
+  // The cost of the next node to settle on a side (stale entries dropped).
+  auto top = [&](Queue& queue, bool from_src) {
+    while (!queue.empty()) {
+      const auto [d, v] = queue.top();
+      const SearchNode& node = search_[static_cast<size_t>(v)];
+      const bool final = from_src ? node.from_src_final : node.to_dst_final;
+      if (!final && d == (from_src ? node.from_src : node.to_dst)) return d;
+      queue.pop();
+    }
+    return kUnreachable;
+  };
+  auto settle_forward = [&]() {
+    const auto [d, v] = forward.top();
+    forward.pop();
+    search_[static_cast<size_t>(v)].from_src_final = true;
+    if (!passes_from(v)) return;
+    for (int id : topology_.out_links(v)) {
+      const int w = topology_.link(id).dst;
+      const int64_t candidate = d + link_costs_[static_cast<size_t>(id)];
+      SearchNode& next = at_node(w);
+      if (candidate < next.from_src) {
+        next.from_src = candidate;
+        forward.push({candidate, w});
+      }
+      if (next.to_dst != kUnreachable && passes_into(w)) {
+        best = std::min(best, candidate + next.to_dst);
+      }
+    }
+  };
+  auto settle_backward = [&]() {
+    const auto [d, v] = backward.top();
+    backward.pop();
+    search_[static_cast<size_t>(v)].to_dst_final = true;
+    if (!passes_into(v)) return;
+    for (int id : topology_.in_links(v)) {
+      const int u = topology_.link(id).src;
+      const int64_t candidate = d + link_costs_[static_cast<size_t>(id)];
+      SearchNode& prev = at_node(u);
+      if (candidate < prev.to_dst) {
+        prev.to_dst = candidate;
+        backward.push({candidate, u});
+      }
+      if (prev.from_src != kUnreachable && passes_from(u)) {
+        best = std::min(best, prev.from_src + candidate);
+      }
+    }
+  };
+  while (true) {
+    const int64_t f = top(forward, /*from_src=*/true);
+    const int64_t b = top(backward, /*from_src=*/false);
+    if (f == kUnreachable || b == kUnreachable || f + b >= best) break;
+    if (f <= b) {
+      settle_forward();
+    } else {
+      settle_backward();
+    }
+  }
+  if (best == kUnreachable) {
+    return absl::NotFoundError(absl::StrCat(
+        "no route from '", topology_.node(src).name, "' to '",
+        topology_.node(dst).name, "' in topology '", topology_.name(),
+        "': every path passes through a device, and devices do not forward "
+        "traffic"));
+  }
+  // Settle every node within `radius_src` of `src` and within `radius_dst`
+  // of `dst`. As radius_src + radius_dst = best - 1, every cheapest route
+  // has exactly one link from a node of the first ball to a node of the
+  // second (costs grow by at least 1 per link), and each of its nodes has
+  // an exact cost on its side.
+  const int64_t radius_src = best / 2;
+  const int64_t radius_dst = best - 1 - radius_src;
+  while (top(forward, true) <= radius_src) settle_forward();
+  while (top(backward, false) <= radius_dst) settle_backward();
+  auto in_src_ball = [&](const SearchNode& node) {
+    return node.from_src_final && node.from_src <= radius_src;
+  };
+  auto in_dst_ball = [&](const SearchNode& node) {
+    return node.to_dst_final && node.to_dst <= radius_dst;
+  };
+  // Mark the nodes of the cheapest routes: the ends of the crossing links,
+  // then back from their tails over tight links of the source's ball and on
+  // from their heads over tight links of the destination's ball.
+  std::vector<int> from_tails, from_heads;
+  for (size_t i = 0, end = touched_.size(); i < end; ++i) {
+    const int u = touched_[i];
+    SearchNode& tail = search_[static_cast<size_t>(u)];
+    if (!in_src_ball(tail) || !passes_from(u)) continue;
+    for (int id : topology_.out_links(u)) {
+      const int w = topology_.link(id).dst;
+      SearchNode& head = search_[static_cast<size_t>(w)];
+      if (!in_dst_ball(head) || !passes_into(w)) continue;
+      if (tail.from_src + link_costs_[static_cast<size_t>(id)] + head.to_dst !=
+          best) {
+        continue;
+      }
+      if (!tail.on_route) {
+        tail.on_route = true;
+        from_tails.push_back(u);
+      }
+      if (!head.on_route) {
+        head.on_route = true;
+        from_heads.push_back(w);
+      }
+    }
+  }
+  while (!from_tails.empty()) {
+    const int v = from_tails.back();
+    from_tails.pop_back();
+    if (v == src) continue;
+    const int64_t cost_v = search_[static_cast<size_t>(v)].from_src;
+    for (int id : topology_.in_links(v)) {
+      const int u = topology_.link(id).src;
+      SearchNode& node = search_[static_cast<size_t>(u)];
+      if (node.on_route || !in_src_ball(node) || !passes_from(u)) continue;
+      if (node.from_src + link_costs_[static_cast<size_t>(id)] != cost_v) {
+        continue;
+      }
+      node.on_route = true;
+      from_tails.push_back(u);
+    }
+  }
+  while (!from_heads.empty()) {
+    const int v = from_heads.back();
+    from_heads.pop_back();
+    if (v == dst) continue;
+    const int64_t cost_v = search_[static_cast<size_t>(v)].to_dst;
+    for (int id : topology_.out_links(v)) {
+      const int w = topology_.link(id).dst;
+      SearchNode& node = search_[static_cast<size_t>(w)];
+      if (node.on_route || !in_dst_ball(node) || !passes_into(w)) continue;
+      if (node.to_dst + link_costs_[static_cast<size_t>(id)] != cost_v) {
+        continue;
+      }
+      node.on_route = true;
+      from_heads.push_back(w);
+    }
+  }
+  // Walk from `src`, choosing among the tight links into marked nodes as
+  // CheapestRoute chooses among its candidates (the same set). A marked
+  // node's cost from `src` is exact on the source's side and best minus its
+  // cost to `dst` on the other.
+  auto cost_from_src = [&](const SearchNode& node) {
+    return in_src_ball(node) ? node.from_src : best - node.to_dst;
+  };
+  std::vector<int> route;
+  std::vector<int> candidates;
+  int at = src;
+  while (at != dst) {
+    candidates.clear();
+    const int64_t here = cost_from_src(search_[static_cast<size_t>(at)]);
+    for (int id : topology_.out_links(at)) {
+      const SearchNode& next =
+          search_[static_cast<size_t>(topology_.link(id).dst)];
+      if (!next.on_route) continue;
+      if (here + link_costs_[static_cast<size_t>(id)] == cost_from_src(next)) {
+        candidates.push_back(id);
+      }
+    }
+    if (candidates.empty()) {
+      return absl::InternalError(
+          absl::StrCat("routing from '", topology_.node(src).name, "' to '",
+                       topology_.node(dst).name, "' lost its way at '",
+                       topology_.node(at).name, "'"));
+    }
+    size_t pick = 0;
+    if (ecmp && candidates.size() > 1) {
+      pick = static_cast<size_t>(EcmpHash(ecmp_seed_, src, dst, at) %
+                                 candidates.size());
+    }
+    const int id = candidates[pick];
+    route.push_back(id);
+    at = topology_.link(id).dst;
+  }
+  return route;
+}
+
 absl::StatusOr<std::vector<int>> Router::CheapestRoute(int src, int dst,
                                                        bool ecmp) const {
+  if (!costs_to_.contains(dst)) {
+    int& searches = searches_to_[dst];
+    if (searches < kSearchesBeforeTable) {
+      ++searches;
+      return SearchRoute(src, dst, ecmp);
+    }
+  }
   const std::vector<int64_t>& cost = CostsTo(dst);
   if (cost[static_cast<size_t>(src)] == kUnreachable) {
     return absl::NotFoundError(absl::StrCat(

@@ -76,6 +76,13 @@ class Router {
   // Cost of the cheapest route from every node to `dst`.
   const std::vector<int64_t>& CostsTo(int dst) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The route CheapestRoute picks, found by a search from both ends that
+  // visits only the nodes within half the route's cost of `src` or `dst`
+  // (a few hundred on a fat tree of any size, where CostsTo visits every
+  // node).
+  absl::StatusOr<std::vector<int>> SearchRoute(int src, int dst,
+                                               bool ecmp) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Topology& topology_;
   const RoutingDef::Policy policy_;
@@ -87,6 +94,22 @@ class Router {
       ABSL_GUARDED_BY(mu_);
   mutable absl::flat_hash_map<int, std::vector<int64_t>> costs_to_
       ABSL_GUARDED_BY(mu_);
+  // Routes found by SearchRoute per destination; a destination asked for
+  // often gets its CostsTo table instead (shared by all its sources).
+  mutable absl::flat_hash_map<int, int> searches_to_ ABSL_GUARDED_BY(mu_);
+  // SearchRoute's scratch, one entry per node, kept at "unreached"
+  // between searches: costs from the source and to the destination, which
+  // of them are final, whether the node lies on a cheapest route; and the
+  // nodes a search touched.
+  struct SearchNode {
+    int64_t from_src;
+    int64_t to_dst;
+    bool from_src_final = false;
+    bool to_dst_final = false;
+    bool on_route = false;
+  };
+  mutable std::vector<SearchNode> search_ ABSL_GUARDED_BY(mu_);
+  mutable std::vector<int> touched_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace simulator

@@ -296,6 +296,122 @@ TEST(RoutingTest, BadNodesAndUnroutablePairs) {
               ElementsAre("gpu0", "nvswitch", "gpu4"));
 }
 
+// A router finds the first routes to a destination by a search from the
+// source and later ones from the destination's cost table; both must give
+// the same route. Router `a` asks each destination's sources in order, `b`
+// in reverse order, so the first and last sources of every destination are
+// searched by one router and looked up in a table by the other.
+void ExpectSearchedRoutesMatchTables(const Topology& topology,
+                                     RouterOptions options) {
+  Router a(topology, options);
+  Router b(topology, options);
+  const int n = static_cast<int>(topology.num_nodes());
+  int compared = 0;
+  for (int dst = 0; dst < n; ++dst) {
+    std::vector<absl::StatusOr<std::vector<int>>> from_a;
+    for (int src = 0; src < n; ++src) from_a.push_back(a.Route(src, dst));
+    for (int src = n - 1; src >= 0; --src) {
+      absl::StatusOr<std::vector<int>> route = b.Route(src, dst);
+      const absl::StatusOr<std::vector<int>>& expected =
+          from_a[static_cast<size_t>(src)];
+      ASSERT_EQ(route.status().code(), expected.status().code())
+          << topology.node(src).name << " -> " << topology.node(dst).name;
+      if (route.ok()) {
+        ASSERT_EQ(*route, *expected)
+            << topology.node(src).name << " -> " << topology.node(dst).name;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, n);
+}
+
+TEST(RoutingTest, SearchedRoutesMatchCostTableRoutes) {
+  for (const char* name : {"dgx_h100_cluster:3", "dgx_a100_cluster:2,nics=4",
+                           "pcie_8gpu_nop2p", "tpu_v4:2x2x2"}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<Topology> topology = BuiltinTopology(name);
+    ASSERT_TRUE(topology.ok()) << topology.status();
+    for (RoutingDef::Policy policy :
+         {RoutingDef::SHORTEST_PATH, RoutingDef::ECMP}) {
+      RouterOptions options;
+      options.policy = policy;
+      ExpectSearchedRoutesMatchTables(*topology, options);
+    }
+  }
+}
+
+// Random graphs of switches whose links cost 1 or 2 units, so that routes
+// tie often and the searches' ball boundaries fall on nodes of every kind.
+TEST(RoutingTest, SearchedRoutesMatchCostTableRoutesOnRandomGraphs) {
+  uint64_t state = 12345;
+  auto next = [&state](uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  for (int trial = 0; trial < 40; ++trial) {
+    SCOPED_TRACE(absl::StrCat("trial ", trial));
+    TopologyDef def;
+    def.set_name("random");
+    def.add_hosts()->set_name("h");
+    const int switches = 3 + static_cast<int>(next(10));
+    const int devices = 2 + static_cast<int>(next(5));
+    for (int s = 0; s < switches; ++s) {
+      SwitchDef* sw = def.add_switches();
+      sw->set_name(absl::StrCat("s", s));
+      sw->set_kind(SwitchDef::ETHERNET_SWITCH);
+    }
+    auto link = [&](const std::string& a, const std::string& b) {
+      LinkDef* l = def.add_links();
+      l->set_a(a);
+      l->set_b(b);
+      l->set_kind(LinkDef::ETHERNET);
+      // 1 MiB takes 1 or 2 ps (LinkCost), so costs are tiny integers.
+      l->set_bandwidth_bytes_per_second(next(2) == 0 ? 1048576e12 : 524288e12);
+      l->set_latency_ns(0);
+    };
+    for (int d = 0; d < devices; ++d) {
+      DeviceDef* device = def.add_devices();
+      device->set_name(absl::StrCat("d", d));
+      device->set_kind(DeviceDef::GPU);
+      device->set_host("h");
+      DeviceSpec* spec = device->mutable_spec();
+      (*spec->mutable_peak_flops())["float32"] = 1e12;
+      spec->set_memory_bandwidth_bytes_per_second(1e12);
+      spec->set_memory_capacity_bytes(1000000);
+      const int first = static_cast<int>(next(switches));
+      link(device->name(), absl::StrCat("s", first));
+      const int second = static_cast<int>(next(switches));
+      if (second != first && next(2) == 0) {
+        link(device->name(), absl::StrCat("s", second));
+      }
+    }
+    std::set<std::pair<int, int>> joined;
+    for (int b = 1; b < switches; ++b) {  // a spanning tree, then more
+      const int a = static_cast<int>(next(static_cast<uint64_t>(b)));
+      joined.insert({a, b});
+      link(absl::StrCat("s", a), absl::StrCat("s", b));
+    }
+    for (int e = 0; e < switches; ++e) {
+      const int a = static_cast<int>(next(switches));
+      const int b = static_cast<int>(next(switches));
+      if (a == b || !joined.insert({std::min(a, b), std::max(a, b)}).second) {
+        continue;
+      }
+      link(absl::StrCat("s", a), absl::StrCat("s", b));
+    }
+    absl::StatusOr<Topology> topology = Topology::FromDef(def, "random");
+    ASSERT_TRUE(topology.ok()) << topology.status();
+    for (RoutingDef::Policy policy :
+         {RoutingDef::SHORTEST_PATH, RoutingDef::ECMP}) {
+      RouterOptions options;
+      options.policy = policy;
+      options.ecmp_seed = static_cast<uint64_t>(trial);
+      ExpectSearchedRoutesMatchTables(*topology, options);
+    }
+  }
+}
+
 TEST(RoutingTest, LinkCostPrefersFastLinks) {
   Link fast;
   fast.capacity_bytes_per_second = 450e9;
