@@ -137,11 +137,14 @@ ScheduleCommunicator::GetSchedule(CollectiveOp op, Algorithm algorithm,
   const auto key = std::make_tuple(
       static_cast<int>(op), static_cast<int>(algorithm), o.group_size, o.count,
       o.num_chunks, o.chunk_elements, o.root, o.ranks_per_node);
-  {
+  auto cached = [&]() -> std::shared_ptr<const Schedule> {
     absl::ReaderMutexLock lock(&mu_);
     auto it = schedules_.find(key);
-    if (it != schedules_.end()) return it->second;
-  }
+    return it == schedules_.end() ? nullptr : it->second;
+  };
+  if (std::shared_ptr<const Schedule> schedule = cached()) return schedule;
+  absl::MutexLock build_lock(&build_mu_);
+  if (std::shared_ptr<const Schedule> schedule = cached()) return schedule;
   absl::StatusOr<Schedule> built = BuildSchedule(op, algorithm, o);
   if (!built.ok()) return built.status();
   auto shared = std::make_shared<const Schedule>(*std::move(built));

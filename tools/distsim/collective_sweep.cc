@@ -302,7 +302,12 @@ absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
   dc::ScheduleCommunicatorOptions options;
   options.name = "distsim-collective";
   options.topology = setup.topology;
-  options.chunk_bytes = plan.chunk_elements * setup.element_size;
+  // No chunking is asked for with pieces as large as the whole buffer (a
+  // chunk size of 0 would let the communicator chunk as its cost model
+  // likes, past the message budget).
+  options.chunk_bytes = plan.chunk_elements > 0
+                            ? plan.chunk_elements * setup.element_size
+                            : std::max<int64_t>(plan.bytes, setup.element_size);
   options.all_reduce_algorithm = plan.algorithm;
   if (setup.op == SweepOp::kBroadcast)
     options.broadcast_algorithm = plan.algorithm;

@@ -255,6 +255,28 @@ TEST(CollectiveSweepTest, SmallBudgetsGrowTheChunks) {
   EXPECT_GT(tight.rows[0].time_us, 1.1 * loose.rows[0].time_us);
 }
 
+// A budget below the unchunked collective's messages runs it unchunked,
+// never chunked as the cost model would chunk it (which pipelines a 1 GiB
+// double binary tree and sends thousands of messages).
+TEST(CollectiveSweepTest, BudgetsBelowTheUnchunkedMessagesSendWholeRanges) {
+  SweepOptions options;
+  options.topology = "dgx_h100";
+  options.algorithm = "tree";
+  options.min_bytes = options.max_bytes = int64_t{1} << 30;
+  options.message_budget = 1;
+  const SweepResult one = Sweep(options);
+  options.message_budget = 2;
+  const SweepResult two = Sweep(options);
+  options.message_budget = kDefaultMessageBudget;
+  const SweepResult chunked = Sweep(options);
+  ASSERT_EQ(one.rows.size(), 1u);
+  ASSERT_EQ(two.rows.size(), 1u);
+  ASSERT_EQ(chunked.rows.size(), 1u);
+  EXPECT_EQ(one.rows[0].time_us, two.rows[0].time_us);
+  // Whole ranges pipeline worse down the trees.
+  EXPECT_GT(one.rows[0].time_us, 1.2 * chunked.rows[0].time_us);
+}
+
 TEST(CollectiveSweepTest, ParseByteSize) {
   EXPECT_EQ(*ParseByteSize("8"), 8);
   EXPECT_EQ(*ParseByteSize("64K"), 65536);
