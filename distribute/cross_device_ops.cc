@@ -88,6 +88,13 @@ absl::StatusOr<std::unique_ptr<devices::Communicator>> NativeCommunicator(
 
 }  // namespace
 
+devices::Tensor TimedAs(const devices::Device& device,
+                        const devices::Tensor& value) {
+  if (device.functional() || !value.has_data()) return value;
+  return devices::Tensor::ShapeOnly(value.dtype(), value.shape(),
+                                    device.name());
+}
+
 absl::Status CrossDeviceOps::Bind(devices::Platform& platform,
                                   std::vector<std::string> replica_devices) {
   if (communicator_ != nullptr) {
@@ -221,7 +228,8 @@ absl::StatusOr<std::vector<devices::Tensor>> CrossDeviceOps::ReplicaAllReduce(
     absl::StatusOr<devices::Tensor> out =
         (*device)->Allocate(p.dtype(), p.shape());
     if (!out.ok()) return out.status();
-    absl::Status s = AllReducePack(replica, op, p, *out, options.Timeout());
+    absl::Status s = AllReducePack(replica, op, TimedAs(**device, p), *out,
+                                   options.Timeout());
     if (!s.ok()) return s;
     reduced.push_back(*std::move(out));
   }

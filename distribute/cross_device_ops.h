@@ -52,6 +52,13 @@ namespace distribute {
 // Device names a reduction's result should be placed on.
 using Destinations = std::vector<std::string>;
 
+// What a collective on `device` reduces of `value`: `value` itself, except
+// on a timing-only device (Device::functional() false), where collectives
+// carry no values and a host tensor's data is neither read nor written: a
+// shape-only tensor of its dtype and shape on `device` stands for it.
+devices::Tensor TimedAs(const devices::Device& device,
+                        const devices::Tensor& value);
+
 class CrossDeviceOps {
  public:
   virtual ~CrossDeviceOps() = default;

@@ -28,15 +28,15 @@ CrossDeviceOps::AllReduceInDeviceMemory(
   std::vector<devices::Tensor> outputs;
   outputs.reserve(values.size());
   for (const devices::Tensor& v : values) {
-    devices::Tensor in = v;
+    devices::Tensor in = TimedAs(device, v);
     // A host tensor on a device with memory of its own: given as it is
     // where AllReducePack takes host memory (its result in host memory
     // too), else copied in and its result copied back.
-    const bool host_value = own_memory && v.host_accessible();
+    const bool host_value = own_memory && in.host_accessible();
     const bool stage = host_value && !takes_host;
     if (stage) {
       absl::StatusOr<devices::Tensor> staged =
-          devices::CopyTensorTo(platform(), v, device);
+          devices::CopyTensorTo(platform(), in, device);
       if (!staged.ok()) return staged.status();
       in = *std::move(staged);
     }

@@ -305,6 +305,50 @@ TEST(SimulatedClusterTest, SameTraceEveryTime) {
   }
 }
 
+// Timing-only simulation (shape-only tensors) of four workers: the
+// strategy's own small collectives of host values (replica 0's update flag
+// of a central variable, whether any worker has data) are timed like the
+// gradients instead of failing for mixing host data with shape-only
+// tensors, every step takes simulated time, and the trace is the same on
+// every run.
+TEST(SimulatedClusterTest, TimingOnlyTrainingOnFourHosts) {
+  auto run = [](std::string* trace) -> absl::StatusOr<simulator::SimTime> {
+    auto topology = simulator::BuiltinTopology("dgx_h100_cluster:4");
+    if (!topology.ok()) return topology.status();
+    simulator::SimPlatformOptions sim;
+    sim.functional = false;
+    auto platform =
+        simulator::SimPlatform::Create(*std::move(topology), std::move(sim));
+    if (!platform.ok()) return platform.status();
+    auto cluster = InProcessCluster::Create(**platform);
+    if (!cluster.ok()) return cluster.status();
+    absl::Mutex mu;
+    int workers = 0;
+    absl::Status ran = (*cluster)->Run([&](MultiWorkerMirroredStrategy& s) {
+      auto r = distsim::TrainClassifier(s, SmallClassifier(3));
+      if (!r.ok()) return r.status();
+      if (r->final_loss.has_value()) {
+        return absl::InternalError("a timing-only run reported a loss");
+      }
+      absl::MutexLock lock(&mu);
+      ++workers;
+      return absl::OkStatus();
+    });
+    if (!ran.ok()) return ran;
+    if (workers != 4) return absl::InternalError("not every worker trained");
+    *trace = (*platform)->TraceJson();
+    return (*platform)->now();
+  };
+  std::string first_trace, second_trace;
+  absl::StatusOr<simulator::SimTime> first = run(&first_trace);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_GT(*first, 0);
+  absl::StatusOr<simulator::SimTime> second = run(&second_trace);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*second, *first);
+  EXPECT_TRUE(first_trace == second_trace);
+}
+
 TEST(SimulatedClusterTest, DeadHostFailsNamingItsTask) {
   auto topology = simulator::BuiltinTopology(kCluster);
   ASSERT_TRUE(topology.ok()) << topology.status();

@@ -30,7 +30,10 @@ absl::Status CheckSameDtype(const devices::Tensor& a, const devices::Tensor& b,
   }
   if (a.has_data() != b.has_data()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": input and output must both hold data or both be shape-only"));
+        what,
+        ": input and output must both hold data or both be shape-only, "
+        "but the input is ",
+        a.DebugString(), " and the output ", b.DebugString()));
   }
   return absl::OkStatus();
 }
