@@ -214,15 +214,13 @@ ParkOutcome ActorRuntime::Park(ActorId actor, std::string what,
       outcome = Withdraw(actor, a, wall_timeout);
       break;
     }
-    if (running_ == 0 && !driving_ && version_ != idle_version_) {
+    if (NeedsDriver()) {
       Drive(&a, deadline);
       continue;
     }
-    auto ready = [this, &a]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return a.phase == Phase::kRunning ||
-             (running_ == 0 && !driving_ && version_ != idle_version_);
-    };
-    mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+    parked_threads_.insert(actor);
+    a.cv.WaitWithDeadline(&mu_, deadline);
+    parked_threads_.erase(actor);
   }
   if (resuspend) SuspendLocked(actor, suspended);
   return outcome;
@@ -277,12 +275,20 @@ void ActorRuntime::Wake(ActorId actor, uint64_t park, ParkOutcome outcome) {
   --waiting_;
   woken_.insert(actor);
   ++version_;
+  SignalDriver();
+}
+
+bool ActorRuntime::NeedsDriver() const {
+  return running_ == 0 && !driving_ && version_ != idle_version_;
+}
+
+void ActorRuntime::SignalDriver() {
+  if (!NeedsDriver() || parked_threads_.empty()) return;
+  actors_.at(*parked_threads_.begin()).cv.Signal();
 }
 
 void ActorRuntime::MaybeDrive() {
-  if (running_ == 0 && !driving_ && version_ != idle_version_) {
-    Drive(nullptr, absl::InfiniteFuture());
-  }
+  if (NeedsDriver()) Drive(nullptr, absl::InfiniteFuture());
 }
 
 void ActorRuntime::Drive(const Actor* self, absl::Time deadline) {
@@ -299,7 +305,9 @@ void ActorRuntime::Drive(const Actor* self, absl::Time deadline) {
     if (!woken_.empty()) {
       const ActorId next = *woken_.begin();
       woken_.erase(woken_.begin());
-      actors_.at(next).phase = Phase::kRunning;
+      Actor& released = actors_.at(next);
+      released.phase = Phase::kRunning;
+      released.cv.Signal();
       ++running_;
       continue;
     }
@@ -327,6 +335,8 @@ void ActorRuntime::Drive(const Actor* self, absl::Time deadline) {
   }
   if (idle) idle_version_ = version_;
   driving_ = false;
+  // A parked driver that stopped at its deadline hands over to another.
+  SignalDriver();
 }
 
 void ActorRuntime::RunWorkItem() {

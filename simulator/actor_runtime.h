@@ -193,6 +193,9 @@ class ActorRuntime {
     uint64_t sequence = 0;  // work and parks posted so far
     std::string what;
     ParkOutcome outcome;
+    // Its thread waits here while parked: signalled when it is released,
+    // or when a driver is needed and it is the one picked to drive.
+    absl::CondVar cv;
   };
   struct WorkItem {
     Work work;            // posted work, or
@@ -211,6 +214,12 @@ class ActorRuntime {
   void ResumeLocked(ActorId actor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drives if nobody runs and nobody drives.
   void MaybeDrive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the simulation needs a driver: nobody runs, nobody drives, and
+  // something changed since the last driver found nothing to do.
+  bool NeedsDriver() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Wakes one parked thread to drive where a driver is needed (after a
+  // change made by a thread that does not drive itself).
+  void SignalDriver() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The driving loop; see the file comment. `self` (may be null) is the
   // parked actor driving, which stops at `deadline`.
   void Drive(const Actor* self, absl::Time deadline)
@@ -231,6 +240,11 @@ class ActorRuntime {
   std::map<ActorId, Actor> actors_ ABSL_GUARDED_BY(mu_);
   std::map<WorkKey, WorkItem> work_ ABSL_GUARDED_BY(mu_);
   std::set<ActorId> woken_ ABSL_GUARDED_BY(mu_);
+  // Actors whose threads wait on their cv in Park. Each thread waits on its
+  // own condition variable, so that releasing one actor wakes one thread
+  // (a shared condition would be evaluated for every parked thread on
+  // every unlock: quadratic in the actors).
+  std::set<ActorId> parked_threads_ ABSL_GUARDED_BY(mu_);
   int64_t running_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t suspended_ ABSL_GUARDED_BY(mu_) = 0;
