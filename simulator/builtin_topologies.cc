@@ -1,5 +1,6 @@
 #include "simulator/builtin_topologies.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -77,10 +78,16 @@ constexpr ClusterKind kClusterKinds[] = {
 
 // Options after the node count: ",nics=K,nic_gbps=G,fabric=ib|roce|efa".
 constexpr absl::string_view kClusterOptionsHelp =
-    "NAME:N[,nics=K][,nic_gbps=G][,fabric=ib|roce|efa] (K NIC ports per "
-    "node, dividing the node's NICs or a multiple of them; G Gb/s per port; "
-    "InfiniBand with SHARP-capable switches, RoCE Ethernet or AWS EFA "
-    "without)";
+    "NAME:N[,nics=K][,nic_gbps=G][,fabric=ib|roce|efa][,levels=2|3][,pod=P] "
+    "(N from 1 to 16384 nodes; K NIC ports per node, dividing the node's "
+    "NICs or a multiple of them; G Gb/s per port; InfiniBand with "
+    "SHARP-capable switches, RoCE Ethernet or AWS EFA without; a two-level "
+    "leaf-spine fat tree up to 4096 nodes, three levels (leaf-spine-core) "
+    "beyond or with levels=3, in pods of P nodes, by default as many as "
+    "fill half a spine's ports with leaves; every level non-blocking (1:1), "
+    "leaves and spines of radix 2 x nodes per leaf)";
+// Clusters above this many nodes get three levels unless levels=2.
+constexpr int64_t kMaxTwoLevelNodes = 4096;
 
 // Gives `node` `nics` NIC ports. Fewer than it has: the first `nics` stay,
 // and the GPUs whose NIC went away reach the network through the PCIe
@@ -166,18 +173,21 @@ absl::StatusOr<TopologyDef> GpuCluster(absl::string_view full_name,
                                        absl::string_view arg) {
   std::vector<absl::string_view> parts = absl::StrSplit(arg, ',');
   int64_t nodes = 0;
-  if (!absl::SimpleAtoi(parts[0], &nodes) || nodes < 1 || nodes > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "built-in topology '", full_name,
-        "': the number of nodes must be a whole number from 1 to 4096 "
-        "(e.g. ",
-        kind.kind, ":16); the form is ", kClusterOptionsHelp));
+  if (!absl::SimpleAtoi(parts[0], &nodes) || nodes < 1 ||
+      nodes > kMaxClusterNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("built-in topology '", full_name,
+                     "': the number of nodes must be a whole number from 1 to ",
+                     kMaxClusterNodes, " (e.g. ", kind.kind,
+                     ":16); the form is ", kClusterOptionsHelp));
   }
   RailFabricOptions fabric;
   fabric.nodes = nodes;
   int64_t nics = 0;
   int64_t gbps = kind.nic_gbps;
   bool efa = false;
+  int64_t levels = 0;  // 0: by the number of nodes
+  int64_t pod = 0;
   for (size_t i = 1; i < parts.size(); ++i) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
@@ -190,6 +200,17 @@ absl::StatusOr<TopologyDef> GpuCluster(absl::string_view full_name,
       ok = kv.second == "ib" || kv.second == "roce" || kv.second == "efa";
       fabric.ethernet = kv.second != "ib";
       efa = kv.second == "efa";
+    } else if (kv.first == "levels") {
+      ok = absl::SimpleAtoi(kv.second, &levels) && (levels == 2 || levels == 3);
+    } else if (kv.first == "pod") {
+      ok = absl::SimpleAtoi(kv.second, &pod) && pod > 0 &&
+           pod % kind.nodes_per_leaf == 0;
+      if (!ok) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("built-in topology '", full_name, "': pod=", kv.second,
+                         " must be a positive multiple of the ",
+                         kind.nodes_per_leaf, " nodes of a leaf"));
+      }
     } else {
       ok = false;
     }
@@ -214,6 +235,29 @@ absl::StatusOr<TopologyDef> GpuCluster(absl::string_view full_name,
   fabric.port_bandwidth_bytes_per_second = static_cast<double>(gbps) * 1e9 / 8;
   fabric.nodes_per_leaf = kind.nodes_per_leaf;
   fabric.spines = kind.nodes_per_leaf;
+  if (levels == 2 && pod > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("built-in topology '", full_name,
+                     "': pods are part of three-level fabrics; drop levels=2 "
+                     "or pod"));
+  }
+  if (levels == 0) levels = pod > 0 || nodes > kMaxTwoLevelNodes ? 3 : 2;
+  if (levels == 2 && nodes > kMaxTwoLevelNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("built-in topology '", full_name,
+                     "': a two-level fat tree holds at "
+                     "most ",
+                     kMaxTwoLevelNodes, " nodes; drop levels=2"));
+  }
+  if (levels == 3) {
+    // A spine's down ports (half of its radix, as many as a leaf's) filled
+    // with leaves, one per rail for each group of nodes_per_leaf nodes.
+    const int64_t rails = node->nics_size();
+    fabric.nodes_per_pod =
+        pod > 0 ? pod
+                : kind.nodes_per_leaf *
+                      std::max<int64_t>(1, kind.nodes_per_leaf / rails);
+  }
   // Estimates from the datasheets' orders of magnitude: about 0.6 us
   // through an adapter, about 130 ns port to port through an InfiniBand
   // switch. Ethernet switches of the same generation (Spectrum-4) take

@@ -16,6 +16,7 @@ namespace simulator {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Expected {
   const char* name;
@@ -143,7 +144,7 @@ TEST(BuiltinTopologiesTest, BadNames) {
               HasSubstr("dgx_h100_cluster:N"));
   for (const char* bad :
        {"dgx_h100_cluster:0", "dgx_h100_cluster:x", "dgx_h100_cluster",
-        "dgx_a100_cluster:5000", "tpu_v4:3x3x3", "tpu_v4:4x4", "tpu_v4:",
+        "dgx_a100_cluster:20000", "tpu_v4:3x3x3", "tpu_v4:4x4", "tpu_v4:",
         "tpu_v4:4x4x0", "tpu_v5e:3x5", "tpu_v5e:32x32", "tpu_v5e:4"}) {
     EXPECT_EQ(BuiltinTopology(bad).status().code(),
               absl::StatusCode::kInvalidArgument)
@@ -245,6 +246,42 @@ TEST(BuiltinTopologiesTest, ClusterOptions) {
     EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(t.status().message()),
                 ::testing::AnyOf(HasSubstr("nics=K"), HasSubstr("divides 8")));
+  }
+}
+
+TEST(BuiltinTopologiesTest, ThreeLevelClusters) {
+  auto def = [](const std::string& name) {
+    absl::StatusOr<TopologyDef> d = BuiltinTopologyDef(name);
+    EXPECT_TRUE(d.ok()) << d.status();
+    return d.ok() ? *d : TopologyDef();
+  };
+  // Two levels up to 4096 nodes, three beyond (pods of 128 DGX H100: four
+  // leaf groups of 32 nodes fill half of a 64-port spine with 8 rails).
+  EXPECT_THAT(def("dgx_h100_cluster:4096").description(),
+              Not(HasSubstr("three-level")));
+  EXPECT_THAT(def("dgx_h100_cluster:4097").description(),
+              HasSubstr("33 pods of 128 nodes"));
+  EXPECT_THAT(def("dgx_h100_cluster:256,levels=3").description(),
+              HasSubstr("2 pods of 128 nodes, 32 spines each; 1024 cores"));
+  EXPECT_THAT(def("dgx_h100_cluster:256,pod=64").description(),
+              HasSubstr("4 pods of 64 nodes"));
+  // A group spread over pods still sees each node's 8 ports.
+  absl::StatusOr<Topology> t = BuiltinTopology("dgx_h100_cluster:4,pod=32");
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::vector<int> gpus;
+  for (const DeviceInfo& d : t->devices()) {
+    if (d.kind == DeviceDef::GPU) gpus.push_back(d.index);
+  }
+  absl::StatusOr<GroupHardware> hw = DescribeGroupHardware(*t, gpus);
+  ASSERT_TRUE(hw.ok()) << hw.status();
+  EXPECT_NEAR(hw->node_net_bw_Bps, 400e9, 1);
+  for (const std::string bad :
+       {"dgx_h100_cluster:16385", "dgx_h100_cluster:5000,levels=2",
+        "dgx_h100_cluster:64,levels=4", "dgx_h100_cluster:64,pod=48",
+        "dgx_h100_cluster:64,levels=2,pod=32"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(BuiltinTopology(bad).status().code(),
+              absl::StatusCode::kInvalidArgument);
   }
 }
 

@@ -9,8 +9,6 @@
 namespace simulator {
 namespace {
 
-constexpr int64_t kMaxNodes = 4096;
-
 LinkDef* AddFabricLink(TopologyDef& def, const RailFabricOptions& options,
                        const std::string& a, const std::string& b,
                        double bandwidth, double latency_ns) {
@@ -46,14 +44,24 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": TPU meshes are built with TpuV4Slice or TpuV5eSlice"));
   }
-  if (options.nodes < 1 || options.nodes > kMaxNodes) {
+  if (options.nodes < 1 || options.nodes > kMaxClusterNodes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": nodes = ", options.nodes, "; use 1 to ", kMaxNodes));
+        what, ": nodes = ", options.nodes, "; use 1 to ", kMaxClusterNodes));
   }
   if (options.nodes_per_leaf < 1 || options.spines < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": nodes_per_leaf and spines must be at least 1 (got ",
         options.nodes_per_leaf, " and ", options.spines, ")"));
+  }
+  const bool three_levels = options.nodes_per_pod > 0;
+  if (options.nodes_per_pod < 0 || options.cores < 0 ||
+      (three_levels && options.nodes_per_pod % options.nodes_per_leaf != 0) ||
+      (three_levels && options.cores % options.spines != 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": nodes_per_pod (", options.nodes_per_pod,
+                     ") must be a multiple of nodes_per_leaf (",
+                     options.nodes_per_leaf, ") and cores (", options.cores,
+                     ") a multiple of spines (", options.spines, "), or 0"));
   }
   if (!(options.port_bandwidth_bytes_per_second > 0) ||
       !std::isfinite(options.port_bandwidth_bytes_per_second) ||
@@ -71,10 +79,28 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
   def.set_name(options.name.empty()
                    ? absl::StrCat(node.name(), "_cluster:", options.nodes)
                    : options.name);
-  def.set_description(absl::StrCat(
-      options.nodes, " x ", node.name(), " on a rail-optimized ",
-      options.ethernet ? "Ethernet (RoCE)" : "InfiniBand", " fat tree (",
-      node.nics_size(), " rails, ", options.spines, " spines)"));
+  const int64_t rails = node.nics_size();
+  const int64_t groups =
+      (options.nodes + options.nodes_per_leaf - 1) / options.nodes_per_leaf;
+  const int64_t groups_per_pod =
+      three_levels ? options.nodes_per_pod / options.nodes_per_leaf : groups;
+  const int64_t pods = (groups + groups_per_pod - 1) / groups_per_pod;
+  const int64_t cores_per_plane = !three_levels ? 0
+                                  : options.cores > 0
+                                      ? options.cores / options.spines
+                                      : groups_per_pod * rails;
+  const char* fabric_kind = options.ethernet ? "Ethernet (RoCE)" : "InfiniBand";
+  def.set_description(
+      three_levels
+          ? absl::StrCat(options.nodes, " x ", node.name(),
+                         " on a three-level rail-optimized ", fabric_kind,
+                         " fat tree (", rails, " rails; ", pods, " pods of ",
+                         options.nodes_per_pod, " nodes, ", options.spines,
+                         " spines each; ", cores_per_plane * options.spines,
+                         " cores)")
+          : absl::StrCat(options.nodes, " x ", node.name(),
+                         " on a rail-optimized ", fabric_kind, " fat tree (",
+                         rails, " rails, ", options.spines, " spines)"));
   def.mutable_routing()->set_policy(RoutingDef::ECMP);
   def.mutable_routing()->set_ecmp_seed(options.ecmp_seed);
   *def.mutable_device_specs() = node.device_specs();
@@ -117,9 +143,6 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
     }
   }
 
-  const int64_t rails = node.nics_size();
-  const int64_t groups =
-      (options.nodes + options.nodes_per_leaf - 1) / options.nodes_per_leaf;
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t r = 0; r < rails; ++r) {
       SwitchDef* leaf = def.add_switches();
@@ -129,12 +152,22 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
       leaf->set_in_network_reduction(options.in_network_reduction);
     }
   }
-  for (int64_t s = 0; s < options.spines; ++s) {
-    SwitchDef* spine = def.add_switches();
-    spine->set_name(absl::StrCat("ib_spine", s));
-    spine->set_kind(options.ethernet ? SwitchDef::ETHERNET_SWITCH
-                                     : SwitchDef::IB_SPINE);
-    spine->set_in_network_reduction(options.in_network_reduction);
+  auto spine_name = [&](int64_t pod, int64_t s) {
+    return three_levels ? absl::StrCat("ib_spine_p", pod, "_", s)
+                        : absl::StrCat("ib_spine", s);
+  };
+  auto add_switch = [&](const std::string& name) {
+    SwitchDef* sw = def.add_switches();
+    sw->set_name(name);
+    sw->set_kind(options.ethernet ? SwitchDef::ETHERNET_SWITCH
+                                  : SwitchDef::IB_SPINE);
+    sw->set_in_network_reduction(options.in_network_reduction);
+  };
+  for (int64_t pod = 0; pod < (three_levels ? pods : 1); ++pod) {
+    for (int64_t s = 0; s < options.spines; ++s) add_switch(spine_name(pod, s));
+  }
+  for (int64_t c = 0; c < cores_per_plane * options.spines; ++c) {
+    add_switch(absl::StrCat("ib_core", c));
   }
   for (int64_t k = 0; k < options.nodes; ++k) {
     for (int64_t r = 0; r < rails; ++r) {
@@ -148,9 +181,21 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t r = 0; r < rails; ++r) {
       for (int64_t s = 0; s < options.spines; ++s) {
-        AddFabricLink(def, options, LeafName(r, g), absl::StrCat("ib_spine", s),
-                      options.port_bandwidth_bytes_per_second,
-                      options.switch_latency_ns);
+        AddFabricLink(
+            def, options, LeafName(r, g), spine_name(g / groups_per_pod, s),
+            options.port_bandwidth_bytes_per_second, options.switch_latency_ns);
+      }
+    }
+  }
+  if (three_levels) {
+    for (int64_t pod = 0; pod < pods; ++pod) {
+      for (int64_t s = 0; s < options.spines; ++s) {
+        for (int64_t k = 0; k < cores_per_plane; ++k) {
+          AddFabricLink(def, options, spine_name(pod, s),
+                        absl::StrCat("ib_core", k * options.spines + s),
+                        options.port_bandwidth_bytes_per_second,
+                        options.switch_latency_ns);
+        }
       }
     }
   }

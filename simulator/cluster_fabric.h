@@ -14,6 +14,16 @@
 // of those designs; beyond that a spine node stands for a group of switches
 // of the same total capacity.
 //
+// Three levels (nodes_per_pod > 0): the leaf groups are gathered in pods of
+// nodes_per_pod nodes. Each pod has its own `spines` spines
+// ("ib_spine_p<pod>_<s>"), linked to every leaf of the pod; spine s of every
+// pod links to each core switch of plane s ("ib_core<c>", c % spines == s),
+// so traffic between pods goes leaf -> spine -> core -> spine -> leaf. With
+// as many cores per plane as a pod has leaves (the default), the spine
+// layer is non-blocking too: the leaf-spine-core fat tree of clusters too
+// large for two levels. A core stands for a group of switches where the
+// pods outnumber a real switch's ports.
+//
 // Routing is ECMP, so flows spread over the spines deterministically.
 //
 // Example:
@@ -33,15 +43,25 @@
 
 namespace simulator {
 
+// The most nodes BuildRailOptimizedCluster builds.
+inline constexpr int64_t kMaxClusterNodes = 16384;
+
 struct RailFabricOptions {
   // Name of the result ("" keeps "<node name>_cluster:<nodes>").
   std::string name;
-  // Number of copies of the node, 1 to 4096.
+  // Number of copies of the node, 1 to kMaxClusterNodes.
   int64_t nodes = 1;
   // Nodes whose NICs of one rail share a leaf switch (leaf down ports).
   int64_t nodes_per_leaf = 32;
-  // Spine switches; each leaf has one link to each.
+  // Spine switches (per pod with three levels); each leaf has one link to
+  // each spine of its pod.
   int64_t spines = 32;
+  // Three levels: nodes per pod, a multiple of nodes_per_leaf (0: two
+  // levels, every leaf linked to every spine).
+  int64_t nodes_per_pod = 0;
+  // Three levels: core switches, a multiple of `spines` (0: spines times
+  // the leaves of a pod, a non-blocking spine layer).
+  int64_t cores = 0;
   // NIC port and switch port bandwidth, bytes/s each way (400 Gb/s = 50e9).
   double port_bandwidth_bytes_per_second = 50e9;
   // NIC to leaf: adapter plus switch traversal, nanoseconds.

@@ -1,15 +1,19 @@
 #include "simulator/cluster_fabric.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "simulator/routing.h"
 #include "simulator/topology.h"
 
 namespace simulator {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr char kNode[] = R"pb(
   name: "box"
@@ -74,6 +78,58 @@ TEST(ClusterFabricTest, ReplicatesNodesAndBuildsRailsAndSpines) {
   EXPECT_GE(topology->LinkBetween(*topology->FindNode("ib_leaf_r0_g1"),
                                   *topology->FindNode("ib_spine2")),
             0);
+}
+
+TEST(ClusterFabricTest, ThreeLevelsJoinPodsThroughCores) {
+  RailFabricOptions options;
+  options.nodes = 8;
+  options.nodes_per_leaf = 2;
+  options.spines = 2;
+  options.nodes_per_pod = 4;  // 2 pods of 2 leaf groups
+  absl::StatusOr<TopologyDef> def = BuildRailOptimizedCluster(Node(), options);
+  ASSERT_TRUE(def.ok()) << def.status();
+  absl::StatusOr<Topology> topology = Topology::FromDef(*def, def->name());
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  auto id = [&](const char* name) {
+    absl::StatusOr<int> found = topology->FindNode(name);
+    EXPECT_TRUE(found.ok()) << name;
+    return found.ok() ? *found : -1;
+  };
+  // A pod has 2 groups x 2 rails = 4 leaves, so a non-blocking spine layer
+  // has 4 cores per plane: 8 cores over 2 planes.
+  EXPECT_TRUE(topology->FindNode("ib_core7").ok());
+  EXPECT_FALSE(topology->FindNode("ib_core8").ok());
+  EXPECT_FALSE(topology->FindNode("ib_spine0").ok());
+  // Leaves reach the spines of their own pod only.
+  EXPECT_GE(topology->LinkBetween(id("ib_leaf_r1_g1"), id("ib_spine_p0_1")), 0);
+  EXPECT_LT(topology->LinkBetween(id("ib_leaf_r1_g2"), id("ib_spine_p0_1")), 0);
+  EXPECT_GE(topology->LinkBetween(id("ib_leaf_r1_g2"), id("ib_spine_p1_1")), 0);
+  // Spine s of every pod reaches the cores of plane s.
+  EXPECT_GE(topology->LinkBetween(id("ib_spine_p1_1"), id("ib_core3")), 0);
+  EXPECT_LT(topology->LinkBetween(id("ib_spine_p1_1"), id("ib_core2")), 0);
+  // Between pods a route climbs to a core: nic, leaf, spine, core, spine,
+  // leaf, nic.
+  Router router(*topology);
+  absl::StatusOr<std::vector<int>> route =
+      router.Route(id("node0/nic0"), id("node7/nic0"));
+  ASSERT_TRUE(route.ok()) << route.status();
+  ASSERT_EQ(route->size(), 6u);
+  EXPECT_EQ(
+      topology->node(topology->link((*route)[2]).dst).name.rfind("ib_core", 0),
+      0u);
+  // Inside a pod it turns at a spine.
+  route = router.Route(id("node0/nic0"), id("node3/nic0"));
+  ASSERT_TRUE(route.ok()) << route.status();
+  EXPECT_EQ(route->size(), 4u);
+  EXPECT_THAT(def->description(), HasSubstr("three-level"));
+
+  options.nodes_per_pod = 3;  // not whole leaf groups
+  EXPECT_EQ(BuildRailOptimizedCluster(Node(), options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.nodes_per_pod = 4;
+  options.cores = 3;  // not whole planes
+  EXPECT_EQ(BuildRailOptimizedCluster(Node(), options).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ClusterFabricTest, RejectsUnsuitableNodes) {

@@ -88,11 +88,14 @@ absl::StatusOr<std::unique_ptr<SimPlatform>> SimPlatform::FromSpec(
     absl::string_view spec) {
   absl::StatusOr<SimPlatformSpec> parsed = ParseSimPlatformSpec(spec);
   if (!parsed.ok()) return parsed.status();
-  absl::StatusOr<Topology> topology = IsTopologyFile(parsed->topology)
-                                          ? Topology::FromFile(parsed->topology)
-                                          : BuiltinTopology(parsed->topology);
+  absl::StatusOr<Topology> topology = LoadSimTopology(parsed->topology);
   if (!topology.ok()) return topology.status();
   return Create(*std::move(topology), std::move(parsed->options));
+}
+
+absl::StatusOr<Topology> LoadSimTopology(absl::string_view topology) {
+  return IsTopologyFile(topology) ? Topology::FromFile(topology)
+                                  : BuiltinTopology(topology);
 }
 
 absl::StatusOr<std::unique_ptr<SimPlatform>> SimPlatform::Create(

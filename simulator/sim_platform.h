@@ -94,6 +94,11 @@ struct SimPlatformSpec {
 // topology or an unknown option.
 absl::StatusOr<SimPlatformSpec> ParseSimPlatformSpec(absl::string_view spec);
 
+// The topology a spec's topology part names: a file where it ends in
+// .textproto or .pbtxt or holds a '/', else a built-in (BuiltinTopology).
+// The errors of Topology::FromFile and BuiltinTopology.
+absl::StatusOr<Topology> LoadSimTopology(absl::string_view topology);
+
 class SimPlatform : public devices::Platform {
  public:
   // Job, replica and task that short device names get.

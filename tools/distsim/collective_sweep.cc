@@ -402,11 +402,28 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
   setup.message_budget = options.message_budget;
   setup.trace_path = options.trace_path;
   setup.spec = absl::StrCat("sim:", options.topology, ";timing");
-  // A platform to look at the topology (sizes get fresh ones).
-  absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> platform =
-      simulator::SimPlatform::FromSpec(absl::StrCat(setup.spec, ";notrace"));
-  if (!platform.ok()) return platform.status();
-  const simulator::Topology& topology = (*platform)->topology();
+  // The topology, in a platform for the schedule algorithms (for the names
+  // of the devices; sizes get fresh platforms), alone for the NCCL model,
+  // which needs no simulation (and a platform of 131,072 GPUs takes a while
+  // to build).
+  std::unique_ptr<simulator::SimPlatform> platform;
+  std::optional<simulator::Topology> loaded;
+  if (setup.nccl) {
+    absl::StatusOr<simulator::SimPlatformSpec> spec =
+        simulator::ParseSimPlatformSpec(setup.spec);
+    if (!spec.ok()) return spec.status();
+    absl::StatusOr<simulator::Topology> t =
+        simulator::LoadSimTopology(spec->topology);
+    if (!t.ok()) return t.status();
+    loaded = *std::move(t);
+  } else {
+    absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> p =
+        simulator::SimPlatform::FromSpec(absl::StrCat(setup.spec, ";notrace"));
+    if (!p.ok()) return p.status();
+    platform = *std::move(p);
+  }
+  const simulator::Topology& topology =
+      platform != nullptr ? platform->topology() : *loaded;
   int64_t group_size = options.gpus;
   if (options.gpus_per_node > 0 && group_size == 0) {
     // --gpus_per_node alone: every node that has that many GPUs.
@@ -430,8 +447,10 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
         "--gpus=", options.gpus, " --gpus_per_node=", options.gpus_per_node,
         ": ", chosen.status().message()));
   }
-  const std::vector<std::string> names = (*platform)->DeviceNames();
-  for (int index : *chosen) setup.device_names.push_back(names[index]);
+  if (platform != nullptr) {
+    const std::vector<std::string> names = platform->DeviceNames();
+    for (int index : *chosen) setup.device_names.push_back(names[index]);
+  }
   absl::StatusOr<simulator::GroupHardware> hw =
       simulator::DescribeGroupHardware(topology, *chosen);
   if (!hw.ok()) return hw.status();
