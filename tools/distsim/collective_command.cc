@@ -103,13 +103,27 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   options.max_bytes = *max;
 
   const absl::Time start = absl::Now();
-  absl::StatusOr<SweepResult> result = RunCollectiveSweep(options);
+  // The table is printed a row at a time, as rows are computed, so that a
+  // long sweep shows its progress; JSON is one array at the end.
+  SweepRowCallback print_row;
+  if (!json) {
+    print_row = [](const SweepResult& so_far, const SweepRow& row) {
+      if (so_far.rows.size() == 1) {
+        std::fputs(FormatSweepHeader(so_far, row.op).c_str(), stdout);
+      }
+      std::fputs(FormatSweepRow(row).c_str(), stdout);
+      std::fflush(stdout);
+    };
+  }
+  absl::StatusOr<SweepResult> result = RunCollectiveSweep(options, print_row);
   if (!result.ok()) return result.status();
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (json) {
     std::fputs(SweepRowsToJson(result->rows).c_str(), stdout);
   } else {
-    std::fputs(FormatSweepTable(*result).c_str(), stdout);
+    if (result->rows.empty()) {
+      std::fputs(FormatSweepTable(*result).c_str(), stdout);
+    }
     if (!options.trace_path.empty()) {
       std::printf("# trace of the largest size written to %s\n",
                   options.trace_path.c_str());

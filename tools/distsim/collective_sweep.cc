@@ -476,7 +476,8 @@ bool SweepRow::operator==(const SweepRow& other) const {
          busbw == other.busbw;
 }
 
-absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options) {
+absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options,
+                                               const SweepRowCallback& on_row) {
   absl::StatusOr<Setup> setup = MakeSetup(options);
   if (!setup.ok()) return setup.status();
   const int n = setup->hardware.n;
@@ -529,6 +530,7 @@ absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options) {
     }
     row.busbw = row.algbw * BusBandwidthFactor(setup->op, n);
     result.rows.push_back(std::move(row));
+    if (on_row) on_row(result, result.rows.back());
   }
   return result;
 }

@@ -33,6 +33,7 @@
 #define TOOLS_DISTSIM_COLLECTIVE_SWEEP_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -138,10 +139,20 @@ struct SweepResult {
 // loading the topology (NOT_FOUND for an unknown built-in or file), of the
 // cost model (FAILED_PRECONDITION for hierarchical on groups that are not
 // whole nodes), of the NCCL model and of the simulation.
-absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options);
+//
+// `on_row`, when given, is called with each row as soon as it is computed
+// (rows of large groups take seconds each), with the result so far (the
+// header fields set, `rows` ending in that row).
+using SweepRowCallback =
+    std::function<void(const SweepResult& so_far, const SweepRow& row)>;
+absl::StatusOr<SweepResult> RunCollectiveSweep(
+    const SweepOptions& options, const SweepRowCallback& on_row = {});
 
 // nccl-tests' table: two header lines of comments, then one line per row.
 std::string FormatSweepTable(const SweepResult& result);
+// The table's parts: its header (for `op`) and one row's line.
+std::string FormatSweepHeader(const SweepResult& result, absl::string_view op);
+std::string FormatSweepRow(const SweepRow& row);
 
 // One JSON array of {"op","bytes","count","dtype","algorithm","time_us",
 // "algbw","busbw"} objects, ending in a newline.

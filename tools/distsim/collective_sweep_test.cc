@@ -277,6 +277,31 @@ TEST(CollectiveSweepTest, BudgetsBelowTheUnchunkedMessagesSendWholeRanges) {
   EXPECT_GT(one.rows[0].time_us, 1.2 * chunked.rows[0].time_us);
 }
 
+TEST(CollectiveSweepTest, RowsArriveAsTheyAreComputed) {
+  SweepOptions options;
+  options.topology = "dgx_h100";
+  options.min_bytes = 1024;
+  options.max_bytes = 1 << 20;
+  options.step_factor = 4;
+  std::vector<SweepRow> seen;
+  std::string table;
+  absl::StatusOr<SweepResult> result = RunCollectiveSweep(
+      options, [&](const SweepResult& so_far, const SweepRow& row) {
+        // The header is known before the first row; rows end in this one.
+        EXPECT_FALSE(so_far.hardware.empty());
+        ASSERT_EQ(so_far.rows.size(), seen.size() + 1);
+        EXPECT_TRUE(so_far.rows.back() == row);
+        if (seen.empty()) table = FormatSweepHeader(so_far, row.op);
+        table += FormatSweepRow(row);
+        seen.push_back(row);
+      });
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(seen.size(), 6u);  // 1K, 4K, ..., 1M
+  EXPECT_TRUE(seen == result->rows);
+  // Printed a row at a time, the table reads as it does whole.
+  EXPECT_EQ(table, FormatSweepTable(*result));
+}
+
 TEST(CollectiveSweepTest, ParseByteSize) {
   EXPECT_EQ(*ParseByteSize("8"), 8);
   EXPECT_EQ(*ParseByteSize("64K"), 65536);

@@ -119,9 +119,8 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   return value << shift;
 }
 
-std::string FormatSweepTable(const SweepResult& result) {
+std::string FormatSweepHeader(const SweepResult& result, absl::string_view op) {
   std::string out;
-  const std::string op = result.rows.empty() ? "" : result.rows.front().op;
   absl::StrAppendFormat(&out, "# %s on %s: %s\n", op, result.platform,
                         result.hardware);
   absl::StrAppend(&out, "#\n");
@@ -129,10 +128,20 @@ std::string FormatSweepTable(const SweepResult& result) {
                         "count", "type", "time", "algbw", "busbw", "algorithm");
   absl::StrAppendFormat(&out, "# %12s  %12s  %8s  %12s  %8s  %8s\n", "(B)",
                         "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+  return out;
+}
+
+std::string FormatSweepRow(const SweepRow& row) {
+  return absl::StrFormat("  %12d  %12d  %8s  %12.2f  %8.2f  %8.2f  %s\n",
+                         row.bytes, row.count, row.dtype, row.time_us,
+                         row.algbw, row.busbw, row.algorithm);
+}
+
+std::string FormatSweepTable(const SweepResult& result) {
+  std::string out = FormatSweepHeader(
+      result, result.rows.empty() ? "" : result.rows.front().op);
   for (const SweepRow& row : result.rows) {
-    absl::StrAppendFormat(&out, "  %12d  %12d  %8s  %12.2f  %8.2f  %8.2f  %s\n",
-                          row.bytes, row.count, row.dtype, row.time_us,
-                          row.algbw, row.busbw, row.algorithm);
+    absl::StrAppend(&out, FormatSweepRow(row));
   }
   return out;
 }
