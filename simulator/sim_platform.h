@@ -164,6 +164,10 @@ class SimPlatform : public devices::Platform {
   // Busy and idle time per device, bytes and utilisation per link, up to
   // now().
   Summary RunSummary() const { return context_->simulation().GetSummary(); }
+  // Engine events run so far: the simulation's work, for scale figures.
+  int64_t EventsProcessed() const {
+    return context_->simulation().EventsProcessed();
+  }
   // What device `name` has done so far: compute and communication time
   // charged, bytes moved. Errors of FindDevice.
   absl::StatusOr<SimDeviceStats> DeviceStats(absl::string_view name) const;

@@ -267,6 +267,12 @@ Summary Simulation::GetSummary() const {
   return summary;
 }
 
+int64_t Simulation::EventsProcessed() const {
+  int64_t events = 0;
+  runtime_->WithEngine([&] { events = engine_.events_processed(); });
+  return events;
+}
+
 std::string Simulation::TraceJson() const {
   std::string json;
   runtime_->WithEngine([&] { json = trace_.ToJson(); });

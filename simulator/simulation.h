@@ -159,6 +159,8 @@ class Simulation {
   SimDeviceStats Stats(int device) const;
   // Per-device busy time and per-link traffic up to now.
   Summary GetSummary() const;
+  // Engine events run so far (flow starts, completions, kernels, ...).
+  int64_t EventsProcessed() const;
   std::string TraceJson() const;
   absl::Status WriteTrace(const std::string& path) const;
   // Faults fired so far, as "<time>: <description>" lines.

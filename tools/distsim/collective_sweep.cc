@@ -290,7 +290,7 @@ absl::Status RunRank(const Setup& setup, const Plan& plan, int rank,
 
 // Simulated microseconds of one collective on a fresh platform.
 absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
-                                bool trace) {
+                                bool trace, int64_t* events) {
   absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> platform =
       simulator::SimPlatform::FromSpec(
           trace ? setup.spec : absl::StrCat(setup.spec, ";notrace"));
@@ -351,6 +351,7 @@ absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
     absl::Status written = p.WriteTrace(setup.trace_path);
     if (!written.ok()) return written;
   }
+  *events = p.EventsProcessed();
   const simulator::SimTime elapsed =
       *std::max_element(end.begin(), end.end()) -
       *std::min_element(start.begin(), start.end());
@@ -520,7 +521,7 @@ absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options,
       row.time_us = p->time_us;
     } else {
       const bool trace = i + 1 == sizes.size() && !setup->trace_path.empty();
-      absl::StatusOr<double> us = Simulate(*setup, *plan, trace);
+      absl::StatusOr<double> us = Simulate(*setup, *plan, trace, &row.events);
       if (!us.ok()) return us.status();
       row.algorithm = plan->label;
       row.time_us = *us;

@@ -118,7 +118,11 @@ struct SweepRow {
   double time_us = 0;
   double algbw = 0;
   double busbw = 0;
+  // Engine events the simulation of this size ran (0 for nccl rows, which
+  // come from the analytical model): how much work the row took.
+  int64_t events = 0;
 
+  // Compares everything but `events`.
   bool operator==(const SweepRow& other) const;
 };
 
