@@ -148,6 +148,10 @@ class SimPlatform : public devices::Platform {
   }
   int64_t num_devices() const { return static_cast<int64_t>(devices_.size()); }
   const Topology& topology() const { return context_->topology(); }
+  // The simulation's shared state (engine, network, routes, actor runtime),
+  // for tools that drive the simulation themselves: a schedule replayed as
+  // one state machine per rank instead of a host thread each.
+  SimContext& context() const { return *context_; }
   // The TPU chip mesh, for TPU slices (SimDevice::coordinates() places each
   // core on it).
   const std::optional<MeshShape>& mesh() const { return topology().mesh(); }

@@ -193,27 +193,17 @@ ScheduleCommunicator::GetAllReducePlan(int rank, int64_t count,
     plan = all_reduce_plans_.emplace(key, std::move(built)).first->second;
   }
   if (plan == nullptr) {
-    GroupTopology topology = options_.topology;
-    topology.n = size_;
-    absl::StatusOr<AllReduceSelection> selection = SelectAllReduce(
-        count * element_size, topology, options_.all_reduce_algorithm);
-    if (!selection.ok()) return selection.status();
-    ScheduleOptions schedule_options =
-        ScheduleOptionsFor(*selection, topology, count, element_size);
-    if (options_.chunk_bytes > 0) {
-      schedule_options.chunk_elements =
-          std::max<int64_t>(1, options_.chunk_bytes / element_size);
-      // Report the chunking that runs, not the cost model's.
-      selection->chunk_bytes =
-          schedule_options.chunk_elements * static_cast<int64_t>(element_size);
-    }
+    absl::StatusOr<PlannedCall> planned =
+        PlanCall(options_, size_, CollectiveOp::kAllReduce, count,
+                 static_cast<size_t>(element_size));
+    if (!planned.ok()) return planned.status();
     absl::StatusOr<std::shared_ptr<const Schedule>> schedule = GetSchedule(
-        CollectiveOp::kAllReduce, selection->algorithm, schedule_options);
+        CollectiveOp::kAllReduce, planned->algorithm, planned->schedule);
     if (!schedule.ok()) return schedule.status();
     auto built = std::make_shared<AllReducePlan>();
     built->count = count;
     built->element_size = element_size;
-    built->selection = *std::move(selection);
+    built->selection = *std::move(planned->selection);
     built->schedule = *std::move(schedule);
     absl::MutexLock lock(&mu_);
     if (all_reduce_plans_.size() > 256) all_reduce_plans_.clear();
@@ -224,18 +214,6 @@ ScheduleCommunicator::GetAllReducePlan(int rank, int64_t count,
   state.last_all_reduce = plan;
   state.last_plan = plan.get();
   return state.last_plan;
-}
-
-ScheduleOptions ScheduleCommunicator::Chunked(int64_t count,
-                                              size_t element_size) const {
-  ScheduleOptions o;
-  o.group_size = size_;
-  o.count = count;
-  if (options_.chunk_bytes > 0) {
-    o.chunk_elements =
-        std::max<int64_t>(1, options_.chunk_bytes / element_size);
-  }
-  return o;
 }
 
 absl::Status ScheduleCommunicator::Run(int rank, const Call& call,
@@ -381,12 +359,8 @@ absl::Status ScheduleCommunicator::ReduceScatter(
     const devices::CollectiveOptions& options) {
   absl::Status s = CheckSameDtype(input, output, "ReduceScatter");
   if (!s.ok()) return s;
-  Call call{CollectiveOp::kReduceScatter,
-            Algorithm::kRing,
-            Chunked(input.num_elements(), devices::DTypeSize(input.dtype())),
-            input.dtype(),
-            options.op,
-            options.timeout};
+  const Call call = CallFor(CollectiveOp::kReduceScatter, input.num_elements(),
+                            input.dtype(), 0, options);
   s = CheckElements(output, ShardOf(input.num_elements(), size_, rank).count,
                     "ReduceScatter", "output");
   if (!s.ok()) return s;
@@ -402,12 +376,8 @@ absl::Status ScheduleCommunicator::AllGather(
   s = CheckElements(input, ShardOf(total, size_, rank).count, "AllGather",
                     "input");
   if (!s.ok()) return s;
-  Call call{CollectiveOp::kAllGather,
-            Algorithm::kRing,
-            Chunked(total, devices::DTypeSize(input.dtype())),
-            input.dtype(),
-            options.op,
-            options.timeout};
+  const Call call =
+      CallFor(CollectiveOp::kAllGather, total, input.dtype(), 0, options);
   return Run(rank, call, &input, &output);
 }
 
@@ -418,13 +388,8 @@ absl::Status ScheduleCommunicator::Broadcast(
     return absl::InvalidArgumentError(absl::StrCat(
         "Broadcast root ", root, " is outside the group of ", size_));
   }
-  Call call{CollectiveOp::kBroadcast,
-            options_.broadcast_algorithm,
-            Chunked(tensor.num_elements(), devices::DTypeSize(tensor.dtype())),
-            tensor.dtype(),
-            options.op,
-            options.timeout};
-  call.schedule.root = root;
+  const Call call = CallFor(CollectiveOp::kBroadcast, tensor.num_elements(),
+                            tensor.dtype(), root, options);
   // The root reads its tensor as input; every rank writes the result to
   // its tensor as output (the root's copy is in place).
   if (rank == root) return Run(rank, call, &tensor, &tensor);
@@ -444,13 +409,8 @@ absl::Status ScheduleCommunicator::Reduce(
     s = CheckElements(output, input.num_elements(), "Reduce", "output");
     if (!s.ok()) return s;
   }
-  Call call{CollectiveOp::kReduce,
-            options_.reduce_algorithm,
-            Chunked(input.num_elements(), devices::DTypeSize(input.dtype())),
-            input.dtype(),
-            options.op,
-            options.timeout};
-  call.schedule.root = root;
+  const Call call = CallFor(CollectiveOp::kReduce, input.num_elements(),
+                            input.dtype(), root, options);
   return Run(rank, call, &input, rank == root ? &output : nullptr);
 }
 
@@ -466,13 +426,8 @@ absl::Status ScheduleCommunicator::AllToAll(
   }
   s = CheckElements(output, input.num_elements(), "AllToAll", "output");
   if (!s.ok()) return s;
-  Call call{
-      CollectiveOp::kAllToAll,
-      Algorithm::kPairwise,
-      Chunked(input.num_elements() / size_, devices::DTypeSize(input.dtype())),
-      input.dtype(),
-      options.op,
-      options.timeout};
+  const Call call = CallFor(CollectiveOp::kAllToAll, input.num_elements(),
+                            input.dtype(), 0, options);
   return Run(rank, call, &input, &output);
 }
 
@@ -493,9 +448,87 @@ absl::Status ScheduleCommunicator::Abort(absl::Status reason) {
 }
 
 absl::Status ScheduleCommunicator::Barrier(int rank, absl::Duration timeout) {
-  Call call{CollectiveOp::kBarrier, Algorithm::kDissemination, Chunked(0, 1),
-            devices::DType::kUInt8, devices::ReduceOp::kSum,   timeout};
+  devices::CollectiveOptions options;
+  options.timeout = timeout;
+  const Call call =
+      CallFor(CollectiveOp::kBarrier, 0, devices::DType::kUInt8, 0, options);
   return Run(rank, call, nullptr, nullptr);
+}
+
+ScheduleCommunicator::Call ScheduleCommunicator::CallFor(
+    CollectiveOp op, int64_t count, devices::DType dtype, int root,
+    const devices::CollectiveOptions& options) const {
+  // Not for all-reduces: they alone consult the cost model, whose errors
+  // PlanCall returns (GetAllReducePlan handles them).
+  absl::StatusOr<PlannedCall> planned =
+      PlanCall(options_, size_, op, count, devices::DTypeSize(dtype), root);
+  Call call{op, Algorithm::kRing, {}, dtype, options.op, options.timeout};
+  if (planned.ok()) {
+    call.algorithm = planned->algorithm;
+    call.schedule = planned->schedule;
+  }
+  return call;
+}
+
+absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
+                                     int group_size, CollectiveOp op,
+                                     int64_t count, size_t element_size,
+                                     int root) {
+  PlannedCall call;
+  // Pieces of options.chunk_bytes (0: whole ranges).
+  auto chunked = [&](int64_t elements, size_t size) {
+    ScheduleOptions o;
+    o.group_size = group_size;
+    o.count = elements;
+    if (options.chunk_bytes > 0) {
+      o.chunk_elements = std::max<int64_t>(
+          1, options.chunk_bytes / static_cast<int64_t>(size));
+    }
+    return o;
+  };
+  call.schedule = chunked(count, element_size);
+  switch (op) {
+    case CollectiveOp::kAllReduce: {
+      GroupTopology topology = options.topology;
+      topology.n = group_size;
+      absl::StatusOr<AllReduceSelection> selection =
+          SelectAllReduce(count * static_cast<int64_t>(element_size), topology,
+                          options.all_reduce_algorithm);
+      if (!selection.ok()) return selection.status();
+      call.algorithm = selection->algorithm;
+      call.schedule =
+          ScheduleOptionsFor(*selection, topology, count, element_size);
+      if (options.chunk_bytes > 0) {
+        call.schedule.chunk_elements = std::max<int64_t>(
+            1, options.chunk_bytes / static_cast<int64_t>(element_size));
+        // Report the chunking that runs, not the cost model's.
+        selection->chunk_bytes =
+            call.schedule.chunk_elements * static_cast<int64_t>(element_size);
+      }
+      call.selection = *std::move(selection);
+      break;
+    }
+    case CollectiveOp::kBroadcast:
+      call.algorithm = options.broadcast_algorithm;
+      call.schedule.root = root;
+      break;
+    case CollectiveOp::kReduce:
+      call.algorithm = options.reduce_algorithm;
+      call.schedule.root = root;
+      break;
+    case CollectiveOp::kAllToAll:
+      // Blocks of count / group_size elements.
+      call.algorithm = Algorithm::kPairwise;
+      call.schedule = chunked(count / group_size, element_size);
+      break;
+    case CollectiveOp::kBarrier:
+      call.algorithm = Algorithm::kDissemination;
+      call.schedule = chunked(0, 1);
+      break;
+    default:  // reduce-scatter, all-gather: rings
+      break;
+  }
+  return call;
 }
 
 absl::Status ScheduleCommunicator::Send(

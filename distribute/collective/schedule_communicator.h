@@ -102,6 +102,25 @@ struct ScheduleCommunicatorOptions {
 // two thirds against 0.5 us per piece). cpus < 1 counts as 1.
 GroupTopology SharedMemoryTopology(int32_t ranks, int32_t cpus);
 
+// What a ScheduleCommunicator with `options` over `group_size` ranks runs
+// for a call of `op` on `count` elements of `element_size` bytes (the count
+// a rank's call passes: the buffer of an all-reduce, broadcast or reduce,
+// an all-gather's output, a reduce-scatter's input, an all-to-all's whole
+// buffer; 0 for a barrier), rooted at `root` for broadcast and reduce:
+// the algorithm and the schedule's options (BuildSchedule makes the
+// schedule), and for an all-reduce the cost model's selection. Its
+// all-reduces in shared memory (host transports) are not covered. The
+// errors of the cost model.
+struct PlannedCall {
+  Algorithm algorithm = Algorithm::kRing;
+  ScheduleOptions schedule;
+  std::optional<AllReduceSelection> selection;  // all-reduce only
+};
+absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
+                                     int group_size, CollectiveOp op,
+                                     int64_t count, size_t element_size,
+                                     int root = 0);
+
 class ScheduleCommunicator : public devices::Communicator {
  public:
   // `endpoints` holds the endpoints this process drives, indexed by their
@@ -212,7 +231,10 @@ class ScheduleCommunicator : public devices::Communicator {
   // own thread replaces it).
   absl::StatusOr<const AllReducePlan*> GetAllReducePlan(int rank, int64_t count,
                                                         int64_t element_size);
-  ScheduleOptions Chunked(int64_t count, size_t element_size) const;
+  // The call of a collective other than all-reduce (see PlanCall for
+  // `count`).
+  Call CallFor(CollectiveOp op, int64_t count, devices::DType dtype, int root,
+               const devices::CollectiveOptions& options) const;
 
   const ScheduleCommunicatorOptions options_;
   const int size_;

@@ -28,6 +28,7 @@
 #include "simulator/sim_platform.h"
 #include "simulator/time.h"
 #include "simulator/topology.h"
+#include "tools/distsim/schedule_replay.h"
 
 namespace distsim {
 namespace {
@@ -53,6 +54,8 @@ struct Setup {
   int64_t element_size = 4;
   std::string spec;  // "sim:<topology>;timing"
   std::vector<std::string> device_names;
+  std::vector<int> device_indices;  // topology devices, by rank
+  bool rank_threads = false;
   simulator::GroupHardware hardware;
   dc::GroupTopology topology;
   int64_t message_budget = kDefaultMessageBudget;
@@ -288,17 +291,10 @@ absl::Status RunRank(const Setup& setup, const Plan& plan, int rank,
   }
 }
 
-// Simulated microseconds of one collective on a fresh platform.
-absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
-                                bool trace, int64_t* events) {
-  absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> platform =
-      simulator::SimPlatform::FromSpec(
-          trace ? setup.spec : absl::StrCat(setup.spec, ";notrace"));
-  if (!platform.ok()) return platform.status();
-  simulator::SimPlatform& p = **platform;
-  absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> endpoints =
-      p.CreateTransportGroup(setup.device_names);
-  if (!endpoints.ok()) return endpoints.status();
+// The communicator options a size runs with (the threaded simulation
+// gives them to its ScheduleCommunicator; the replay plans with them).
+dc::ScheduleCommunicatorOptions CommunicatorOptions(const Setup& setup,
+                                                    const Plan& plan) {
   dc::ScheduleCommunicatorOptions options;
   options.name = "distsim-collective";
   options.topology = setup.topology;
@@ -312,6 +308,70 @@ absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
   if (setup.op == SweepOp::kBroadcast)
     options.broadcast_algorithm = plan.algorithm;
   if (setup.op == SweepOp::kReduce) options.reduce_algorithm = plan.algorithm;
+  return options;
+}
+
+// Simulated microseconds of one collective on a fresh platform, replaying
+// its schedule as one state machine per rank (schedule_replay.h).
+absl::StatusOr<double> Replay(const Setup& setup, const Plan& plan, bool trace,
+                              int64_t* events) {
+  absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> platform =
+      simulator::SimPlatform::FromSpec(
+          trace ? setup.spec : absl::StrCat(setup.spec, ";notrace"));
+  if (!platform.ok()) return platform.status();
+  const int64_t n = setup.hardware.n;
+  // The count each rank's call passes (see dc::PlanCall).
+  int64_t count = plan.count;
+  int64_t element_size = setup.element_size;
+  if (setup.op == SweepOp::kAllToAll) count = plan.count * n;
+  if (setup.op == SweepOp::kBarrier) {
+    count = 0;
+    element_size = 1;
+  }
+  absl::StatusOr<dc::PlannedCall> call =
+      dc::PlanCall(CommunicatorOptions(setup, plan), static_cast<int>(n),
+                   ScheduleOp(setup.op), count,
+                   static_cast<size_t>(element_size), /*root=*/0);
+  if (!call.ok()) return call.status();
+  if (call->selection.has_value() &&
+      call->selection->algorithm != plan.algorithm) {
+    return absl::InternalError(absl::StrCat(
+        "the communicator would run a different all-reduce than planned (",
+        plan.label, ")"));
+  }
+  absl::StatusOr<dc::Schedule> schedule =
+      dc::BuildSchedule(ScheduleOp(setup.op), call->algorithm, call->schedule);
+  if (!schedule.ok()) return schedule.status();
+  absl::StatusOr<ScheduleReplayResult> replayed =
+      ReplaySchedule(**platform, setup.device_indices, *schedule, element_size);
+  if (!replayed.ok()) {
+    return absl::Status(
+        replayed.status().code(),
+        absl::StrCat(SweepOpName(setup.op), " of ", plan.bytes, " bytes with ",
+                     plan.label, ": ", replayed.status().message()));
+  }
+  if (trace && !setup.trace_path.empty()) {
+    absl::Status written = (*platform)->WriteTrace(setup.trace_path);
+    if (!written.ok()) return written;
+  }
+  *events = (*platform)->EventsProcessed();
+  return static_cast<double>(replayed->elapsed) / 1e6;
+}
+
+// Simulated microseconds of one collective on a fresh platform, every rank
+// on a host thread of its own calling a ScheduleCommunicator, as
+// strategies run.
+absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
+                                bool trace, int64_t* events) {
+  absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> platform =
+      simulator::SimPlatform::FromSpec(
+          trace ? setup.spec : absl::StrCat(setup.spec, ";notrace"));
+  if (!platform.ok()) return platform.status();
+  simulator::SimPlatform& p = **platform;
+  absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> endpoints =
+      p.CreateTransportGroup(setup.device_names);
+  if (!endpoints.ok()) return endpoints.status();
+  dc::ScheduleCommunicatorOptions options = CommunicatorOptions(setup, plan);
   absl::StatusOr<std::unique_ptr<dc::ScheduleCommunicator>> comm =
       dc::ScheduleCommunicator::Create(*std::move(endpoints), options);
   if (!comm.ok()) return comm.status();
@@ -448,6 +508,8 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
         "--gpus=", options.gpus, " --gpus_per_node=", options.gpus_per_node,
         ": ", chosen.status().message()));
   }
+  setup.device_indices = *chosen;
+  setup.rank_threads = options.rank_threads;
   if (platform != nullptr) {
     const std::vector<std::string> names = platform->DeviceNames();
     for (int index : *chosen) setup.device_names.push_back(names[index]);
@@ -521,7 +583,9 @@ absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options,
       row.time_us = p->time_us;
     } else {
       const bool trace = i + 1 == sizes.size() && !setup->trace_path.empty();
-      absl::StatusOr<double> us = Simulate(*setup, *plan, trace, &row.events);
+      absl::StatusOr<double> us =
+          setup->rank_threads ? Simulate(*setup, *plan, trace, &row.events)
+                              : Replay(*setup, *plan, trace, &row.events);
       if (!us.ok()) return us.status();
       row.algorithm = plan->label;
       row.time_us = *us;

@@ -99,6 +99,11 @@ struct SweepOptions {
   // NCCL's algorithms and protocols it may pick (nccl rows only). Defaults
   // as nccl-tests: one process per GPU, -n 20, -w 5.
   simulator::NcclRunOptions nccl = NcclTestsRunOptions();
+  // Schedule algorithms: run every simulated rank on a host thread of its
+  // own calling a ScheduleCommunicator, as strategies run, instead of
+  // replaying the schedule as one state machine per rank. The same times
+  // (tests compare the two), far slower on large groups.
+  bool rank_threads = false;
 };
 
 // One size, as nccl-tests reports it. Bandwidths in GB/s (1e9 bytes per

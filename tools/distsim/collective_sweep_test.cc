@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
@@ -300,6 +301,76 @@ TEST(CollectiveSweepTest, RowsArriveAsTheyAreComputed) {
   EXPECT_TRUE(seen == result->rows);
   // Printed a row at a time, the table reads as it does whole.
   EXPECT_EQ(table, FormatSweepTable(*result));
+}
+
+// The replay of schedules (one state machine per rank) and the threaded
+// simulation (a host thread per rank calling a ScheduleCommunicator) give
+// the same times, for every op and algorithm, on one node, across nodes
+// and on a TPU slice, and the same trace.
+TEST(CollectiveSweepTest, ReplayMatchesRankThreads) {
+  struct Case {
+    const char* topology;
+    const char* op;
+    const char* algorithm;
+  };
+  const Case cases[] = {
+      {"dgx_h100_cluster:2", "all_reduce", "auto"},
+      {"dgx_h100_cluster:2", "all_reduce", "ring"},
+      {"dgx_h100_cluster:2", "all_reduce", "tree"},
+      {"dgx_h100_cluster:2", "all_reduce", "rhd"},
+      {"dgx_h100_cluster:2", "all_reduce", "direct"},
+      {"dgx_h100_cluster:2", "all_reduce", "hierarchical"},
+      {"dgx_h100_cluster:2", "all_gather", "auto"},
+      {"dgx_h100_cluster:2", "reduce_scatter", "auto"},
+      {"dgx_h100_cluster:2", "all_to_all", "auto"},
+      {"dgx_h100_cluster:2", "broadcast", "chain"},
+      {"dgx_h100_cluster:2", "broadcast", "binary_tree"},
+      {"dgx_h100_cluster:2", "reduce", "chain"},
+      {"dgx_h100_cluster:2", "reduce", "binary_tree"},
+      {"dgx_h100_cluster:2", "barrier", "auto"},
+      {"pcie_4gpu", "all_reduce", "auto"},
+      {"tpu_v4:2x2x2", "reduce_scatter", "auto"},
+      {"tpu_v4:2x2x2", "all_reduce", "auto"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.topology, " ", c.op, " ", c.algorithm));
+    SweepOptions options;
+    options.topology = c.topology;
+    options.op = c.op;
+    options.algorithm = c.algorithm;
+    options.min_bytes = 1024;
+    options.max_bytes = 16 << 20;
+    options.step_factor = 32;  // 1 KiB, 32 KiB, 1 MiB
+    const SweepResult replayed = Sweep(options);
+    options.rank_threads = true;
+    const SweepResult threaded = Sweep(options);
+    ASSERT_FALSE(replayed.rows.empty());
+    ASSERT_EQ(replayed.rows.size(), threaded.rows.size());
+    for (size_t i = 0; i < replayed.rows.size(); ++i) {
+      EXPECT_TRUE(replayed.rows[i] == threaded.rows[i])
+          << replayed.rows[i].bytes << " B: " << replayed.rows[i].time_us
+          << " us replayed, " << threaded.rows[i].time_us << " us threaded";
+      EXPECT_EQ(replayed.rows[i].events, threaded.rows[i].events);
+    }
+  }
+  // The traces of the largest size, byte for byte.
+  const std::string path = absl::StrCat(testing::TempDir(), "/replay.json");
+  auto trace = [&](bool rank_threads) {
+    SweepOptions options;
+    options.topology = "dgx_h100_cluster:2";
+    options.algorithm = "hierarchical";
+    options.min_bytes = options.max_bytes = 1 << 20;
+    options.trace_path = path;
+    options.rank_threads = rank_threads;
+    Sweep(options);
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string replayed = trace(false);
+  EXPECT_FALSE(replayed.empty());
+  EXPECT_TRUE(replayed == trace(true));
 }
 
 TEST(CollectiveSweepTest, ParseByteSize) {

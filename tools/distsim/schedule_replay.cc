@@ -1,0 +1,328 @@
+// Replays a collective schedule without a host thread per rank; see
+// schedule_replay.h.
+#include "tools/distsim/schedule_replay.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "simulator/actor_runtime.h"
+#include "simulator/sim_context.h"
+
+namespace distsim {
+namespace {
+
+namespace dc = distribute::collective;
+using simulator::SimTime;
+
+// One posted send or receive (a step of a rank's program).
+struct Message {
+  bool is_send = false;
+  int src = 0;  // sending rank
+  int dst = 0;  // receiving rank
+  uint64_t tag = 0;
+  int64_t bytes = 0;
+  bool done = false;
+  absl::Status status;
+  int waiter = -1;  // the rank that waits for it, if any
+};
+
+// Where a rank's program stands: in its steps (waiting for the deps of
+// `step`, the first `dep` of them done), or, past the last step, waiting
+// for its messages in order (`final_index`).
+struct RankState {
+  size_t step = 0;
+  size_t dep = 0;
+  bool draining = false;
+  size_t final_index = 0;
+  bool finished = false;
+  SimTime end = 0;
+};
+
+using MessageKey = std::tuple<int, int, uint64_t>;  // src, dst, tag
+
+class Replay {
+ public:
+  Replay(simulator::SimPlatform& platform, const std::vector<int>& devices,
+         const dc::Schedule& schedule, int64_t element_size)
+      : context_(platform.context()),
+        devices_(devices),
+        schedule_(schedule),
+        element_size_(element_size),
+        n_(static_cast<int>(devices.size())),
+        ranks_(devices.size()) {
+    size_t total = 0;
+    for (const dc::RankProgram& program : schedule_.ranks) {
+      offsets_.push_back(total);
+      total += program.steps.size();
+    }
+    messages_.resize(total);
+    pending_.assign(total, 0);
+    // The actor runtime releases bound threads in actor-id order, and a
+    // device's actor ids follow its index.
+    for (int r = 0; r < n_; ++r) release_order_.push_back(r);
+    std::sort(release_order_.begin(), release_order_.end(),
+              [&](int a, int b) { return devices_[a] < devices_[b]; });
+    position_.resize(devices.size());
+    for (int p = 0; p < n_; ++p) position_[release_order_[p]] = p;
+  }
+
+  absl::StatusOr<ScheduleReplayResult> Run() {
+    for (int p = 0; p < n_; ++p) woken_.insert(p);
+    simulator::SimActor actor(context_, "schedule replay");
+    bool started = false;
+    SimTime start = 0;
+    while (true) {
+      simulator::ParkOutcome outcome = actor.Park(
+          "schedule replay",
+          [&](simulator::ActorWakeup wake) {
+            if (!started) {
+              start = context_.simulation().now();
+              started = true;
+            }
+            RunWoken();
+            if (!error_.ok() || finished_ == n_) {
+              wake();
+              return;
+            }
+            wake_ = wake;  // the next completion calls it
+          },
+          context_.wall_timeout());
+      wake_.reset();
+      if (!error_.ok()) return error_;
+      if (finished_ == n_) break;
+      if (outcome.reason != simulator::WakeReason::kCompleted) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("replaying ", n_, " ranks of ",
+                         dc::AlgorithmName(schedule_.algorithm), " ",
+                         dc::OpName(schedule_.op), ": ", Waiting(), "; ",
+                         outcome.status.message()));
+      }
+    }
+    ScheduleReplayResult result;
+    for (const RankState& rank : ranks_) {
+      result.elapsed = std::max(result.elapsed, rank.end - start);
+    }
+    return result;
+  }
+
+ private:
+  // Runs the woken ranks, lowest release position first, each until it
+  // waits for a message that has not completed (or ends), then posts its
+  // messages and parks it.
+  void RunWoken() {
+    std::vector<size_t> posts;
+    while (!woken_.empty() && error_.ok()) {
+      const int rank = release_order_[*woken_.begin()];
+      woken_.erase(woken_.begin());
+      posts.clear();
+      const std::optional<size_t> blocked = RunRank(rank, posts);
+      for (size_t id : posts) Post(id);
+      if (!blocked.has_value()) continue;
+      Message& message = messages_[*blocked];
+      if (message.done) {
+        woken_.insert(position_[rank]);
+      } else {
+        message.waiter = rank;
+      }
+    }
+  }
+
+  // Runs `rank`'s program as ExecuteSchedule does on a timing-only device:
+  // waits for each step's deps, then issues it (sends and receives into
+  // `posts`; reductions and copies take no time); at the end waits for
+  // every message in order. Returns the message it waits for, or nothing
+  // when it ended (or failed: error_).
+  std::optional<size_t> RunRank(int rank, std::vector<size_t>& posts) {
+    RankState& state = ranks_[static_cast<size_t>(rank)];
+    const dc::RankProgram& program = schedule_.ranks[static_cast<size_t>(rank)];
+    const size_t offset = offsets_[static_cast<size_t>(rank)];
+    // 0: go on; 1: wait for it; -1: it failed.
+    auto check = [&](size_t index) {
+      const size_t id = offset + index;
+      if (!pending_[id]) return 0;
+      const Message& message = messages_[id];
+      if (!message.done) return 1;
+      pending_[id] = 0;
+      if (!message.status.ok()) {
+        const dc::Step& step = program.steps[index];
+        error_ = absl::Status(
+            message.status.code(),
+            absl::StrCat("collective rank ", rank, " step ", index, " (",
+                         step.kind == dc::StepKind::kSend ? "send" : "recv",
+                         " with rank ", step.peer,
+                         "): ", message.status.message()));
+        return -1;
+      }
+      return 0;
+    };
+    while (!state.draining) {
+      if (state.step == program.steps.size()) {
+        state.draining = true;
+        break;
+      }
+      const dc::Step& step = program.steps[state.step];
+      while (state.dep < step.deps.size()) {
+        const size_t dep = static_cast<size_t>(step.deps[state.dep]);
+        const int c = check(dep);
+        if (c == 1) return offset + dep;
+        if (c < 0) return std::nullopt;
+        ++state.dep;
+      }
+      if (step.kind == dc::StepKind::kSend ||
+          step.kind == dc::StepKind::kRecv) {
+        const size_t id = offset + state.step;
+        Message& message = messages_[id];
+        message.is_send = step.kind == dc::StepKind::kSend;
+        message.src = message.is_send ? rank : step.peer;
+        message.dst = message.is_send ? step.peer : rank;
+        message.tag = static_cast<uint64_t>(step.tag);
+        message.bytes =
+            (message.is_send ? step.src.count : step.dst.count) * element_size_;
+        pending_[id] = 1;
+        posts.push_back(id);
+      }
+      ++state.step;
+      state.dep = 0;
+    }
+    while (state.final_index < program.steps.size()) {
+      const int c = check(state.final_index);
+      if (c == 1) return offset + state.final_index;
+      if (c < 0) return std::nullopt;
+      ++state.final_index;
+    }
+    state.finished = true;
+    state.end = context_.simulation().now();
+    ++finished_;
+    return std::nullopt;
+  }
+
+  // Matches message `id` with its peer's, or keeps it until the peer posts.
+  void Post(size_t id) {
+    const Message& message = messages_[id];
+    const MessageKey key{message.src, message.dst, message.tag};
+    auto& others = message.is_send ? unmatched_recvs_ : unmatched_sends_;
+    auto it = others.find(key);
+    if (it == others.end()) {
+      auto& mine = message.is_send ? unmatched_sends_ : unmatched_recvs_;
+      if (!mine.emplace(key, id).second) {
+        Complete(id, absl::InvalidArgumentError(absl::StrCat(
+                         "two messages from rank ", message.src, " to rank ",
+                         message.dst, " with tag ", message.tag)));
+      }
+      return;
+    }
+    const size_t peer = it->second;
+    others.erase(it);
+    Start(message.is_send ? id : peer, message.is_send ? peer : id);
+  }
+
+  // Starts the transfer of a matched pair over the devices' route.
+  void Start(size_t send, size_t recv) {
+    const Message& s = messages_[send];
+    auto fail = [&](const absl::Status& status) {
+      Complete(send, status);
+      Complete(recv, status);
+    };
+    if (s.bytes != messages_[recv].bytes) {
+      fail(absl::InvalidArgumentError(
+          absl::StrCat("size mismatch for tag ", s.tag, " from rank ", s.src,
+                       " to rank ", s.dst, ": ", s.bytes, " bytes sent, ",
+                       messages_[recv].bytes, " expected")));
+      return;
+    }
+    const int src = devices_[static_cast<size_t>(s.src)];
+    const int dst = devices_[static_cast<size_t>(s.dst)];
+    absl::StatusOr<std::vector<int>> route = context_.Route(src, dst);
+    if (!route.ok()) {
+      fail(route.status());
+      return;
+    }
+    absl::Status started = context_.simulation().StartTransfer(
+        src, dst, *route, s.bytes,
+        absl::StrCat("rank ", s.src, "->", s.dst, " tag ", s.tag),
+        [this, send, recv](absl::Status status) {
+          Complete(send, status);
+          Complete(recv, status);
+          if (wake_.has_value()) (*wake_)();
+        });
+    if (!started.ok()) fail(started);
+  }
+
+  void Complete(size_t id, const absl::Status& status) {
+    Message& message = messages_[id];
+    if (message.done) return;
+    message.done = true;
+    message.status = status;
+    if (message.waiter >= 0) {
+      woken_.insert(position_[static_cast<size_t>(message.waiter)]);
+      message.waiter = -1;
+    }
+  }
+
+  // "rank 3 waits for rank 2's message tag 7; ..." (a few of them).
+  std::string Waiting() const {
+    std::string out;
+    int listed = 0;
+    for (size_t id = 0; id < messages_.size() && listed < 4; ++id) {
+      const Message& m = messages_[id];
+      if (m.waiter < 0) continue;
+      absl::StrAppend(&out, listed == 0 ? "" : "; ", "rank ", m.waiter,
+                      " waits for the ", m.is_send ? "send to rank " : "",
+                      m.is_send ? m.dst : m.src, m.is_send ? "" : "'s message",
+                      " tag ", m.tag);
+      ++listed;
+    }
+    return out.empty() ? "no rank waits" : out;
+  }
+
+  simulator::SimContext& context_;
+  const std::vector<int>& devices_;
+  const dc::Schedule& schedule_;
+  const int64_t element_size_;
+  const int n_;
+  std::vector<RankState> ranks_;
+  std::vector<size_t> offsets_;     // first message id of each rank
+  std::vector<Message> messages_;   // by offset + step index
+  std::vector<char> pending_;       // posted and not yet waited for
+  std::vector<int> release_order_;  // ranks by device index
+  std::vector<int> position_;       // rank -> its place in release_order_
+  std::set<int> woken_;             // release positions
+  absl::flat_hash_map<MessageKey, size_t> unmatched_sends_;
+  absl::flat_hash_map<MessageKey, size_t> unmatched_recvs_;
+  std::optional<simulator::ActorWakeup> wake_;
+  int finished_ = 0;
+  absl::Status error_;
+};
+
+}  // namespace
+
+absl::StatusOr<ScheduleReplayResult> ReplaySchedule(
+    simulator::SimPlatform& platform, const std::vector<int>& devices,
+    const dc::Schedule& schedule, int64_t element_size) {
+  if (static_cast<int>(devices.size()) != schedule.group_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a schedule of ", schedule.group_size(),
+                     " ranks replayed on ", devices.size(), " devices"));
+  }
+  std::set<int> seen;
+  for (int device : devices) {
+    if (device < 0 || device >= platform.topology().num_devices() ||
+        !seen.insert(device).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device index ", device, " is out of range or listed twice"));
+    }
+  }
+  Replay replay(platform, devices, schedule, element_size);
+  return replay.Run();
+}
+
+}  // namespace distsim
