@@ -7,7 +7,7 @@
 //     levels of switches beyond 4096 nodes.
 //   BM_SchedulePoint/A/G: one 1 GiB all-reduce of schedule algorithm A
 //     (0 ring, 1 hierarchical) simulated over the flow-level network model
-//     on G GPUs, one host thread per simulated rank.
+//     on G GPUs, the schedule replayed as one state machine per rank.
 //   BM_AutoSweep128: the README's sweep, 8 B to 8 GiB on 128 GPUs with the
 //     cost model's pick per size.
 //   BM_TpuReduceScatter/X: reduce_scatter of 1, 2 and 4 MiB on
@@ -94,7 +94,7 @@ void BM_SchedulePoint(benchmark::State& state) {
   RunSweep(state, options);
 }
 BENCHMARK(BM_SchedulePoint)
-    ->ArgsProduct({{0, 1}, {128, 256, 512}})
+    ->ArgsProduct({{0, 1}, {128, 512, 1024}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1);

@@ -5,21 +5,23 @@
 //
 // Rows of schedule algorithms (auto, ring, tree, rhd, direct, hierarchical,
 // chain, binary_tree, pairwise, dissemination) are measured by running the
-// schedules through the simulator in timing-only mode: a fresh
-// "sim:<topology>;timing" platform per size, one bound thread per rank
-// (distribute::internal::RunBoundThreads), a
-// distribute::collective::ScheduleCommunicator over the platform's transport
-// group, shape-only tensors, and the simulated time from before the first
-// rank starts to after the last one finishes. Rows of `nccl` come from the
-// analytical NCCL model (simulator/nccl_model.h) and are labelled
-// "nccl:<algorithm>/<protocol>".
+// schedules through the simulator in timing-only mode on a fresh
+// "sim:<topology>;timing" platform per size: the schedule a
+// distribute::collective::ScheduleCommunicator would run
+// (distribute::collective::PlanCall) is replayed as one state machine per
+// rank (schedule_replay.h), which makes the same network calls as ranks on
+// bound threads calling the communicator (SweepOptions::rank_threads, the
+// same times, far slower); the row's time runs from the start to the end of
+// the last rank. Rows of `nccl` come from the analytical NCCL model
+// (simulator/nccl_model.h) and are labelled "nccl:<algorithm>/<protocol>".
 //
 // Chunking: all-reduce rows use the chunk size the cost model
 // (distribute/collective/cost_model.h) picks for the algorithm; broadcast and
 // reduce are pipelined in kPipelinePieces pieces; the other collectives are
 // not chunked. Where that would send more than `message_budget` messages in
-// one collective, chunks grow until it does not, which keeps a sweep to
-// 8 GiB on 128 GPUs at a few seconds.
+// one collective, chunks grow until it does not (or, where even whole
+// ranges send more, each range goes as one message), which keeps a sweep
+// to 8 GiB on 128 GPUs under a second.
 //
 // Example:
 //   SweepOptions options;
