@@ -245,11 +245,7 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
     }
   }
   if (best == kUnreachable) {
-    return absl::NotFoundError(absl::StrCat(
-        "no route from '", topology_.node(src).name, "' to '",
-        topology_.node(dst).name, "' in topology '", topology_.name(),
-        "': every path passes through a device, and devices do not forward "
-        "traffic"));
+    return NoRoute(src, dst);
   }
   // Settle every node within `radius_src` of `src` and within `radius_dst`
   // of `dst`. As radius_src + radius_dst = best - 1, every cheapest route
@@ -331,19 +327,48 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
   auto cost_from_src = [&](const SearchNode& node) {
     return in_src_ball(node) ? node.from_src : best - node.to_dst;
   };
+  return Walk(src, dst, ecmp, [&](int at, int id) {
+    const SearchNode& next =
+        search_[static_cast<size_t>(topology_.link(id).dst)];
+    return next.on_route && cost_from_src(search_[static_cast<size_t>(at)]) +
+                                    link_costs_[static_cast<size_t>(id)] ==
+                                cost_from_src(next);
+  });
+}
+
+absl::StatusOr<std::vector<int>> Router::CheapestRoute(int src, int dst,
+                                                       bool ecmp) const {
+  if (!costs_to_.contains(dst)) {
+    int& searches = searches_to_[dst];
+    if (searches < kSearchesBeforeTable) {
+      ++searches;
+      return SearchRoute(src, dst, ecmp);
+    }
+  }
+  const std::vector<int64_t>& cost = CostsTo(dst);
+  if (cost[static_cast<size_t>(src)] == kUnreachable) {
+    return NoRoute(src, dst);
+  }
+  return Walk(src, dst, ecmp, [&](int at, int id) {
+    const int next = topology_.link(id).dst;
+    const int64_t there = cost[static_cast<size_t>(next)];
+    if (there == kUnreachable) return false;
+    if (next != dst && !topology_.node(next).forwards_traffic) return false;
+    return there + link_costs_[static_cast<size_t>(id)] ==
+           cost[static_cast<size_t>(at)];
+  });
+}
+
+absl::StatusOr<std::vector<int>> Router::Walk(
+    int src, int dst, bool ecmp,
+    absl::FunctionRef<bool(int at, int link)> on_a_cheapest_route) const {
   std::vector<int> route;
   std::vector<int> candidates;
   int at = src;
   while (at != dst) {
     candidates.clear();
-    const int64_t here = cost_from_src(search_[static_cast<size_t>(at)]);
-    for (int id : topology_.out_links(at)) {
-      const SearchNode& next =
-          search_[static_cast<size_t>(topology_.link(id).dst)];
-      if (!next.on_route) continue;
-      if (here + link_costs_[static_cast<size_t>(id)] == cost_from_src(next)) {
-        candidates.push_back(id);
-      }
+    for (int id : topology_.out_links(at)) {  // in increasing id order
+      if (on_a_cheapest_route(at, id)) candidates.push_back(id);
     }
     if (candidates.empty()) {
       return absl::InternalError(
@@ -363,54 +388,12 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
   return route;
 }
 
-absl::StatusOr<std::vector<int>> Router::CheapestRoute(int src, int dst,
-                                                       bool ecmp) const {
-  if (!costs_to_.contains(dst)) {
-    int& searches = searches_to_[dst];
-    if (searches < kSearchesBeforeTable) {
-      ++searches;
-      return SearchRoute(src, dst, ecmp);
-    }
-  }
-  const std::vector<int64_t>& cost = CostsTo(dst);
-  if (cost[static_cast<size_t>(src)] == kUnreachable) {
-    return absl::NotFoundError(absl::StrCat(
-        "no route from '", topology_.node(src).name, "' to '",
-        topology_.node(dst).name, "' in topology '", topology_.name(),
-        "': every path passes through a device, and devices do not forward "
-        "traffic"));
-  }
-  std::vector<int> route;
-  std::vector<int> candidates;
-  int at = src;
-  while (at != dst) {
-    candidates.clear();
-    const int64_t here = cost[static_cast<size_t>(at)];
-    for (int id : topology_.out_links(at)) {
-      const int next = topology_.link(id).dst;
-      const int64_t there = cost[static_cast<size_t>(next)];
-      if (there == kUnreachable) continue;
-      if (next != dst && !topology_.node(next).forwards_traffic) continue;
-      if (there + link_costs_[static_cast<size_t>(id)] == here) {
-        candidates.push_back(id);  // out_links are in increasing id order.
-      }
-    }
-    if (candidates.empty()) {
-      return absl::InternalError(
-          absl::StrCat("routing from '", topology_.node(src).name, "' to '",
-                       topology_.node(dst).name, "' lost its way at '",
-                       topology_.node(at).name, "'"));
-    }
-    size_t pick = 0;
-    if (ecmp && candidates.size() > 1) {
-      pick = static_cast<size_t>(EcmpHash(ecmp_seed_, src, dst, at) %
-                                 candidates.size());
-    }
-    const int id = candidates[pick];
-    route.push_back(id);
-    at = topology_.link(id).dst;
-  }
-  return route;
+absl::Status Router::NoRoute(int src, int dst) const {
+  return absl::NotFoundError(absl::StrCat(
+      "no route from '", topology_.node(src).name, "' to '",
+      topology_.node(dst).name, "' in topology '", topology_.name(),
+      "': every path passes through a device, and devices do not forward "
+      "traffic"));
 }
 
 absl::StatusOr<std::vector<int>> Router::DimensionOrderRoute(int src,

@@ -32,6 +32,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "simulator/topology.h"
@@ -73,6 +74,14 @@ class Router {
                                                  bool ecmp) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::vector<int>> DimensionOrderRoute(int src, int dst) const;
+  // Follows, from `src` to `dst`, the out-links for which
+  // `on_a_cheapest_route(at, link)` holds: the lowest id, or with `ecmp`
+  // one picked by a hash of (seed, src, dst, at). INTERNAL when none does.
+  absl::StatusOr<std::vector<int>> Walk(
+      int src, int dst, bool ecmp,
+      absl::FunctionRef<bool(int at, int link)> on_a_cheapest_route) const;
+  // NOT_FOUND: no route from `src` to `dst`.
+  absl::Status NoRoute(int src, int dst) const;
   // Cost of the cheapest route from every node to `dst`.
   const std::vector<int64_t>& CostsTo(int dst) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
