@@ -1,14 +1,32 @@
 #include "devices/cuda/cuda_event.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "devices/completion.h"
 #include "devices/cuda/cuda_status.h"
 
 namespace devices {
 namespace cuda {
+
+PollBackoff::PollBackoff(absl::Duration spin)
+    : spin_until_(absl::Now() + spin) {}
+
+void PollBackoff::Pause() {
+  if (absl::Now() < spin_until_) {
+    if (BoundToOneCpu()) {
+      std::this_thread::yield();
+    } else {
+      CpuRelax();
+    }
+    return;
+  }
+  absl::SleepFor(sleep_);
+  sleep_ = std::min(sleep_ * 2, absl::Milliseconds(1));
+}
 
 CudaEvent::CudaEvent(std::string what) : what_(std::move(what)) {}
 
@@ -58,17 +76,12 @@ absl::Status CudaEvent::Wait(absl::Duration timeout) {
         what_, stage, absl::ToDoubleSeconds(timeout)));
   };
   if (!WaitLaunched(deadline)) return deadline_exceeded("start");
-  absl::Duration pause = absl::Microseconds(2);
-  for (int polls = 0;; ++polls) {
+  PollBackoff backoff;
+  while (true) {
     std::optional<absl::Status> status = Poll();
     if (status.has_value()) return *std::move(status);
     if (absl::Now() >= deadline) return deadline_exceeded("finish");
-    if (polls < 64) {
-      CpuRelax();
-    } else {
-      absl::SleepFor(pause);
-      pause = std::min(pause * 2, absl::Milliseconds(1));
-    }
+    backoff.Pause();
   }
 }
 

@@ -26,6 +26,24 @@
 namespace devices {
 namespace cuda {
 
+// How long a thread polling for GPU work spins before it sleeps: long
+// enough for a small kernel or collective (a sleep costs 50 us or more on
+// Linux, the timer slack, against microseconds of GPU work).
+inline constexpr absl::Duration kGpuPollSpin = absl::Microseconds(200);
+
+// Paces a loop that polls the GPU or NCCL: Pause() spins (a CPU pause, or a
+// yield where the process is bound to one CPU) until `spin` has passed
+// since construction, then sleeps, 20 us at first, doubling up to 1 ms.
+class PollBackoff {
+ public:
+  explicit PollBackoff(absl::Duration spin = kGpuPollSpin);
+  void Pause();
+
+ private:
+  const absl::Time spin_until_;
+  absl::Duration sleep_ = absl::Microseconds(20);
+};
+
 class CudaEvent : public Event {
  public:
   // `what` names the work for messages, e.g. "Add on .../device:GPU:0".

@@ -63,6 +63,22 @@ cudaError_t LaunchIotaInt(int dtype, int64_t first, int64_t delta, void* out,
 cudaError_t LaunchAccumulate(int op, int dtype, const void* src, void* dst,
                              int64_t n, cudaStream_t stream);
 
+// Up to kMaxReduceInputs input pointers, passed to a kernel by value.
+inline constexpr int kMaxReduceInputs = 8;
+struct ReduceInputs {
+  const void* data[kMaxReduceInputs];
+  int count;
+};
+
+// out[i] = inputs[0][i] op inputs[1][i] op ... op inputs[count-1][i], left to
+// right with LaunchAccumulate's arithmetic, then divided by `divisor` as
+// LaunchFinalizeMean when divisor > 0 (not for bool): the same results as
+// a copy, count-1 Accumulate steps and FinalizeMean, in one pass. `out` may
+// be one of the inputs.
+cudaError_t LaunchReduceInputs(int op, int dtype, const ReduceInputs& inputs,
+                               void* out, int64_t n, int64_t divisor,
+                               cudaStream_t stream);
+
 // data[i] /= divisor, every dtype but bool.
 cudaError_t LaunchFinalizeMean(int dtype, void* data, int64_t n,
                                int64_t divisor, cudaStream_t stream);

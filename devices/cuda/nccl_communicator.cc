@@ -56,7 +56,7 @@ absl::Status NcclStatus(int result, absl::string_view what, ncclComm* comm) {
 absl::Status AwaitEnqueued(NcclRankState& state, int result,
                            absl::string_view what, absl::Time deadline,
                            const std::atomic<bool>* group_aborted) {
-  absl::Duration pause = absl::Microseconds(10);
+  PollBackoff backoff;
   while (result == kNcclInProgress) {
     if (state.aborted.load() ||
         (group_aborted != nullptr && group_aborted->load())) {
@@ -69,8 +69,7 @@ absl::Status AwaitEnqueued(NcclRankState& state, int result,
           " was still being set up by NCCL (ranks connecting) at its "
           "deadline; the other ranks may not have joined"));
     }
-    absl::SleepFor(pause);
-    pause = std::min(pause * 2, absl::Milliseconds(1));
+    backoff.Pause();
     result = AsyncResult(state.comm);
   }
   return NcclStatus(result, what, state.comm);
@@ -417,8 +416,8 @@ absl::Status NcclCommunicator::Await(
     const std::vector<std::shared_ptr<CudaEvent>>& events, absl::Time deadline,
     absl::Duration timeout) {
   std::vector<bool> done(events.size(), false);
-  absl::Duration pause = absl::Microseconds(2);
-  for (int polls = 0;; ++polls) {
+  PollBackoff backoff;
+  while (true) {
     if (group_->aborted.load()) {
       for (const auto& state : states) AbortRank(*state);
       return AbortedError(what);
@@ -459,12 +458,7 @@ absl::Status NcclCommunicator::Await(
       AbortGroup(status, states);
       return status;
     }
-    if (polls < 64) {
-      CpuRelax();
-    } else {
-      absl::SleepFor(pause);
-      pause = std::min(pause * 2, absl::Milliseconds(1));
-    }
+    backoff.Pause();
   }
 }
 

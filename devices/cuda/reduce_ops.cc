@@ -1,6 +1,7 @@
 #include "devices/cuda/reduce_ops.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "devices/cuda/cuda_kernels.h"
@@ -98,24 +99,29 @@ absl::StatusOr<KernelCost> ReduceInto(CudaDevice& device, ReduceOp op,
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
   const int64_t count = out.num_elements();
-  if (inputs[first].raw_data() != out.raw_data() && out.bytes() > 0) {
-    absl::Status copied = CudaStatus(
-        cudaMemcpyAsync(out.raw_data(), inputs[first].raw_data(), out.bytes(),
-                        cudaMemcpyDeviceToDevice, device.stream()),
-        absl::StrCat("cudaMemcpyAsync in ReduceInto on ", device.name()));
-    if (!copied.ok()) return copied;
-  }
+  // inputs[first], then the others in order: one pass over memory for up to
+  // kMaxReduceInputs of them, each further pass folding up to
+  // kMaxReduceInputs - 1 more into `out`.
+  std::vector<const void*> order = {inputs[first].raw_data()};
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (i == first) continue;
-    absl::StatusOr<KernelCost> step = Accumulate(
-        device, op, inputs[i].raw_data(), out.raw_data(), count, out.dtype());
-    if (!step.ok()) return step.status();
+    if (i != first) order.push_back(inputs[i].raw_data());
   }
-  if (op == ReduceOp::kMean) {
-    absl::StatusOr<KernelCost> mean =
-        FinalizeMean(device, out.raw_data(), count, out.dtype(),
-                     static_cast<int64_t>(inputs.size()));
-    if (!mean.ok()) return mean.status();
+  size_t next = 0;
+  while (next < order.size()) {
+    ReduceInputs pass{};
+    if (next > 0) pass.data[pass.count++] = out.raw_data();
+    while (pass.count < kMaxReduceInputs && next < order.size()) {
+      pass.data[pass.count++] = order[next++];
+    }
+    const bool last = next == order.size();
+    const int64_t divisor = last && op == ReduceOp::kMean
+                                ? static_cast<int64_t>(inputs.size())
+                                : 0;
+    absl::Status launched = LaunchStatus(
+        LaunchReduceInputs(ReduceOpCode(op), DTypeCode(out.dtype()), pass,
+                           out.raw_data(), count, divisor, device.stream()),
+        "ReduceInto", device);
+    if (!launched.ok()) return launched;
   }
   return ReduceIntoCost(op, out.dtype(), count,
                         static_cast<int64_t>(inputs.size()));

@@ -4,6 +4,7 @@
 //    (FLOP/s against the FP32 CUDA-core peak);
 //  * a training step of the classifier (tools/distsim) under
 //    OneDeviceStrategy on /gpu:0 against the same step on /cpu:0;
+//  * the device queue's round trip against a bare cudaEvent's;
 //  * NcclCommunicator::AllReduce against a raw ncclAllReduce loop on a
 //    communicator of its own (one rank per GPU: with one GPU this measures
 //    the call path, not bandwidth).
@@ -258,6 +259,36 @@ void BM_TrainStepHost(benchmark::State& state) {
 }
 BENCHMARK(BM_TrainStepHost)->UseManualTime()->Iterations(1);
 
+// The device queue's round trip: an empty function enqueued on GPU 0 and
+// waited for (what every kernel a strategy runs pays on top of its launch).
+void BM_CudaDeviceRoundTrip(benchmark::State& state) {
+  CudaDevice* gpu = GpuOrSkip(state);
+  if (gpu == nullptr) return;
+  for (auto _ : state) {
+    absl::Status s =
+        gpu->EnqueueCuda(devices::KernelCost{"Empty", 0, 0}, [] {
+             return absl::OkStatus();
+           })->Wait(absl::Seconds(10));
+    if (Failed(state, s)) break;
+  }
+}
+BENCHMARK(BM_CudaDeviceRoundTrip)->UseRealTime();
+
+// Its baseline: a cudaEvent recorded on the stream and waited for.
+void BM_RawEventRoundTrip(benchmark::State& state) {
+  CudaDevice* gpu = GpuOrSkip(state);
+  if (gpu == nullptr) return;
+  cudaSetDevice(gpu->ordinal());
+  cudaEvent_t event;
+  cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  for (auto _ : state) {
+    cudaEventRecord(event, gpu->stream());
+    cudaEventSynchronize(event);
+  }
+  cudaEventDestroy(event);
+}
+BENCHMARK(BM_RawEventRoundTrip)->UseRealTime();
+
 // NcclCommunicator::AllReduce (in place, sum) of n float32 on GPU 0 alone.
 void BM_NcclCommunicatorAllReduce(benchmark::State& state) {
   CudaDevice* gpu = GpuOrSkip(state);
@@ -269,7 +300,6 @@ void BM_NcclCommunicatorAllReduce(benchmark::State& state) {
   TimeOnStream(state, *gpu, [&] {
     return (*comm)->AllReduce(0, t, t, devices::CollectiveOptions{});
   });
-  BandwidthCounters(state, 4.0 * n);
 }
 BENCHMARK(BM_NcclCommunicatorAllReduce)
     ->Arg(1024)
@@ -310,7 +340,6 @@ void BM_RawNcclAllReduce(benchmark::State& state) {
                : absl::InternalError(devices::cuda::NcclErrorString(r));
   });
   devices::cuda::NcclCommDestroy(comm);
-  BandwidthCounters(state, 4.0 * n);
 }
 BENCHMARK(BM_RawNcclAllReduce)->Arg(1024)->Arg(1 << 24)->UseManualTime();
 

@@ -169,5 +169,25 @@ for strategy in one_device mirrored; do
   fi
 done
 
+# With KIT_SANITIZE=1: the kernel tests again under compute-sanitizer's
+# memcheck (out-of-bounds and misaligned accesses). Leaks are not checked:
+# the tests keep one platform, and its caching allocator, for the process.
+if [[ "${KIT_SANITIZE:-0}" == 1 ]]; then
+  sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)"
+  if [[ -z "$sanitizer" ]]; then
+    say "memcheck: compute-sanitizer not found"
+  else
+    for t in cuda_kernels_test training_ops_test; do
+      echo "== memcheck $t" >>"$LOG"
+      out="$(timeout 150 "$sanitizer" --tool memcheck --error-exitcode 3 \
+        "$KIT/bin/$t" 2>&1)"; rc=$?
+      echo "$out" >>"$LOG"
+      errors="$(echo "$out" | sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' | tail -1)"
+      if ((rc == 0)); then say "memcheck $t: ${errors:-0} errors"
+      else say "memcheck $t: FAILED (exit $rc, ${errors:-?} errors)"; failed=$((failed + 1)); fi
+    done
+  fi
+fi
+
 say "TOTAL: $passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
