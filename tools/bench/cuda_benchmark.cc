@@ -145,6 +145,15 @@ void BandwidthCounters(benchmark::State& state, double bytes_per_iteration) {
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The KernelCost the op reported (what the simulator's roofline is given),
+// so that measured times can be set against the compute model.
+void CostCounters(benchmark::State& state,
+                  const absl::StatusOr<devices::KernelCost>& cost) {
+  if (!cost.ok()) return;
+  state.counters["cost_flops"] = cost->flops;
+  state.counters["cost_bytes"] = cost->bytes;
+}
+
 Tensor Filled(CudaDevice& gpu, int64_t n, double value) {
   Tensor t = *gpu.Allocate(DType::kFloat32, Shape({n}));
   (void)devices::cuda::Fill(gpu, value, t);
@@ -157,12 +166,68 @@ void BM_CudaAdd(benchmark::State& state) {
   if (gpu == nullptr) return;
   const int64_t n = state.range(0);
   Tensor a = Filled(*gpu, n, 1), b = Filled(*gpu, n, 2), out = Filled(*gpu, n, 0);
+  absl::StatusOr<devices::KernelCost> cost;
   TimeOnStream(state, *gpu, [&] {
-    return devices::cuda::Add(*gpu, a, b, out).status();
+    cost = devices::cuda::Add(*gpu, a, b, out);
+    return cost.status();
   });
   BandwidthCounters(state, 12.0 * n);
+  CostCounters(state, cost);
 }
-BENCHMARK(BM_CudaAdd)->Arg(1 << 20)->Arg(1 << 26)->UseManualTime();
+// Sizes from 4 KiB to 1 GiB per tensor, four times apart.
+BENCHMARK(BM_CudaAdd)->RangeMultiplier(4)->Range(1 << 10, 1 << 28)->UseManualTime();
+
+// out = 0.5 * in over n float32: 8 bytes per element.
+void BM_CudaScale(benchmark::State& state) {
+  CudaDevice* gpu = GpuOrSkip(state);
+  if (gpu == nullptr) return;
+  const int64_t n = state.range(0);
+  Tensor a = Filled(*gpu, n, 1), out = Filled(*gpu, n, 0);
+  absl::StatusOr<devices::KernelCost> cost;
+  TimeOnStream(state, *gpu, [&] {
+    cost = devices::cuda::Scale(*gpu, a, 0.5, out);
+    return cost.status();
+  });
+  BandwidthCounters(state, 8.0 * n);
+  CostCounters(state, cost);
+}
+BENCHMARK(BM_CudaScale)->RangeMultiplier(4)->Range(1 << 10, 1 << 28)->UseManualTime();
+
+// 1000 one-element Scale kernels back to back on the stream: the time each
+// kernel adds when kernels queue behind each other (the simulator's
+// launch_overhead), as the counter kernel_seconds (the iteration's time is
+// the 1000 kernels').
+void BM_CudaBackToBackKernels(benchmark::State& state) {
+  CudaDevice* gpu = GpuOrSkip(state);
+  if (gpu == nullptr) return;
+  constexpr int kKernels = 1000;
+  Tensor a = Filled(*gpu, 1, 1), out = Filled(*gpu, 1, 0);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  double total_seconds = 0;
+  for (auto _ : state) {
+    cudaEventRecord(start, gpu->stream());
+    absl::Status s;
+    for (int k = 0; k < kKernels && s.ok(); ++k) {
+      s = devices::cuda::Scale(*gpu, a, 0.5, out).status();
+    }
+    cudaEventRecord(stop, gpu->stream());
+    cudaEventSynchronize(stop);
+    if (Failed(state, s)) break;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    state.SetIterationTime(ms / 1e3);
+    total_seconds += ms / 1e3;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (state.iterations() > 0) {
+    state.counters["kernel_seconds"] =
+        total_seconds / (static_cast<double>(state.iterations()) * kKernels);
+  }
+}
+BENCHMARK(BM_CudaBackToBackKernels)->UseManualTime();
 
 // out = mean(a, b) over n float32 (the all-reduce's local step): 12 bytes
 // per element.
@@ -171,14 +236,16 @@ void BM_CudaReduceInto(benchmark::State& state) {
   if (gpu == nullptr) return;
   const int64_t n = state.range(0);
   Tensor a = Filled(*gpu, n, 1), b = Filled(*gpu, n, 2), out = Filled(*gpu, n, 0);
+  absl::StatusOr<devices::KernelCost> cost;
   TimeOnStream(state, *gpu, [&] {
-    return devices::cuda::ReduceInto(*gpu, devices::ReduceOp::kMean, {a, b},
-                                     out)
-        .status();
+    cost = devices::cuda::ReduceInto(*gpu, devices::ReduceOp::kMean, {a, b},
+                                     out);
+    return cost.status();
   });
   BandwidthCounters(state, 12.0 * n);
+  CostCounters(state, cost);
 }
-BENCHMARK(BM_CudaReduceInto)->Arg(1 << 20)->Arg(1 << 26)->UseManualTime();
+BENCHMARK(BM_CudaReduceInto)->RangeMultiplier(4)->Range(1 << 10, 1 << 28)->UseManualTime();
 
 // An n x n x n float32 product through cuBLAS: 2 n^3 FLOP.
 void BM_CudaMatMul(benchmark::State& state) {
@@ -190,9 +257,12 @@ void BM_CudaMatMul(benchmark::State& state) {
   Tensor out = *gpu->Allocate(DType::kFloat32, Shape({n, n}));
   (void)devices::cuda::RandomUniform(*gpu, 1, -1, 1, a);
   (void)devices::cuda::RandomUniform(*gpu, 2, -1, 1, b);
+  absl::StatusOr<devices::KernelCost> cost;
   TimeOnStream(state, *gpu, [&] {
-    return devices::cuda::MatMul(*gpu, a, b, false, false, out).status();
+    cost = devices::cuda::MatMul(*gpu, a, b, false, false, out);
+    return cost.status();
   });
+  CostCounters(state, cost);
   state.counters["flop_per_second"] =
       benchmark::Counter(2.0 * n * n * n,
                          benchmark::Counter::kIsIterationInvariantRate);
@@ -200,18 +270,21 @@ void BM_CudaMatMul(benchmark::State& state) {
       2.0 * n * n * n / TheGpus().peak_fp32_flops,
       benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_CudaMatMul)->Arg(1024)->Arg(8192)->UseManualTime();
+BENCHMARK(BM_CudaMatMul)->RangeMultiplier(2)->Range(128, 8192)->UseManualTime();
 
-// The classifier's model, sized so that a step is GPU work rather than
-// launch overhead.
-distsim::TrainOptions TrainingStep(int64_t steps) {
+// The classifier's model: with `large`, sized so that a step is more GPU
+// work than launch overhead; else distsim train's default model at global
+// batch 256 (to set against `distsim train --platform=sim:hgx_h200`).
+distsim::TrainOptions TrainingStep(int64_t steps, bool large) {
   distsim::TrainOptions o;
   o.steps = steps;
-  o.global_batch = 1024;
-  o.num_features = 256;
-  o.num_classes = 10;
-  o.hidden = {1024, 1024};
   o.seed = 7;
+  if (large) {
+    o.global_batch = 1024;
+    o.num_features = 256;
+    o.num_classes = 10;
+    o.hidden = {1024, 1024};
+  }
   return o;
 }
 
@@ -220,10 +293,11 @@ distsim::TrainOptions TrainingStep(int64_t steps) {
 constexpr int64_t kSteps = 10;
 
 void TimeTraining(benchmark::State& state, distribute::Strategy& strategy) {
+  const bool large = state.range(0) == 1;
   for (auto _ : state) {
     std::chrono::steady_clock::time_point first;
     absl::StatusOr<distsim::TrainResult> r = distsim::TrainClassifier(
-        strategy, TrainingStep(kSteps + 1), [&](const distsim::StepReport& s) {
+        strategy, TrainingStep(kSteps + 1, large), [&](const distsim::StepReport& s) {
           if (s.step == 1) first = std::chrono::steady_clock::now();
           if (s.step == kSteps + 1) {
             state.SetIterationTime(
@@ -247,7 +321,7 @@ void BM_TrainStepGpu(benchmark::State& state) {
   if (Failed(state, strategy.status())) return;
   TimeTraining(state, **strategy);
 }
-BENCHMARK(BM_TrainStepGpu)->UseManualTime()->Iterations(3);
+BENCHMARK(BM_TrainStepGpu)->Arg(0)->Arg(1)->UseManualTime()->Iterations(3);
 
 void BM_TrainStepHost(benchmark::State& state) {
   if (GpuOrSkip(state) == nullptr) return;  // the baseline of the GPU step
@@ -257,7 +331,7 @@ void BM_TrainStepHost(benchmark::State& state) {
   if (Failed(state, strategy.status())) return;
   TimeTraining(state, **strategy);
 }
-BENCHMARK(BM_TrainStepHost)->UseManualTime()->Iterations(1);
+BENCHMARK(BM_TrainStepHost)->Arg(1)->UseManualTime()->Iterations(1);
 
 // The device queue's round trip: an empty function enqueued on GPU 0 and
 // waited for (what every kernel a strategy runs pays on top of its launch).

@@ -113,7 +113,7 @@ esac
 
 # The benchmark (every benchmark reports an error without a GPU).
 echo "== bench" >>"$LOG"
-timeout 150 "${LOADER[@]}" "$KIT/bin/cuda_bench" --benchmark_min_time=0.2 \
+timeout 240 "${LOADER[@]}" "$KIT/bin/cuda_bench" --benchmark_min_time=0.2 \
   --benchmark_out="$RESULTS/bench.json" --benchmark_out_format=json >>"$LOG" 2>&1
 rc=$?
 if [[ -s "$RESULTS/bench.json" ]] && command -v python3 >/dev/null; then
