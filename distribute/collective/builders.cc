@@ -2,7 +2,10 @@
 // algorithm (builders.h).
 #include "distribute/collective/builders.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -91,8 +94,222 @@ absl::StatusOr<Schedule> BuildDisseminationBarrier(
   return std::move(builder).Finish();
 }
 
+namespace {
+
+// Channel c's order of the ranks: virtual rank v (node v / L, local v % L)
+// is real rank node * L + (local + c) mod (that node's size).
+std::vector<int32_t> ChannelOrder(int32_t n, int32_t per_node, int32_t c) {
+  const int32_t L = per_node <= 0 ? n : std::min(per_node, n);
+  std::vector<int32_t> real(n);
+  for (int32_t v = 0; v < n; ++v) {
+    const int32_t base = v / L * L;
+    const int32_t size = std::min(L, n - base);
+    real[v] = base + (v - base + c) % size;
+  }
+  return real;
+}
+
+// For every step (rounds[rank][index]), the round in which it is issued
+// when every rank issues each step as soon as its deps have completed: one
+// more than the latest completion among its deps (0 without deps). A
+// reduction or copy completes in its own round; a send and its receive
+// complete together, in the later of their two rounds (sends rendezvous).
+// Deps always precede a step in its rank's round order. Requires a schedule
+// whose steps all match and whose dependences are acyclic, as every builder
+// makes.
+std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
+  const int32_t n = schedule.group_size();
+  std::vector<std::vector<int64_t>> issue(n), complete(n);
+  std::vector<std::vector<int32_t>> pending(n);
+  std::vector<std::vector<std::vector<int32_t>>> dependents(n);
+  // The step that pairs with each send or receive.
+  std::map<std::tuple<int32_t, int32_t, int64_t>, int32_t> sends;
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> partner(n);
+  for (int32_t r = 0; r < n; ++r) {
+    const auto& steps = schedule.ranks[r].steps;
+    issue[r].assign(steps.size(), -1);
+    complete[r].assign(steps.size(), -1);
+    pending[r].resize(steps.size());
+    dependents[r].resize(steps.size());
+    partner[r].assign(steps.size(), {-1, -1});
+    for (size_t i = 0; i < steps.size(); ++i) {
+      pending[r][i] = static_cast<int32_t>(steps[i].deps.size());
+      for (int32_t d : steps[i].deps) {
+        dependents[r][d].push_back(static_cast<int32_t>(i));
+      }
+      if (steps[i].kind == StepKind::kSend) {
+        sends[{r, steps[i].peer, steps[i].tag}] = static_cast<int32_t>(i);
+      }
+    }
+  }
+  for (int32_t r = 0; r < n; ++r) {
+    const auto& steps = schedule.ranks[r].steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].kind != StepKind::kRecv) continue;
+      auto it = sends.find({steps[i].peer, r, steps[i].tag});
+      if (it == sends.end()) continue;
+      partner[r][i] = {steps[i].peer, it->second};
+      partner[steps[i].peer][it->second] = {r, static_cast<int32_t>(i)};
+    }
+  }
+  std::vector<std::pair<int32_t, int32_t>> ready;
+  for (int32_t r = 0; r < n; ++r) {
+    for (size_t i = 0; i < pending[r].size(); ++i) {
+      if (pending[r][i] == 0) ready.push_back({r, static_cast<int32_t>(i)});
+    }
+  }
+  std::vector<std::pair<int32_t, int32_t>> done;
+  while (!ready.empty()) {
+    const auto [r, i] = ready.back();
+    ready.pop_back();
+    int64_t round = 0;
+    for (int32_t d : schedule.ranks[r].steps[i].deps) {
+      round = std::max(round, complete[r][d] + 1);
+    }
+    issue[r][i] = round;
+    done.clear();
+    const auto [pr, pi] = partner[r][i];
+    if (pr < 0) {
+      complete[r][i] = round;
+      done.push_back({r, i});
+    } else if (issue[pr][pi] >= 0) {
+      const int64_t both = std::max(round, issue[pr][pi]);
+      complete[r][i] = complete[pr][pi] = both;
+      done.push_back({r, i});
+      done.push_back({pr, pi});
+    }
+    for (const auto& [dr, di] : done) {
+      for (int32_t next : dependents[dr][di]) {
+        if (--pending[dr][next] == 0) ready.push_back({dr, next});
+      }
+    }
+  }
+  // Steps never reached (an unmatched message) keep their program order
+  // after everything else.
+  int64_t last = 0;
+  for (const auto& rank : issue) {
+    for (int64_t round : rank) last = std::max(last, round);
+  }
+  for (auto& rank : issue) {
+    for (int64_t& round : rank) {
+      if (round < 0) round = last + 1;
+    }
+  }
+  return issue;
+}
+
+absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
+                                       const ScheduleOptions& options) {
+  absl::Status valid = ValidateScheduleOptions(options);
+  if (!valid.ok()) return valid;
+  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast &&
+      op != CollectiveOp::kReduce) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        OpName(op), " runs on one channel (num_channels ",
+        options.num_channels,
+        "); channels split all-reduce, broadcast and reduce"));
+  }
+  const int32_t n = options.group_size;
+  const int32_t channels = static_cast<int32_t>(std::max<int64_t>(
+      1, std::min<int64_t>(options.num_channels, options.count)));
+  struct Channel {
+    Schedule schedule;
+    std::vector<int32_t> real;     // virtual rank -> real rank
+    std::vector<int32_t> virt;     // real rank -> virtual rank
+    int64_t offset = 0;            // of its slice of the elements
+  };
+  std::vector<Channel> parts(channels);
+  for (int32_t c = 0; c < channels; ++c) {
+    Channel& part = parts[c];
+    part.real = ChannelOrder(n, options.ranks_per_node, c);
+    part.virt.resize(n);
+    for (int32_t v = 0; v < n; ++v) part.virt[part.real[v]] = v;
+    const Shard slice = ShardOf(options.count, channels, c);
+    part.offset = slice.offset;
+    ScheduleOptions sub = options;
+    sub.num_channels = 1;
+    sub.count = slice.count;
+    sub.root = part.virt[options.root];
+    absl::StatusOr<Schedule> built = BuildSchedule(op, algorithm, sub);
+    if (!built.ok()) return built.status();
+    part.schedule = *std::move(built);
+  }
+  Schedule out;
+  out.op = op;
+  out.algorithm = parts[0].schedule.algorithm;
+  out.options = options;
+  out.ranks.resize(n);
+  // Every rank's steps of all channels, ordered by the round in which a
+  // step could be issued if every rank issued each step as soon as its deps
+  // allowed (IssueRounds). Issuing in that order cannot deadlock: a step of
+  // round k waits only for steps of lower rounds, on every rank. Interleaving
+  // the channels by position instead can: a rank blocked in one channel
+  // stops its others, whose peers then wait for them.
+  struct Entry {
+    int64_t round;
+    int32_t channel;
+    int32_t index;
+  };
+  std::vector<std::vector<std::vector<int64_t>>> rounds(channels);
+  for (int32_t c = 0; c < channels; ++c) {
+    rounds[c] = IssueRounds(parts[c].schedule);
+  }
+  for (int32_t r = 0; r < n; ++r) {
+    RankProgram& program = out.ranks[r];
+    std::vector<int64_t> scratch_base(channels);
+    std::vector<Entry> order;
+    for (int32_t c = 0; c < channels; ++c) {
+      const int32_t v = parts[c].virt[r];
+      const RankProgram& source = parts[c].schedule.ranks[v];
+      program.input_count += source.input_count;
+      program.output_count += source.output_count;
+      scratch_base[c] = program.scratch_count;
+      program.scratch_count += source.scratch_count;
+      for (size_t i = 0; i < source.steps.size(); ++i) {
+        order.push_back({rounds[c][v][i], c, static_cast<int32_t>(i)});
+      }
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Entry& a, const Entry& b) {
+                       if (a.round != b.round) return a.round < b.round;
+                       if (a.channel != b.channel) return a.channel < b.channel;
+                       return a.index < b.index;
+                     });
+    std::vector<std::vector<int32_t>> index(channels);
+    for (int32_t c = 0; c < channels; ++c) {
+      index[c].assign(parts[c].schedule.ranks[parts[c].virt[r]].steps.size(),
+                      -1);
+    }
+    for (const Entry& entry : order) {
+      const int32_t c = entry.channel;
+      Step step =
+          parts[c].schedule.ranks[parts[c].virt[r]].steps[entry.index];
+      auto shift = [&](BufferRange& range) {
+        if (range.count == 0 && range.offset == 0) return;
+        range.offset += range.buffer == BufferKind::kScratch
+                            ? scratch_base[c]
+                            : parts[c].offset;
+      };
+      shift(step.src);
+      shift(step.dst);
+      if (step.peer >= 0) step.peer = parts[c].real[step.peer];
+      if (step.tag >= 0) step.tag = step.tag * channels + c;
+      for (int32_t& dep : step.deps) dep = index[c][dep];
+      std::sort(step.deps.begin(), step.deps.end());
+      index[c][entry.index] = static_cast<int32_t>(program.steps.size());
+      program.steps.push_back(std::move(step));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<Schedule> BuildAllReduce(Algorithm algorithm,
                                         const ScheduleOptions& options) {
+  if (options.num_channels > 1) {
+    return BuildChannels(CollectiveOp::kAllReduce, algorithm, options);
+  }
   switch (algorithm) {
     case Algorithm::kRing:
       return BuildRingAllReduce(options);
@@ -112,18 +329,27 @@ absl::StatusOr<Schedule> BuildAllReduce(Algorithm algorithm,
 
 absl::StatusOr<Schedule> BuildReduceScatter(Algorithm algorithm,
                                             const ScheduleOptions& options) {
+  if (options.num_channels > 1) {
+    return BuildChannels(CollectiveOp::kReduceScatter, algorithm, options);
+  }
   if (algorithm == Algorithm::kRing) return BuildRingReduceScatter(options);
   return Unsupported(CollectiveOp::kReduceScatter, algorithm, "ring");
 }
 
 absl::StatusOr<Schedule> BuildAllGather(Algorithm algorithm,
                                         const ScheduleOptions& options) {
+  if (options.num_channels > 1) {
+    return BuildChannels(CollectiveOp::kAllGather, algorithm, options);
+  }
   if (algorithm == Algorithm::kRing) return BuildRingAllGather(options);
   return Unsupported(CollectiveOp::kAllGather, algorithm, "ring");
 }
 
 absl::StatusOr<Schedule> BuildBroadcast(Algorithm algorithm,
                                         const ScheduleOptions& options) {
+  if (options.num_channels > 1) {
+    return BuildChannels(CollectiveOp::kBroadcast, algorithm, options);
+  }
   if (algorithm == Algorithm::kChain) return BuildChainBroadcast(options);
   if (algorithm == Algorithm::kBinaryTree) return BuildTreeBroadcast(options);
   return Unsupported(CollectiveOp::kBroadcast, algorithm, "chain, binary_tree");
@@ -131,6 +357,9 @@ absl::StatusOr<Schedule> BuildBroadcast(Algorithm algorithm,
 
 absl::StatusOr<Schedule> BuildReduce(Algorithm algorithm,
                                      const ScheduleOptions& options) {
+  if (options.num_channels > 1) {
+    return BuildChannels(CollectiveOp::kReduce, algorithm, options);
+  }
   if (algorithm == Algorithm::kChain) return BuildChainReduce(options);
   if (algorithm == Algorithm::kBinaryTree) return BuildTreeReduce(options);
   return Unsupported(CollectiveOp::kReduce, algorithm, "chain, binary_tree");
@@ -138,12 +367,18 @@ absl::StatusOr<Schedule> BuildReduce(Algorithm algorithm,
 
 absl::StatusOr<Schedule> BuildAllToAll(Algorithm algorithm,
                                        const ScheduleOptions& options) {
+  if (options.num_channels > 1) {
+    return BuildChannels(CollectiveOp::kAllToAll, algorithm, options);
+  }
   if (algorithm == Algorithm::kPairwise) return BuildPairwiseAllToAll(options);
   return Unsupported(CollectiveOp::kAllToAll, algorithm, "pairwise");
 }
 
 absl::StatusOr<Schedule> BuildBarrier(Algorithm algorithm,
                                       const ScheduleOptions& options) {
+  if (options.num_channels > 1) {
+    return BuildChannels(CollectiveOp::kBarrier, algorithm, options);
+  }
   if (algorithm == Algorithm::kDissemination) {
     return BuildDisseminationBarrier(options);
   }

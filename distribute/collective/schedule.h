@@ -141,6 +141,16 @@ struct ScheduleOptions {
   int32_t root = 0;  // kBroadcast and kReduce
   int32_t ranks_per_node =
       0;  // kHierarchical: ranks [k*L, (k+1)*L) share node k
+  // Channels (as NCCL's): the collective runs as num_channels independent
+  // schedules of the same algorithm over contiguous slices of the elements
+  // (ShardOf(count, num_channels, c)), their steps interleaved so that all
+  // progress at once. Channel c orders each node's ranks rotated by c (with
+  // ranks_per_node L; 0 means one node), so that a ring of channel c leaves
+  // node k from its local rank c-1 and enters node k+1 at local rank c:
+  // each channel crosses between nodes through other ranks' NICs. All-reduce,
+  // broadcast and reduce only; 1 for the others. Slices that would be empty
+  // (count < num_channels) are left out.
+  int32_t num_channels = 1;
 };
 
 struct Schedule {

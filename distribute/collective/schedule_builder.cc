@@ -32,6 +32,10 @@ absl::Status ValidateScheduleOptions(const ScheduleOptions& options) {
                      "got ",
                      options.chunk_elements));
   }
+  if (options.num_channels < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_channels must be at least 1, got ", options.num_channels));
+  }
   if (options.root < 0 || options.root >= options.group_size) {
     return absl::InvalidArgumentError(absl::StrCat("root ", options.root,
                                                    " is outside the group [0, ",
