@@ -61,7 +61,9 @@ std::string Schedule::DebugString() const {
       OpName(op), " ", AlgorithmName(algorithm), " n=", options.group_size,
       " count=", options.count, " num_chunks=", options.num_chunks,
       " chunk_elements=", options.chunk_elements, " root=", options.root,
-      " ranks_per_node=", options.ranks_per_node, "\n");
+      " ranks_per_node=", options.ranks_per_node,
+      options.num_channels > 1 ? absl::StrCat(" num_channels=", options.num_channels) : "",
+      "\n");
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     const RankProgram& program = ranks[rank];
     absl::StrAppend(&out, "rank ", rank, " (input ", program.input_count,

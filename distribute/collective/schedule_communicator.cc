@@ -506,15 +506,18 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
             call.schedule.chunk_elements * static_cast<int64_t>(element_size);
       }
       call.selection = *std::move(selection);
+      call.schedule.num_channels = options.num_channels;
       break;
     }
     case CollectiveOp::kBroadcast:
       call.algorithm = options.broadcast_algorithm;
       call.schedule.root = root;
+      call.schedule.num_channels = options.num_channels;
       break;
     case CollectiveOp::kReduce:
       call.algorithm = options.reduce_algorithm;
       call.schedule.root = root;
+      call.schedule.num_channels = options.num_channels;
       break;
     case CollectiveOp::kAllToAll:
       // Blocks of count / group_size elements.

@@ -60,6 +60,9 @@ struct ScheduleCommunicatorOptions {
   // > 0 forces the chunk size of every collective (bytes); the all-reduce
   // selection then reports it as its chunk_bytes.
   int64_t chunk_bytes = 0;
+  // Channels of all-reduce, broadcast and reduce schedules
+  // (ScheduleOptions::num_channels).
+  int32_t num_channels = 1;
   // Algorithms of the other collectives.
   Algorithm broadcast_algorithm = Algorithm::kBinaryTree;
   Algorithm reduce_algorithm = Algorithm::kBinaryTree;

@@ -64,6 +64,10 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
             "to stay within it");
   flags.Int("gpus_per_node", &options.gpus_per_node,
             "place the ranks N per node (0: fill each node's GPUs)");
+  flags.Int("channels", &options.channels,
+            "schedule algorithms: split all_reduce, broadcast and reduce "
+            "into N channels, each crossing nodes through other NICs (0: one "
+            "per NIC of a node across nodes, as NCCL; 1 inside a node)");
   flags.Int("gpus_per_thread", &gpus_per_thread,
             "nccl: GPUs one thread drives in a group call, as nccl-tests -g "
             "(1: a process per GPU, as under mpirun)");

@@ -3,6 +3,7 @@
 #include "tools/distsim/collective_sweep.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,6 +62,10 @@ struct Setup {
   int64_t message_budget = kDefaultMessageBudget;
   std::string trace_path;
   simulator::NcclRunOptions nccl_options;
+  // SweepOptions::channels (0: the default), and what the default takes
+  // where it splits: one channel per NIC of a node (1 on one node).
+  int32_t requested_channels = 0;
+  int32_t nic_channels = 1;
 };
 
 // What runs for one size.
@@ -70,6 +75,7 @@ struct Plan {
   int64_t bytes = 0;
   int64_t count = 0;           // the schedule's count (see schedule.h)
   int64_t chunk_elements = 0;  // 0: no chunking
+  int32_t channels = 1;        // dc::ScheduleOptions::num_channels
 };
 
 dc::CollectiveOp ScheduleOp(SweepOp op) {
@@ -167,6 +173,31 @@ absl::StatusOr<std::vector<int>> PickDevices(const simulator::Topology& t,
   return chosen;
 }
 
+// Channels are slices of the data, each its own schedule: more than a few
+// dozen only multiply the messages.
+constexpr int64_t kMaxChannels = 64;
+
+// As NCCL, which runs at least one channel per NIC rail (tuning in
+// src/graph/search.cc): one per NIC of a node (the node's network bandwidth
+// over one rank's) when the group spans nodes; one inside a node, where a
+// single schedule already drives every rank's own links.
+int32_t DefaultChannels(const simulator::GroupHardware& hw) {
+  if (hw.nodes <= 1 || !(hw.rank_net_bw_Bps > 0)) return 1;
+  const double nics = std::round(hw.node_net_bw_Bps / hw.rank_net_bw_Bps);
+  return static_cast<int32_t>(std::clamp<double>(
+      nics, 1, std::max(1, hw.max_ranks_per_node)));
+}
+
+// NCCL gives a small message fewer channels, each at least about 32 KiB
+// (enqueue.cc: NCCL_SIMPLE_THREAD_THRESHOLD, 64 bytes for each of a
+// channel's 512 threads).
+constexpr int64_t kMinChannelBytes = 32 << 10;
+
+bool Splits(SweepOp op) {
+  return op == SweepOp::kAllReduce || op == SweepOp::kBroadcast ||
+         op == SweepOp::kReduce;
+}
+
 // The cost model's view of the group: link bandwidths and latencies from
 // the topology's routes; the cost model's default per-message overhead (the
 // simulated transport charges none, but real ones do, and without it the
@@ -199,6 +230,7 @@ dc::ScheduleOptions Unchunked(const Setup& setup, const Plan& plan) {
   o.ranks_per_node = setup.topology.ranks_per_node == 0
                          ? setup.hardware.n
                          : setup.topology.ranks_per_node;
+  o.num_channels = plan.channels;
   return o;
 }
 
@@ -216,6 +248,28 @@ absl::StatusOr<int64_t> BudgetedChunk(const Setup& setup, const Plan& plan,
   if (messages >= setup.message_budget) return 0;
   const int64_t spare = setup.message_budget - messages;
   return std::max(preferred, (elements + spare - 1) / spare);
+}
+
+// The channels a size runs on: --channels where given; else, across
+// nodes, one per NIC for the algorithms whose traffic between nodes leaves
+// through a few ranks (ring, tree, chain, binary_tree), fewer for small
+// messages, as NCCL; rhd, direct and hierarchical already spread theirs
+// over every rank of a node, and keep one.
+int32_t ChannelsFor(const Setup& setup, dc::Algorithm algorithm,
+                    int64_t bytes) {
+  if (!Splits(setup.op)) return 1;
+  if (setup.requested_channels > 0) return setup.requested_channels;
+  switch (algorithm) {
+    case dc::Algorithm::kRing:
+    case dc::Algorithm::kDoubleBinaryTree:
+    case dc::Algorithm::kChain:
+    case dc::Algorithm::kBinaryTree:
+      break;
+    default:
+      return 1;
+  }
+  return static_cast<int32_t>(std::clamp<int64_t>(
+      bytes / kMinChannelBytes, 1, setup.nic_channels));
 }
 
 absl::StatusOr<Plan> PlanSize(const Setup& setup, int64_t bytes) {
@@ -246,6 +300,7 @@ absl::StatusOr<Plan> PlanSize(const Setup& setup, int64_t bytes) {
   }
   plan.label = std::string(dc::AlgorithmName(plan.algorithm));
   if (setup.is_auto) plan.label = absl::StrCat("auto:", plan.label);
+  plan.channels = ChannelsFor(setup, plan.algorithm, plan.bytes);
   absl::StatusOr<int64_t> chunk = BudgetedChunk(setup, plan, preferred);
   if (!chunk.ok()) return chunk.status();
   plan.chunk_elements = *chunk;
@@ -305,6 +360,7 @@ dc::ScheduleCommunicatorOptions CommunicatorOptions(const Setup& setup,
                             ? plan.chunk_elements * setup.element_size
                             : std::max<int64_t>(plan.bytes, setup.element_size);
   options.all_reduce_algorithm = plan.algorithm;
+  options.num_channels = plan.channels;
   if (setup.op == SweepOp::kBroadcast)
     options.broadcast_algorithm = plan.algorithm;
   if (setup.op == SweepOp::kReduce) options.reduce_algorithm = plan.algorithm;
@@ -519,6 +575,20 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
   if (!hw.ok()) return hw.status();
   setup.hardware = *std::move(hw);
   setup.topology = CostModelTopology(setup.hardware);
+  const bool splits = Splits(setup.op);
+  if (options.channels < 0 || options.channels > kMaxChannels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--channels=", options.channels, ": give 1 to ", kMaxChannels,
+        ", or 0 for one per NIC of a node as NCCL runs"));
+  }
+  if (options.channels > 1 && !splits) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--channels=", options.channels, ": ", options.op,
+        " runs on one channel; channels split all_reduce, broadcast and "
+        "reduce"));
+  }
+  setup.requested_channels = static_cast<int32_t>(options.channels);
+  setup.nic_channels = DefaultChannels(setup.hardware);
   return setup;
 }
 

@@ -97,6 +97,10 @@ struct SweepOptions {
   int64_t message_budget = kDefaultMessageBudget;
   // Ranks per node (0: fill each node's GPUs in order).
   int64_t gpus_per_node = 0;
+  // Channels of the schedule algorithms' all-reduce, broadcast and reduce
+  // (dc::ScheduleOptions::num_channels); 0: as NCCL, one per NIC of a node
+  // when the group spans nodes, else 1. Other ops and nccl rows: 0 or 1.
+  int64_t channels = 0;
   // How the NCCL model's collectives are launched and timed, and which of
   // NCCL's algorithms and protocols it may pick (nccl rows only). Defaults
   // as nccl-tests: one process per GPU, -n 20, -w 5.
