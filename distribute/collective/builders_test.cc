@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "distribute/collective/checker.h"
 #include "distribute/collective/schedule.h"
 #include "gmock/gmock.h"
@@ -322,6 +323,67 @@ TEST(ChannelsTest, OpsThatDoNotSplitSayWhich) {
   EXPECT_THAT(schedule.status().message(), testing::HasSubstr("all_gather"));
   options.num_channels = 0;
   EXPECT_EQ(BuildSchedule(CollectiveOp::kAllReduce, Algorithm::kRing, options)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Hierarchical all-reduce over grids of 1 to 3 dimensions (dims of 1
+// included), chunked or not, passes the checker; {L, n / L} is the same
+// schedule as ranks_per_node L.
+TEST(HierarchicalDimsTest, EveryGridIsCorrect) {
+  const std::vector<std::vector<int32_t>> grids = {
+      {2, 2, 2}, {2, 3, 2}, {4, 1, 2}, {3, 4}, {1, 5}, {5}, {2, 2, 2, 2}};
+  for (const auto& dims : grids) {
+    int32_t n = 1;
+    for (int32_t d : dims) n *= d;
+    for (int64_t count : {1, 7, 97}) {
+      for (int64_t chunks : {1, 3}) {
+        ScheduleOptions options;
+        options.group_size = n;
+        options.count = count;
+        options.num_chunks = chunks;
+        options.dims = dims;
+        absl::StatusOr<Schedule> schedule = BuildSchedule(
+            CollectiveOp::kAllReduce, Algorithm::kHierarchical, options);
+        const std::string what = absl::StrCat(absl::StrJoin(dims, "x"),
+                                              " count=", count,
+                                              " chunks=", chunks);
+        ASSERT_TRUE(schedule.ok()) << what << ": " << schedule.status();
+        EXPECT_TRUE(CheckSchedule(*schedule).ok())
+            << what << ": " << CheckSchedule(*schedule);
+      }
+    }
+  }
+  ScheduleOptions by_node;
+  by_node.group_size = 12;
+  by_node.count = 1000;
+  by_node.num_chunks = 2;
+  by_node.ranks_per_node = 4;
+  ScheduleOptions by_dims = by_node;
+  by_dims.dims = {4, 3};
+  absl::StatusOr<Schedule> a = BuildSchedule(
+      CollectiveOp::kAllReduce, Algorithm::kHierarchical, by_node);
+  absl::StatusOr<Schedule> b = BuildSchedule(
+      CollectiveOp::kAllReduce, Algorithm::kHierarchical, by_dims);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (int32_t r = 0; r < 12; ++r) {
+    EXPECT_EQ(a->ranks[r].steps, b->ranks[r].steps) << "rank " << r;
+  }
+}
+
+TEST(HierarchicalDimsTest, GridsThatDoNotHoldTheGroupAreRefused) {
+  ScheduleOptions options;
+  options.group_size = 8;
+  options.count = 64;
+  options.dims = {2, 3};
+  absl::StatusOr<Schedule> schedule = BuildSchedule(
+      CollectiveOp::kAllReduce, Algorithm::kHierarchical, options);
+  EXPECT_EQ(schedule.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(schedule.status().message(), testing::HasSubstr("2x3"));
+  options.dims = {8, 0};
+  EXPECT_EQ(BuildSchedule(CollectiveOp::kAllReduce, Algorithm::kHierarchical,
+                          options)
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "distribute/collective/builders.h"
 #include "distribute/collective/ring_phases.h"
 #include "distribute/collective/schedule.h"
@@ -64,70 +65,121 @@ absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
   absl::Status status = ValidateScheduleOptions(options);
   if (!status.ok()) return status;
   const int32_t n = options.group_size;
-  const int32_t per_node = options.ranks_per_node;
-  if (per_node < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "hierarchical all-reduce needs ranks_per_node >= 1 (ranks [k*L, "
-        "(k+1)*L) share node k), got ",
-        per_node));
+  std::vector<int32_t> dims = options.dims;
+  if (dims.empty()) {
+    const int32_t per_node = options.ranks_per_node;
+    if (per_node < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hierarchical all-reduce needs ranks_per_node >= 1 (ranks [k*L, "
+          "(k+1)*L) share node k), got ",
+          per_node));
+    }
+    if (n % per_node != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hierarchical all-reduce needs a group size that is a multiple of "
+          "ranks_per_node: group size ",
+          n, " is not a multiple of ", per_node,
+          "; use the ring or tree algorithm for uneven nodes"));
+    }
+    dims = {per_node, n / per_node};
+  } else {
+    int64_t product = 1;
+    for (int32_t d : dims) {
+      if (d < 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "hierarchical all-reduce: every dimension must be >= 1, got ",
+            absl::StrJoin(dims, "x")));
+      }
+      product *= d;
+    }
+    if (product != n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hierarchical all-reduce: dimensions ", absl::StrJoin(dims, "x"),
+          " hold ", product, " ranks, not the group's ", n));
+    }
   }
-  if (n % per_node != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "hierarchical all-reduce needs a group size that is a multiple of "
-        "ranks_per_node: group size ",
-        n, " is not a multiple of ", per_node,
-        "; use the ring or tree algorithm for uneven nodes"));
+  // Dimensions of one rank add no step; a single dimension is a node.
+  std::vector<int32_t> grid;
+  for (int32_t d : dims) {
+    if (d > 1) grid.push_back(d);
   }
-  const int32_t nodes = n / per_node;
+  if (grid.empty()) grid.push_back(1);
+  const int32_t levels = static_cast<int32_t>(grid.size());
   ScheduleBuilder builder(CollectiveOp::kAllReduce, Algorithm::kHierarchical,
                           options);
   for (int32_t r = 0; r < n; ++r) {
     builder.SetBuffers(r, options.count, options.count,
-                       nodes > 1 ? options.count : 0);
+                       levels > 1 ? options.count : 0);
   }
   const int64_t count = options.count;
-  // 1. Reduce-scatter inside every node: local index l ends with the node's
-  //    sum of shard l.
-  for (int32_t node = 0; node < nodes; ++node) {
-    RingReduceScatterPlan rs;
-    for (int32_t l = 0; l < per_node; ++l)
-      rs.members.push_back(node * per_node + l);
-    rs.length = count;
-    rs.local = InputAt;
-    rs.acc = OutputAt;
-    AddRingReduceScatter(rs, options, &builder);
-  }
-  // 2. All-reduce of shard l across nodes, among the ranks with local
-  //    index l, reduced in place in the output.
-  for (int32_t l = 0; l < per_node; ++l) {
-    const Shard shard = ShardOf(count, per_node, l);
-    RingReduceScatterPlan rs;
-    for (int32_t node = 0; node < nodes; ++node) {
-      rs.members.push_back(node * per_node + l);
+  std::vector<int64_t> stride(levels, 1);
+  for (int32_t k = 1; k < levels; ++k) stride[k] = stride[k - 1] * grid[k - 1];
+  // The range a rank reduces at level k: shard c0 of the whole, then shard
+  // c1 of that, ..., shard c_{k-1}: what the ranks of its level-k group
+  // (equal in every coordinate but c_k) share.
+  auto range_at = [&](int32_t rank, int32_t level) {
+    Shard range{0, count};
+    for (int32_t k = 0; k < level; ++k) {
+      const int32_t c = static_cast<int32_t>(rank / stride[k] % grid[k]);
+      const Shard sub = ShardOf(range.count, grid[k], c);
+      range = Shard{range.offset + sub.offset, sub.count};
     }
-    rs.base = shard.offset;
-    rs.length = shard.count;
-    rs.local = OutputAt;
-    rs.acc = OutputAt;
-    rs.tmp = ScratchAt;
-    AddRingReduceScatter(rs, options, &builder);
-    RingAllGatherPlan ag;
-    ag.members = rs.members;
-    ag.base = shard.offset;
-    ag.length = shard.count;
-    ag.own = OutputAt;
-    ag.dst = OutputAt;
-    AddRingAllGather(ag, options, &builder);
+    return range;
+  };
+  // The group of level k that holds `first`, its coordinate k at 0.
+  auto group_of = [&](int32_t first, int32_t level) {
+    std::vector<int32_t> members;
+    for (int32_t c = 0; c < grid[level]; ++c) {
+      members.push_back(static_cast<int32_t>(first + c * stride[level]));
+    }
+    return members;
+  };
+  // The first rank of every level-k group, in rank order.
+  auto leaders = [&](int32_t level) {
+    std::vector<int32_t> out;
+    for (int32_t r = 0; r < n; ++r) {
+      if (r / stride[level] % grid[level] == 0) out.push_back(r);
+    }
+    return out;
+  };
+  // 1. Reduce-scatter level by level: after level k a rank holds the sum,
+  //    over its level-0..k groups, of its range at level k+1. Level 0 reads
+  //    the input; the others reduce in place in the output.
+  for (int32_t level = 0; level < levels; ++level) {
+    for (int32_t first : leaders(level)) {
+      const Shard range = range_at(first, level);
+      RingReduceScatterPlan rs;
+      rs.members = group_of(first, level);
+      rs.base = range.offset;
+      rs.length = range.count;
+      rs.local = level == 0 ? InputAt : OutputAt;
+      rs.acc = OutputAt;
+      if (level > 0) rs.tmp = ScratchAt;
+      AddRingReduceScatter(rs, options, &builder);
+      if (level == levels - 1) {
+        // 2. The last level all-gathers at once what it reduced.
+        RingAllGatherPlan ag;
+        ag.members = rs.members;
+        ag.base = range.offset;
+        ag.length = range.count;
+        ag.own = OutputAt;
+        ag.dst = OutputAt;
+        AddRingAllGather(ag, options, &builder);
+      }
+    }
   }
-  // 3. All-gather inside every node.
-  for (int32_t node = 0; node < nodes; ++node) {
-    RingAllGatherPlan ag;
-    for (int32_t l = 0; l < per_node; ++l)
-      ag.members.push_back(node * per_node + l);
-    ag.length = count;
-    ag.own = OutputAt;
-    ag.dst = OutputAt;
-    AddRingAllGather(ag, options, &builder);
+  // 3. All-gather the other levels, last to first.
+  for (int32_t level = levels - 2; level >= 0; --level) {
+    for (int32_t first : leaders(level)) {
+      const Shard range = range_at(first, level);
+      RingAllGatherPlan ag;
+      ag.members = group_of(first, level);
+      ag.base = range.offset;
+      ag.length = range.count;
+      ag.own = OutputAt;
+      ag.dst = OutputAt;
+      AddRingAllGather(ag, options, &builder);
+    }
   }
   return std::move(builder).Finish();
 }

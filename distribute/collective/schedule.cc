@@ -62,7 +62,11 @@ std::string Schedule::DebugString() const {
       " count=", options.count, " num_chunks=", options.num_chunks,
       " chunk_elements=", options.chunk_elements, " root=", options.root,
       " ranks_per_node=", options.ranks_per_node,
-      options.num_channels > 1 ? absl::StrCat(" num_channels=", options.num_channels) : "",
+      options.num_channels > 1
+          ? absl::StrCat(" num_channels=", options.num_channels)
+          : "",
+      options.dims.empty() ? ""
+                           : absl::StrCat(" dims=", absl::StrJoin(options.dims, "x")),
       "\n");
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     const RankProgram& program = ranks[rank];

@@ -151,6 +151,11 @@ struct ScheduleOptions {
   // broadcast and reduce only; 1 for the others. Slices that would be empty
   // (count < num_channels) are left out.
   int32_t num_channels = 1;
+  // kHierarchical: the group as a grid of these sizes, the first dimension
+  // fastest (rank = c0 + d0 * (c1 + d1 * (c2 + ...))), their product the
+  // group size; e.g. {8, 32, 64}: 8 GPUs a node, 32 nodes a pod, 64 pods.
+  // Empty: {ranks_per_node, group_size / ranks_per_node}.
+  std::vector<int32_t> dims;
 };
 
 struct Schedule {

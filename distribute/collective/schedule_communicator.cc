@@ -507,6 +507,9 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
       }
       call.selection = *std::move(selection);
       call.schedule.num_channels = options.num_channels;
+      if (call.algorithm == Algorithm::kHierarchical) {
+        call.schedule.dims = options.hierarchy_dims;
+      }
       break;
     }
     case CollectiveOp::kBroadcast:

@@ -63,6 +63,9 @@ struct ScheduleCommunicatorOptions {
   // Channels of all-reduce, broadcast and reduce schedules
   // (ScheduleOptions::num_channels).
   int32_t num_channels = 1;
+  // The hierarchical all-reduce's grid (ScheduleOptions::dims); empty:
+  // {ranks_per_node, nodes} of `topology`.
+  std::vector<int32_t> hierarchy_dims;
   // Algorithms of the other collectives.
   Algorithm broadcast_algorithm = Algorithm::kBinaryTree;
   Algorithm reduce_algorithm = Algorithm::kBinaryTree;

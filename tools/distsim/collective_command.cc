@@ -16,6 +16,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tools/distsim/collective_sweep.h"
@@ -28,6 +32,7 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   std::string min_bytes = "8";
   std::string max_bytes = "8G";
   bool json = false;
+  std::string dims;
   // The NCCL model's counts are ints; flags parse 64-bit values.
   int64_t gpus_per_thread = options.nccl.gpus_per_thread;
   int64_t iters = options.nccl.iters;
@@ -68,6 +73,10 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
             "schedule algorithms: split all_reduce, broadcast and reduce "
             "into N channels, each crossing nodes through other NICs (0: one "
             "per NIC of a node across nodes, as NCCL; 1 inside a node)");
+  flags.String("dims", &dims,
+               "hierarchical all-reduce: the grid of ranks, first dimension "
+               "fastest, e.g. 8,32,64 (GPUs a node, nodes a pod, pods); "
+               "default: GPUs per node, nodes");
   flags.Int("gpus_per_thread", &gpus_per_thread,
             "nccl: GPUs one thread drives in a group call, as nccl-tests -g "
             "(1: a process per GPU, as under mpirun)");
@@ -98,6 +107,15 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
     // Out-of-range values become ones ValidateNcclRunOptions refuses or
     // that stay huge; none wraps to a small positive count.
     *field = static_cast<int>(std::clamp<int64_t>(value, -1, int64_t{1} << 30));
+  }
+  for (absl::string_view part : absl::StrSplit(dims, ',', absl::SkipEmpty())) {
+    int32_t d = 0;
+    if (!absl::SimpleAtoi(part, &d) || d < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dims=", dims, ": give positive sizes separated by commas, e.g. "
+          "--dims=8,32,64"));
+    }
+    options.dims.push_back(d);
   }
   absl::StatusOr<int64_t> min = ParseByteSize(min_bytes);
   if (!min.ok()) return min.status();

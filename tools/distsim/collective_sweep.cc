@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "devices/communicator.h"
 #include "devices/device.h"
@@ -66,6 +67,7 @@ struct Setup {
   // where it splits: one channel per NIC of a node (1 on one node).
   int32_t requested_channels = 0;
   int32_t nic_channels = 1;
+  std::vector<int32_t> dims;  // SweepOptions::dims
 };
 
 // What runs for one size.
@@ -231,6 +233,7 @@ dc::ScheduleOptions Unchunked(const Setup& setup, const Plan& plan) {
                          ? setup.hardware.n
                          : setup.topology.ranks_per_node;
   o.num_channels = plan.channels;
+  if (plan.algorithm == dc::Algorithm::kHierarchical) o.dims = setup.dims;
   return o;
 }
 
@@ -361,6 +364,7 @@ dc::ScheduleCommunicatorOptions CommunicatorOptions(const Setup& setup,
                             : std::max<int64_t>(plan.bytes, setup.element_size);
   options.all_reduce_algorithm = plan.algorithm;
   options.num_channels = plan.channels;
+  options.hierarchy_dims = setup.dims;
   if (setup.op == SweepOp::kBroadcast)
     options.broadcast_algorithm = plan.algorithm;
   if (setup.op == SweepOp::kReduce) options.reduce_algorithm = plan.algorithm;
@@ -588,6 +592,25 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
         "reduce"));
   }
   setup.requested_channels = static_cast<int32_t>(options.channels);
+  if (!options.dims.empty()) {
+    int64_t product = 1;
+    for (int32_t d : options.dims) product *= std::max(d, 0);
+    if (product != setup.hardware.n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dims=", absl::StrJoin(options.dims, ","), " hold ", product,
+          " ranks; the group has ", setup.hardware.n,
+          " (give sizes whose product is the number of GPUs, the first "
+          "dimension fastest, e.g. GPUs per node first)"));
+    }
+    if (setup.op != SweepOp::kAllReduce ||
+        !(setup.is_auto || setup.algorithm == dc::Algorithm::kHierarchical)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dims=", absl::StrJoin(options.dims, ","),
+          " shapes the hierarchical all-reduce; use it with --op=all_reduce "
+          "and --algorithm=hierarchical or auto"));
+    }
+    setup.dims = options.dims;
+  }
   setup.nic_channels = DefaultChannels(setup.hardware);
   return setup;
 }

@@ -101,6 +101,10 @@ struct SweepOptions {
   // (dc::ScheduleOptions::num_channels); 0: as NCCL, one per NIC of a node
   // when the group spans nodes, else 1. Other ops and nccl rows: 0 or 1.
   int64_t channels = 0;
+  // The hierarchical all-reduce's grid, first dimension fastest (e.g.
+  // {8, 32, 64}: GPUs of a node, nodes of a pod, pods); product = ranks.
+  // Empty: {ranks per node, nodes}.
+  std::vector<int32_t> dims;
   // How the NCCL model's collectives are launched and timed, and which of
   // NCCL's algorithms and protocols it may pick (nccl rows only). Defaults
   // as nccl-tests: one process per GPU, -n 20, -w 5.

@@ -399,6 +399,43 @@ TEST(CollectiveSweepTest, ChannelsSpreadARingOverTheNics) {
   EXPECT_TRUE(small_default.rows[0] == small_one.rows[0]);
 }
 
+// --dims shapes the hierarchical all-reduce: {GPUs a node, nodes} is the
+// default; a third level runs (and replays as it runs on rank threads);
+// grids that do not hold the group, or other algorithms, are refused.
+TEST(CollectiveSweepTest, HierarchicalDims) {
+  SweepOptions options;
+  options.topology = "dgx_h100_cluster:4";
+  options.algorithm = "hierarchical";
+  options.min_bytes = 1 << 20;
+  options.max_bytes = 64 << 20;
+  options.step_factor = 64;
+  const SweepResult by_node = Sweep(options);
+  options.dims = {8, 4};
+  const SweepResult explicit_grid = Sweep(options);
+  ASSERT_EQ(by_node.rows.size(), explicit_grid.rows.size());
+  for (size_t i = 0; i < by_node.rows.size(); ++i) {
+    EXPECT_TRUE(by_node.rows[i] == explicit_grid.rows[i]) << i;
+  }
+  options.dims = {8, 2, 2};
+  const SweepResult three = Sweep(options);
+  options.rank_threads = true;
+  const SweepResult three_threaded = Sweep(options);
+  ASSERT_EQ(three.rows.size(), 2u);
+  for (size_t i = 0; i < three.rows.size(); ++i) {
+    EXPECT_GT(three.rows[i].time_us, 0);
+    EXPECT_TRUE(three.rows[i] == three_threaded.rows[i]) << i;
+  }
+  options.rank_threads = false;
+  options.dims = {8, 3};
+  absl::Status wrong = RunCollectiveSweep(options).status();
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.message().find("--dims=8,3"), std::string::npos) << wrong;
+  options.dims = {8, 4};
+  options.algorithm = "ring";
+  EXPECT_EQ(RunCollectiveSweep(options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(CollectiveSweepTest, ParseByteSize) {
   EXPECT_EQ(*ParseByteSize("8"), 8);
   EXPECT_EQ(*ParseByteSize("64K"), 65536);
