@@ -197,4 +197,34 @@ absl::StatusOr<KernelCost> RandomNormal(uint64_t seed, double mean,
   return RandomNormalCost(out.dtype(), n);
 }
 
+double StandardNormalAt(uint64_t seed, int64_t element) {
+  const uint64_t k = static_cast<uint64_t>(element) / 2;
+  const std::array<uint32_t, 4> w = Block(seed, k);
+  const double u1 = static_cast<double>((Bits(w, 0) >> 11) + 1) * 0x1.0p-53;
+  const double u2 = Unit(Bits(w, 1));
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double theta = kTwoPi * u2;
+  return element % 2 == 0 ? r * std::cos(theta) : r * std::sin(theta);
+}
+
+void StandardNormalsAt(uint64_t seed, int64_t first, int64_t count,
+                       double* z) {
+  int64_t i = 0;
+  while (i < count) {
+    const int64_t element = first + i;
+    const uint64_t k = static_cast<uint64_t>(element) / 2;
+    const std::array<uint32_t, 4> w = Block(seed, k);
+    const double u1 = static_cast<double>((Bits(w, 0) >> 11) + 1) * 0x1.0p-53;
+    const double u2 = Unit(Bits(w, 1));
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    const double theta = kTwoPi * u2;
+    if (element % 2 == 0) {
+      z[i++] = r * std::cos(theta);
+      if (i < count) z[i++] = r * std::sin(theta);
+    } else {
+      z[i++] = r * std::sin(theta);
+    }
+  }
+}
+
 }  // namespace devices

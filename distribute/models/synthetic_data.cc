@@ -1,5 +1,6 @@
 #include "distribute/models/synthetic_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -86,6 +87,56 @@ absl::StatusOr<ClassificationData> MakeClassificationData(int64_t num_examples,
     labels[n] = static_cast<int32_t>(best);
   }
   return data;
+}
+
+absl::StatusOr<ClassificationSource> ClassificationSource::Create(
+    int64_t num_examples, int64_t num_features, int64_t num_classes,
+    uint64_t seed) {
+  if (num_examples < 1 || num_features < 1 || num_classes < 2 ||
+      num_classes > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a classification data set needs num_examples >= 1, num_features "
+        ">= 1 and 2 <= num_classes < 2^31, got ",
+        num_examples, ", ", num_features, " and ", num_classes));
+  }
+  ClassificationSource source;
+  source.num_features_ = num_features;
+  source.num_classes_ = num_classes;
+  source.feature_seed_ = DeriveSeed(seed, 0);
+  source.noise_seed_ = DeriveSeed(seed, 2);
+  MODELS_ASSIGN_OR_RETURN(
+      source.teacher_,
+      Normal(num_features, num_classes, DeriveSeed(seed, 1),
+             1.0 / std::sqrt(static_cast<double>(num_features))));
+  return source;
+}
+
+int32_t ClassificationSource::Example(int64_t index, float* features) const {
+  const int64_t F = num_features_;
+  const int64_t C = num_classes_;
+  // As MakeClassificationData: every random value rounded to float32, the
+  // logits summed in double in the same order.
+  std::vector<double> z(static_cast<size_t>(std::max(F, C)));
+  std::vector<double> logits(static_cast<size_t>(C));
+  devices::StandardNormalsAt(noise_seed_, index * C, C, z.data());
+  for (int64_t c = 0; c < C; ++c) {
+    logits[c] = static_cast<double>(
+        static_cast<float>(0.0 + kTeacherNoise * z[c]));
+  }
+  const float* w = teacher_.data<float>();
+  devices::StandardNormalsAt(feature_seed_, index * F, F, z.data());
+  for (int64_t f = 0; f < F; ++f) {
+    features[f] = static_cast<float>(0.0 + 1.0 * z[f]);
+    const double xf = static_cast<double>(features[f]);
+    for (int64_t c = 0; c < C; ++c) {
+      logits[c] += xf * static_cast<double>(w[f * C + c]);
+    }
+  }
+  int64_t best = 0;
+  for (int64_t c = 1; c < C; ++c) {
+    if (logits[c] > logits[best]) best = c;
+  }
+  return static_cast<int32_t>(best);
 }
 
 absl::StatusOr<ClassificationData> SliceExamples(const ClassificationData& data,

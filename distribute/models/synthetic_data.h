@@ -43,6 +43,32 @@ absl::StatusOr<ClassificationData> MakeClassificationData(int64_t num_examples,
                                                           int64_t num_classes,
                                                           uint64_t seed);
 
+// The same examples one at a time, without making the whole set: Example(i)
+// is row i of MakeClassificationData(num_examples, num_features,
+// num_classes, seed) (tested), for any i >= 0 (rows past num_examples
+// continue the same streams). Memory is the teacher's, O(features x
+// classes). Thread-compatible; Example is const.
+class ClassificationSource {
+ public:
+  // INVALID_ARGUMENT as MakeClassificationData.
+  static absl::StatusOr<ClassificationSource> Create(int64_t num_examples,
+                                                     int64_t num_features,
+                                                     int64_t num_classes,
+                                                     uint64_t seed);
+  // Writes example `index`'s num_features features and returns its label.
+  int32_t Example(int64_t index, float* features) const;
+
+  int64_t num_features() const { return num_features_; }
+  int64_t num_classes() const { return num_classes_; }
+
+ private:
+  int64_t num_features_ = 0;
+  int64_t num_classes_ = 0;
+  uint64_t feature_seed_ = 0;
+  uint64_t noise_seed_ = 0;
+  devices::Tensor teacher_;  // float32 [num_features, num_classes]
+};
+
 // A copy of examples [begin, end) of `data` (rows of features and labels).
 // INVALID_ARGUMENT unless 0 <= begin <= end <= the number of examples and
 // data has the shapes and dtypes above; FAILED_PRECONDITION without host

@@ -1,6 +1,7 @@
 #include "distribute/models/synthetic_data.h"
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -97,6 +98,35 @@ TEST(SliceExamplesTest, RejectsBadRangesAndData) {
   shape_only.features = Tensor::ShapeOnly(DType::kFloat32, {10, 3}, "sim:0");
   EXPECT_EQ(SliceExamples(shape_only, 0, 2).status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+// The source makes every example bit for bit as the whole set does, at
+// odd and even offsets into the random streams, and past the set's end it
+// goes on without failing.
+TEST(ClassificationSourceTest, ExamplesAreTheRowsOfTheWholeSet) {
+  for (const auto& [features, classes] :
+       std::vector<std::pair<int64_t, int64_t>>{{64, 10}, {7, 3}, {1, 2}}) {
+    const int64_t n = 101;
+    auto whole = MakeClassificationData(n, features, classes, 9);
+    auto source = ClassificationSource::Create(n, features, classes, 9);
+    ASSERT_TRUE(whole.ok() && source.ok());
+    std::vector<float> row(features);
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t label = source->Example(i, row.data());
+      ASSERT_EQ(label, whole->labels.data<int32_t>()[i]) << i;
+      for (int64_t f = 0; f < features; ++f) {
+        ASSERT_EQ(row[f], whole->features.data<float>()[i * features + f])
+            << i << " " << f;
+      }
+    }
+    const int32_t beyond = source->Example(5 * n, row.data());
+    EXPECT_GE(beyond, 0);
+    EXPECT_LT(beyond, classes);
+  }
+  EXPECT_EQ(ClassificationSource::Create(0, 4, 3, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ClassificationSource::Create(8, 4, 1, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

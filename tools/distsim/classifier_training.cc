@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -128,14 +129,38 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
   const int64_t examples = options.num_examples > 0
                                ? options.num_examples
                                : options.steps * options.global_batch;
-  auto data = distribute::models::MakeClassificationData(
+  // Generated as the batches are read (memory O(batch), the first step at
+  // once), the same examples as MakeClassificationData's.
+  auto source = distribute::models::ClassificationSource::Create(
       examples, options.num_features, options.num_classes, options.seed + 1);
-  if (!data.ok()) return data.status();
-  auto slices = distribute::data::Dataset::FromTensorSlices(
-      {data->features, data->labels});
-  if (!slices.ok()) return slices.status();
-  auto batched = slices->Repeat().Batch(options.global_batch);
-  if (!batched.ok()) return batched.status();
+  if (!source.ok()) return source.status();
+  auto generator = std::make_shared<distribute::models::ClassificationSource>(
+      *std::move(source));
+  const int64_t num_features = options.num_features;
+  // Global batches of example indices, made into examples batch by batch.
+  auto indices = distribute::data::Dataset::Range(examples)
+                     .Repeat()
+                     .Batch(options.global_batch);
+  if (!indices.ok()) return indices.status();
+  auto batched = std::optional<distribute::data::Dataset>(indices->Map(
+      [generator, num_features](distribute::data::Element batch)
+          -> absl::StatusOr<distribute::data::Element> {
+        const int64_t rows = batch[0].num_elements();
+        const int64_t* index = batch[0].data<int64_t>();
+        absl::StatusOr<Tensor> features =
+            Tensor::Host(devices::DType::kFloat32,
+                         devices::Shape({rows, num_features}));
+        if (!features.ok()) return features.status();
+        absl::StatusOr<Tensor> labels =
+            Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
+        if (!labels.ok()) return labels.status();
+        for (int64_t r = 0; r < rows; ++r) {
+          labels->data<int32_t>()[r] = generator->Example(
+              index[r], features->data<float>() + r * num_features);
+        }
+        return distribute::data::Element{*std::move(features),
+                                         *std::move(labels)};
+      }));
   auto dist = distribute::ExperimentalDistributeDataset(strategy, *batched);
   if (!dist.ok()) return dist.status();
   auto iterator = dist->MakeIterator();
