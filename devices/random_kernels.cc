@@ -31,6 +31,16 @@ double Unit(uint64_t bits) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 
+// Standard normal elements 2k and 2k + 1 (Box-Muller on block k).
+std::array<double, 2> NormalPair(uint64_t seed, uint64_t k) {
+  const std::array<uint32_t, 4> w = Block(seed, k);
+  const double u1 = static_cast<double>((Bits(w, 0) >> 11) + 1) * 0x1.0p-53;
+  const double u2 = Unit(Bits(w, 1));
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double theta = kTwoPi * u2;
+  return {r * std::cos(theta), r * std::sin(theta)};
+}
+
 // The largest T below `high`, given that `value` rounded to `high` or above.
 template <typename T>
 T BelowHigh(double high) {
@@ -176,13 +186,8 @@ absl::StatusOr<KernelCost> RandomNormal(uint64_t seed, double mean,
     if constexpr (kIsFloatStorage<T>) {
       T* y = out.data<T>();
       for (int64_t k = 0; 2 * k < n; ++k) {
-        const std::array<uint32_t, 4> w = Block(seed, static_cast<uint64_t>(k));
-        const double u1 =
-            static_cast<double>((Bits(w, 0) >> 11) + 1) * 0x1.0p-53;
-        const double u2 = Unit(Bits(w, 1));
-        const double r = std::sqrt(-2.0 * std::log(u1));
-        const double theta = kTwoPi * u2;
-        const double z[2] = {r * std::cos(theta), r * std::sin(theta)};
+        const std::array<double, 2> z =
+            NormalPair(seed, static_cast<uint64_t>(k));
         for (int64_t j = 0; j < 2 && 2 * k + j < n; ++j) {
           const double value = mean + stddev * z[j];
           if constexpr (std::is_floating_point_v<T>) {
@@ -197,33 +202,12 @@ absl::StatusOr<KernelCost> RandomNormal(uint64_t seed, double mean,
   return RandomNormalCost(out.dtype(), n);
 }
 
-double StandardNormalAt(uint64_t seed, int64_t element) {
-  const uint64_t k = static_cast<uint64_t>(element) / 2;
-  const std::array<uint32_t, 4> w = Block(seed, k);
-  const double u1 = static_cast<double>((Bits(w, 0) >> 11) + 1) * 0x1.0p-53;
-  const double u2 = Unit(Bits(w, 1));
-  const double r = std::sqrt(-2.0 * std::log(u1));
-  const double theta = kTwoPi * u2;
-  return element % 2 == 0 ? r * std::cos(theta) : r * std::sin(theta);
-}
-
-void StandardNormalsAt(uint64_t seed, int64_t first, int64_t count,
-                       double* z) {
-  int64_t i = 0;
-  while (i < count) {
+void StandardNormalsAt(uint64_t seed, int64_t first, int64_t count, double* z) {
+  for (int64_t i = 0; i < count;) {
     const int64_t element = first + i;
-    const uint64_t k = static_cast<uint64_t>(element) / 2;
-    const std::array<uint32_t, 4> w = Block(seed, k);
-    const double u1 = static_cast<double>((Bits(w, 0) >> 11) + 1) * 0x1.0p-53;
-    const double u2 = Unit(Bits(w, 1));
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double theta = kTwoPi * u2;
-    if (element % 2 == 0) {
-      z[i++] = r * std::cos(theta);
-      if (i < count) z[i++] = r * std::sin(theta);
-    } else {
-      z[i++] = r * std::sin(theta);
-    }
+    const std::array<double, 2> pair =
+        NormalPair(seed, static_cast<uint64_t>(element) / 2);
+    for (int j = element % 2; j < 2 && i < count; ++j) z[i++] = pair[j];
   }
 }
 

@@ -51,15 +51,11 @@ absl::StatusOr<KernelCost> RandomUniform(uint64_t seed, double low, double high,
 absl::StatusOr<KernelCost> RandomNormal(uint64_t seed, double mean,
                                         double stddev, Tensor& out);
 
-// Element `element` of RandomNormal(seed, 0, 1, ...) in double, before the
-// rounding to a dtype: float32(mean + stddev * StandardNormalAt(seed, i)) is
-// element i of a float32 RandomNormal(seed, mean, stddev) tensor. For
-// generating slices of a large random tensor without making it.
-double StandardNormalAt(uint64_t seed, int64_t element);
-// Elements [first, first + count) of the same stream into z (each block of
-// two computed once).
-void StandardNormalsAt(uint64_t seed, int64_t first, int64_t count,
-                       double* z);
+// Elements [first, first + count) of RandomNormal(seed, 0, 1, ...) in
+// double, before the rounding to a dtype: float32(mean + stddev * z[i]) is
+// element first + i of a float32 RandomNormal(seed, mean, stddev) tensor.
+// For slices of a large random tensor, without making it.
+void StandardNormalsAt(uint64_t seed, int64_t first, int64_t count, double* z);
 
 }  // namespace devices
 

@@ -91,6 +91,22 @@ TEST(RandomTest, DeterministicAndPrefixStable) {
   }
 }
 
+// Any slice of the stream, starting at an even or an odd element, holds the
+// values of the whole tensor.
+TEST(RandomNormalTest, SlicesOfTheStreamAreTheTensorsElements) {
+  Tensor whole = *Tensor::Host(DType::kFloat64, Shape({41}));
+  ASSERT_TRUE(RandomNormal(17, 0, 1, whole).ok());
+  for (int64_t first : {0, 1, 6, 13}) {
+    for (int64_t count : {1, 2, 5, 41 - 13}) {
+      std::vector<double> z(count);
+      StandardNormalsAt(17, first, count, z.data());
+      for (int64_t i = 0; i < count; ++i) {
+        EXPECT_EQ(z[i], whole.data<double>()[first + i]) << first << " + " << i;
+      }
+    }
+  }
+}
+
 TEST(RandomUniformTest, StaysInRange) {
   Tensor f = *Tensor::Host(DType::kFloat32, Shape({10000}));
   ASSERT_TRUE(RandomUniform(1, -2, 3, f).ok());

@@ -39,19 +39,43 @@ absl::StatusOr<Tensor> Normal(int64_t rows, int64_t cols, uint64_t seed,
   return t;
 }
 
+absl::Status CheckSizes(int64_t num_examples, int64_t num_features,
+                        int64_t num_classes) {
+  if (num_examples < 1 || num_features < 1 || num_classes < 2 ||
+      num_classes > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a classification data set needs num_examples >= 1, num_features "
+        ">= 1 and 2 <= num_classes < 2^31, got ",
+        num_examples, ", ", num_features, " and ", num_classes));
+  }
+  return absl::OkStatus();
+}
+
+// The teacher's label of one example: the first class of largest logit
+// e + x W, summed in double in this order. `logits` has room for C.
+int32_t TeacherLabel(const float* x, const float* e, const float* w, int64_t F,
+                     int64_t C, double* logits) {
+  for (int64_t c = 0; c < C; ++c) logits[c] = static_cast<double>(e[c]);
+  for (int64_t f = 0; f < F; ++f) {
+    const double xf = static_cast<double>(x[f]);
+    for (int64_t c = 0; c < C; ++c) {
+      logits[c] += xf * static_cast<double>(w[f * C + c]);
+    }
+  }
+  int64_t best = 0;
+  for (int64_t c = 1; c < C; ++c) {
+    if (logits[c] > logits[best]) best = c;
+  }
+  return static_cast<int32_t>(best);
+}
+
 }  // namespace
 
 absl::StatusOr<ClassificationData> MakeClassificationData(int64_t num_examples,
                                                           int64_t num_features,
                                                           int64_t num_classes,
                                                           uint64_t seed) {
-  if (num_examples < 1 || num_features < 1 || num_classes < 2 ||
-      num_classes > std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "MakeClassificationData needs num_examples >= 1, num_features >= 1 "
-        "and 2 <= num_classes < 2^31, got ",
-        num_examples, ", ", num_features, " and ", num_classes));
-  }
+  MODELS_RETURN_IF_ERROR(CheckSizes(num_examples, num_features, num_classes));
   ClassificationData data;
   MODELS_ASSIGN_OR_RETURN(data.features, Normal(num_examples, num_features,
                                                 DeriveSeed(seed, 0), 1.0));
@@ -71,20 +95,8 @@ absl::StatusOr<ClassificationData> MakeClassificationData(int64_t num_examples,
   int32_t* labels = data.labels.data<int32_t>();
   std::vector<double> logits(static_cast<size_t>(num_classes));
   for (int64_t n = 0; n < num_examples; ++n) {
-    for (int64_t c = 0; c < num_classes; ++c) {
-      logits[c] = static_cast<double>(e[n * num_classes + c]);
-    }
-    for (int64_t f = 0; f < num_features; ++f) {
-      const double xf = static_cast<double>(x[n * num_features + f]);
-      for (int64_t c = 0; c < num_classes; ++c) {
-        logits[c] += xf * static_cast<double>(w[f * num_classes + c]);
-      }
-    }
-    int64_t best = 0;
-    for (int64_t c = 1; c < num_classes; ++c) {
-      if (logits[c] > logits[best]) best = c;
-    }
-    labels[n] = static_cast<int32_t>(best);
+    labels[n] = TeacherLabel(x + n * num_features, e + n * num_classes, w,
+                             num_features, num_classes, logits.data());
   }
   return data;
 }
@@ -92,13 +104,7 @@ absl::StatusOr<ClassificationData> MakeClassificationData(int64_t num_examples,
 absl::StatusOr<ClassificationSource> ClassificationSource::Create(
     int64_t num_examples, int64_t num_features, int64_t num_classes,
     uint64_t seed) {
-  if (num_examples < 1 || num_features < 1 || num_classes < 2 ||
-      num_classes > std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a classification data set needs num_examples >= 1, num_features "
-        ">= 1 and 2 <= num_classes < 2^31, got ",
-        num_examples, ", ", num_features, " and ", num_classes));
-  }
+  MODELS_RETURN_IF_ERROR(CheckSizes(num_examples, num_features, num_classes));
   ClassificationSource source;
   source.num_features_ = num_features;
   source.num_classes_ = num_classes;
@@ -114,29 +120,21 @@ absl::StatusOr<ClassificationSource> ClassificationSource::Create(
 int32_t ClassificationSource::Example(int64_t index, float* features) const {
   const int64_t F = num_features_;
   const int64_t C = num_classes_;
-  // As MakeClassificationData: every random value rounded to float32, the
-  // logits summed in double in the same order.
+  // As MakeClassificationData: every random value rounded to float32
+  // (RandomNormal's mean + stddev * z), then the same label.
   std::vector<double> z(static_cast<size_t>(std::max(F, C)));
+  std::vector<float> noise(static_cast<size_t>(C));
   std::vector<double> logits(static_cast<size_t>(C));
   devices::StandardNormalsAt(noise_seed_, index * C, C, z.data());
   for (int64_t c = 0; c < C; ++c) {
-    logits[c] = static_cast<double>(
-        static_cast<float>(0.0 + kTeacherNoise * z[c]));
+    noise[c] = static_cast<float>(0.0 + kTeacherNoise * z[c]);
   }
-  const float* w = teacher_.data<float>();
   devices::StandardNormalsAt(feature_seed_, index * F, F, z.data());
   for (int64_t f = 0; f < F; ++f) {
     features[f] = static_cast<float>(0.0 + 1.0 * z[f]);
-    const double xf = static_cast<double>(features[f]);
-    for (int64_t c = 0; c < C; ++c) {
-      logits[c] += xf * static_cast<double>(w[f * C + c]);
-    }
   }
-  int64_t best = 0;
-  for (int64_t c = 1; c < C; ++c) {
-    if (logits[c] > logits[best]) best = c;
-  }
-  return static_cast<int32_t>(best);
+  return TeacherLabel(features, noise.data(), teacher_.data<float>(), F, C,
+                      logits.data());
 }
 
 absl::StatusOr<ClassificationData> SliceExamples(const ClassificationData& data,
