@@ -103,22 +103,22 @@ void RunBoundThreads(const std::vector<devices::Device*>& devices,
   }
   absl::Mutex mu;
   int bound = 0;
-  bool started = false;
   int finished = 0;
   bool caller_suspended = false;
-  // Copies of `started` and of the members that exited, read without the
-  // lock by threads that spin before they park.
-  std::atomic<bool> started_now{false};
-  std::atomic<int> exited_now{0};
+  // Whether every member is bound, and the members whose thread exited:
+  // written under `mu`, read without it by threads that spin before they
+  // park on `mu`.
+  std::atomic<bool> all_bound{false};
+  std::atomic<int> exited{0};
   devices::ThreadBinding* const caller = devices::ThreadBinding::Current();
   std::vector<devices::ThreadBinding*> bindings(n, nullptr);
   // With more members than CPUs a spinning thread holds a CPU that a
   // member it waits for needs: then yield at every turn.
   const bool always_yield =
       devices::BoundToOneCpu() || n > devices::UsableCpus();
+  auto started = [&] { return all_bound.load(); };
   auto spin_until_started = [&] {
-    devices::SpinUntil([&] { return started_now.load(); }, kIdleSpin,
-                       always_yield);
+    devices::SpinUntil(started, kIdleSpin, always_yield);
   };
   // One member of the group: bind, wait until every member is bound, run,
   // unbind.
@@ -136,8 +136,7 @@ void RunBoundThreads(const std::vector<devices::Device*>& devices,
         for (int k = 0; k < n; ++k) {
           if (k != i) bindings[k]->Resume();
         }
-        started = true;
-        started_now.store(true);
+        all_bound.store(true);
       } else {
         waiting.emplace();
       }
@@ -168,7 +167,7 @@ void RunBoundThreads(const std::vector<devices::Device*>& devices,
       // The member's thread has let go of everything of this call, its
       // binding included: as a join of it would say.
       absl::MutexLock lock(&mu);
-      exited_now.fetch_add(1);
+      exited.fetch_add(1);
     });
   }
   if (first_pooled == 1) {
@@ -191,12 +190,9 @@ void RunBoundThreads(const std::vector<devices::Device*>& devices,
     }
   }
   const int pooled = n - first_pooled;
-  devices::SpinUntil([&] { return exited_now.load() == pooled; }, kIdleSpin,
-                     always_yield);
+  auto all_exited = [&] { return exited.load() == pooled; };
+  devices::SpinUntil(all_exited, kIdleSpin, always_yield);
   absl::MutexLock lock(&mu);
-  auto all_exited = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    return exited_now.load() == pooled;
-  };
   mu.Await(absl::Condition(&all_exited));
 }
 

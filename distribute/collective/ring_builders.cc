@@ -142,6 +142,17 @@ absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
     }
     return out;
   };
+  // All-gather of a level-k group's range (in place in the output).
+  auto all_gather = [&](int32_t first, int32_t level) {
+    const Shard range = range_at(first, level);
+    RingAllGatherPlan ag;
+    ag.members = group_of(first, level);
+    ag.base = range.offset;
+    ag.length = range.count;
+    ag.own = OutputAt;
+    ag.dst = OutputAt;
+    AddRingAllGather(ag, options, &builder);
+  };
   // 1. Reduce-scatter level by level: after level k a rank holds the sum,
   //    over its level-0..k groups, of its range at level k+1. Level 0 reads
   //    the input; the others reduce in place in the output.
@@ -156,30 +167,13 @@ absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
       rs.acc = OutputAt;
       if (level > 0) rs.tmp = ScratchAt;
       AddRingReduceScatter(rs, options, &builder);
-      if (level == levels - 1) {
-        // 2. The last level all-gathers at once what it reduced.
-        RingAllGatherPlan ag;
-        ag.members = rs.members;
-        ag.base = range.offset;
-        ag.length = range.count;
-        ag.own = OutputAt;
-        ag.dst = OutputAt;
-        AddRingAllGather(ag, options, &builder);
-      }
+      // 2. The last level all-gathers at once what it reduced.
+      if (level == levels - 1) all_gather(first, level);
     }
   }
   // 3. All-gather the other levels, last to first.
   for (int32_t level = levels - 2; level >= 0; --level) {
-    for (int32_t first : leaders(level)) {
-      const Shard range = range_at(first, level);
-      RingAllGatherPlan ag;
-      ag.members = group_of(first, level);
-      ag.base = range.offset;
-      ag.length = range.count;
-      ag.own = OutputAt;
-      ag.dst = OutputAt;
-      AddRingAllGather(ag, options, &builder);
-    }
+    for (int32_t first : leaders(level)) all_gather(first, level);
   }
   return std::move(builder).Finish();
 }

@@ -76,8 +76,7 @@ Gpus& TheGpus() {
     const int ordinal = g->platform->gpu(0)->ordinal();
     int mem_khz = 0, bus_bits = 0, sm_khz = 0, sms = 0, major = 0, minor = 0;
     cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, ordinal);
-    cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth,
-                           ordinal);
+    cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal);
     cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, ordinal);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal);
     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal);
@@ -115,13 +114,15 @@ bool Failed(benchmark::State& state, const absl::Status& s) {
 }
 
 // Times `launch` (which enqueues work on gpu's stream) to completion with
-// CUDA events, one iteration each, as the benchmark's manual time.
+// CUDA events, one iteration each, as the benchmark's manual time. Returns
+// the timed iterations' total seconds.
 template <typename Launch>
-void TimeOnStream(benchmark::State& state, CudaDevice& gpu, Launch launch) {
+double TimeOnStream(benchmark::State& state, CudaDevice& gpu, Launch launch) {
+  double total_seconds = 0;
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
-  if (Failed(state, launch())) return;  // warm-up (and first-use costs)
+  if (Failed(state, launch())) return 0;  // warm-up (and first-use costs)
   cudaStreamSynchronize(gpu.stream());
   for (auto _ : state) {
     cudaEventRecord(start, gpu.stream());
@@ -132,17 +133,19 @@ void TimeOnStream(benchmark::State& state, CudaDevice& gpu, Launch launch) {
     float ms = 0;
     cudaEventElapsedTime(&ms, start, stop);
     state.SetIterationTime(ms / 1e3);
+    total_seconds += ms / 1e3;
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  return total_seconds;
 }
 
 void BandwidthCounters(benchmark::State& state, double bytes_per_iteration) {
   state.counters["bytes_per_second"] = benchmark::Counter(
       bytes_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["frac_of_peak_bw"] = benchmark::Counter(
-      bytes_per_iteration / TheGpus().peak_bytes_per_second,
-      benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["frac_of_peak_bw"] =
+      benchmark::Counter(bytes_per_iteration / TheGpus().peak_bytes_per_second,
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The KernelCost the op reported (what the simulator's roofline is given),
@@ -154,28 +157,40 @@ void CostCounters(benchmark::State& state,
   state.counters["cost_bytes"] = cost->bytes;
 }
 
+// Times one kernel (`op` launches it and returns its KernelCost) with its
+// bandwidth by the bytes it reports, and the cost counters.
+template <typename Op>
+void TimeKernel(benchmark::State& state, CudaDevice& gpu, Op op) {
+  absl::StatusOr<devices::KernelCost> cost;
+  TimeOnStream(state, gpu, [&] {
+    cost = op();
+    return cost.status();
+  });
+  if (!cost.ok()) return;
+  BandwidthCounters(state, cost->bytes);
+  CostCounters(state, cost);
+}
+
 Tensor Filled(CudaDevice& gpu, int64_t n, double value) {
   Tensor t = *gpu.Allocate(DType::kFloat32, Shape({n}));
   (void)devices::cuda::Fill(gpu, value, t);
   return t;
 }
 
-// out = a + b over n float32: 12 bytes per element.
+// out = a + b over n float32 (12 bytes per element).
 void BM_CudaAdd(benchmark::State& state) {
   CudaDevice* gpu = GpuOrSkip(state);
   if (gpu == nullptr) return;
   const int64_t n = state.range(0);
-  Tensor a = Filled(*gpu, n, 1), b = Filled(*gpu, n, 2), out = Filled(*gpu, n, 0);
-  absl::StatusOr<devices::KernelCost> cost;
-  TimeOnStream(state, *gpu, [&] {
-    cost = devices::cuda::Add(*gpu, a, b, out);
-    return cost.status();
-  });
-  BandwidthCounters(state, 12.0 * n);
-  CostCounters(state, cost);
+  Tensor a = Filled(*gpu, n, 1), b = Filled(*gpu, n, 2),
+         out = Filled(*gpu, n, 0);
+  TimeKernel(state, *gpu, [&] { return devices::cuda::Add(*gpu, a, b, out); });
 }
 // Sizes from 4 KiB to 1 GiB per tensor, four times apart.
-BENCHMARK(BM_CudaAdd)->RangeMultiplier(4)->Range(1 << 10, 1 << 28)->UseManualTime();
+BENCHMARK(BM_CudaAdd)
+    ->RangeMultiplier(4)
+    ->Range(1 << 10, 1 << 28)
+    ->UseManualTime();
 
 // out = 0.5 * in over n float32: 8 bytes per element.
 void BM_CudaScale(benchmark::State& state) {
@@ -183,15 +198,13 @@ void BM_CudaScale(benchmark::State& state) {
   if (gpu == nullptr) return;
   const int64_t n = state.range(0);
   Tensor a = Filled(*gpu, n, 1), out = Filled(*gpu, n, 0);
-  absl::StatusOr<devices::KernelCost> cost;
-  TimeOnStream(state, *gpu, [&] {
-    cost = devices::cuda::Scale(*gpu, a, 0.5, out);
-    return cost.status();
-  });
-  BandwidthCounters(state, 8.0 * n);
-  CostCounters(state, cost);
+  TimeKernel(state, *gpu,
+             [&] { return devices::cuda::Scale(*gpu, a, 0.5, out); });
 }
-BENCHMARK(BM_CudaScale)->RangeMultiplier(4)->Range(1 << 10, 1 << 28)->UseManualTime();
+BENCHMARK(BM_CudaScale)
+    ->RangeMultiplier(4)
+    ->Range(1 << 10, 1 << 28)
+    ->UseManualTime();
 
 // 1000 one-element Scale kernels back to back on the stream: the time each
 // kernel adds when kernels queue behind each other (the simulator's
@@ -202,29 +215,16 @@ void BM_CudaBackToBackKernels(benchmark::State& state) {
   if (gpu == nullptr) return;
   constexpr int kKernels = 1000;
   Tensor a = Filled(*gpu, 1, 1), out = Filled(*gpu, 1, 0);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  double total_seconds = 0;
-  for (auto _ : state) {
-    cudaEventRecord(start, gpu->stream());
+  const double seconds = TimeOnStream(state, *gpu, [&] {
     absl::Status s;
     for (int k = 0; k < kKernels && s.ok(); ++k) {
       s = devices::cuda::Scale(*gpu, a, 0.5, out).status();
     }
-    cudaEventRecord(stop, gpu->stream());
-    cudaEventSynchronize(stop);
-    if (Failed(state, s)) break;
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    state.SetIterationTime(ms / 1e3);
-    total_seconds += ms / 1e3;
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+    return s;
+  });
   if (state.iterations() > 0) {
     state.counters["kernel_seconds"] =
-        total_seconds / (static_cast<double>(state.iterations()) * kKernels);
+        seconds / (static_cast<double>(state.iterations()) * kKernels);
   }
 }
 BENCHMARK(BM_CudaBackToBackKernels)->UseManualTime();
@@ -235,17 +235,17 @@ void BM_CudaReduceInto(benchmark::State& state) {
   CudaDevice* gpu = GpuOrSkip(state);
   if (gpu == nullptr) return;
   const int64_t n = state.range(0);
-  Tensor a = Filled(*gpu, n, 1), b = Filled(*gpu, n, 2), out = Filled(*gpu, n, 0);
-  absl::StatusOr<devices::KernelCost> cost;
-  TimeOnStream(state, *gpu, [&] {
-    cost = devices::cuda::ReduceInto(*gpu, devices::ReduceOp::kMean, {a, b},
+  Tensor a = Filled(*gpu, n, 1), b = Filled(*gpu, n, 2),
+         out = Filled(*gpu, n, 0);
+  TimeKernel(state, *gpu, [&] {
+    return devices::cuda::ReduceInto(*gpu, devices::ReduceOp::kMean, {a, b},
                                      out);
-    return cost.status();
   });
-  BandwidthCounters(state, 12.0 * n);
-  CostCounters(state, cost);
 }
-BENCHMARK(BM_CudaReduceInto)->RangeMultiplier(4)->Range(1 << 10, 1 << 28)->UseManualTime();
+BENCHMARK(BM_CudaReduceInto)
+    ->RangeMultiplier(4)
+    ->Range(1 << 10, 1 << 28)
+    ->UseManualTime();
 
 // An n x n x n float32 product through cuBLAS: 2 n^3 FLOP.
 void BM_CudaMatMul(benchmark::State& state) {
@@ -257,18 +257,14 @@ void BM_CudaMatMul(benchmark::State& state) {
   Tensor out = *gpu->Allocate(DType::kFloat32, Shape({n, n}));
   (void)devices::cuda::RandomUniform(*gpu, 1, -1, 1, a);
   (void)devices::cuda::RandomUniform(*gpu, 2, -1, 1, b);
-  absl::StatusOr<devices::KernelCost> cost;
-  TimeOnStream(state, *gpu, [&] {
-    cost = devices::cuda::MatMul(*gpu, a, b, false, false, out);
-    return cost.status();
+  TimeKernel(state, *gpu, [&] {
+    return devices::cuda::MatMul(*gpu, a, b, false, false, out);
   });
-  CostCounters(state, cost);
-  state.counters["flop_per_second"] =
-      benchmark::Counter(2.0 * n * n * n,
+  state.counters["flop_per_second"] = benchmark::Counter(
+      2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["frac_of_fp32_peak"] =
+      benchmark::Counter(2.0 * n * n * n / TheGpus().peak_fp32_flops,
                          benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["frac_of_fp32_peak"] = benchmark::Counter(
-      2.0 * n * n * n / TheGpus().peak_fp32_flops,
-      benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_CudaMatMul)->RangeMultiplier(2)->Range(128, 8192)->UseManualTime();
 
@@ -297,21 +293,21 @@ void TimeTraining(benchmark::State& state, distribute::Strategy& strategy) {
   for (auto _ : state) {
     std::chrono::steady_clock::time_point first;
     absl::StatusOr<distsim::TrainResult> r = distsim::TrainClassifier(
-        strategy, TrainingStep(kSteps + 1, large), [&](const distsim::StepReport& s) {
+        strategy, TrainingStep(kSteps + 1, large),
+        [&](const distsim::StepReport& s) {
           if (s.step == 1) first = std::chrono::steady_clock::now();
           if (s.step == kSteps + 1) {
-            state.SetIterationTime(
-                std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - first)
-                    .count() /
-                kSteps);
+            state.SetIterationTime(std::chrono::duration<double>(
+                                       std::chrono::steady_clock::now() - first)
+                                       .count() /
+                                   kSteps);
           }
           return absl::OkStatus();
         });
     if (Failed(state, r.status())) return;
   }
-  state.counters["steps_per_second"] = benchmark::Counter(
-      1, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["steps_per_second"] =
+      benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_TrainStepGpu(benchmark::State& state) {
@@ -339,10 +335,9 @@ void BM_CudaDeviceRoundTrip(benchmark::State& state) {
   CudaDevice* gpu = GpuOrSkip(state);
   if (gpu == nullptr) return;
   for (auto _ : state) {
-    absl::Status s =
-        gpu->EnqueueCuda(devices::KernelCost{"Empty", 0, 0}, [] {
-             return absl::OkStatus();
-           })->Wait(absl::Seconds(10));
+    absl::Status s = gpu->EnqueueCuda(devices::KernelCost{"Empty", 0, 0},
+                                      [] { return absl::OkStatus(); })
+                         ->Wait(absl::Seconds(10));
     if (Failed(state, s)) break;
   }
 }
