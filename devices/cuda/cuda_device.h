@@ -153,7 +153,8 @@ class CudaDevice : public Device {
   cublasContext* const cublas_;
   absl::Mutex mu_;
   std::deque<Work> queue_ ABSL_GUARDED_BY(mu_);
-  std::atomic<int64_t> enqueued_{0};  // Work ever queued; the worker spins on it.
+  std::atomic<int64_t> enqueued_{
+      0};  // Work ever queued; the worker spins on it.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status first_error_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<KernelLibrary> kernels_;  // Set once, by Create().

@@ -121,8 +121,7 @@ TEST_P(CudaDTypeTest, ReductionsMatchTheHost) {
       Tensor want = *Tensor::Host(dtype, Shape({kCount}));
       ASSERT_TRUE(devices::ReduceInto(op, host_inputs, want).ok());
       Tensor out = *gpu().Allocate(dtype, Shape({kCount}));
-      RunOnGpu(
-          [&] { return ReduceInto(gpu(), op, gpu_inputs, out).status(); });
+      RunOnGpu([&] { return ReduceInto(gpu(), op, gpu_inputs, out).status(); });
       EXPECT_EQ(FirstDifference(ToHost(gpu(), out), want, true), "")
           << ReduceOpName(op) << " of " << count;
       // In place: the output is the second input.

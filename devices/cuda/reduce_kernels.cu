@@ -1,6 +1,6 @@
 // Reduction CUDA kernels for collectives: the pairwise Accumulate step, the
-// division that finishes a mean, and both fused over several inputs. The arithmetic is kernel_math.h's,
-// shared with the host build.
+// division that finishes a mean, and both fused over several inputs. The
+// arithmetic is kernel_math.h's, shared with the host build.
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -114,9 +114,8 @@ absl::StatusOr<KernelCost> ReduceInto(CudaDevice& device, ReduceOp op,
       pass.data[pass.count++] = order[next++];
     }
     const bool last = next == order.size();
-    const int64_t divisor = last && op == ReduceOp::kMean
-                                ? static_cast<int64_t>(inputs.size())
-                                : 0;
+    const int64_t divisor =
+        last && op == ReduceOp::kMean ? static_cast<int64_t>(inputs.size()) : 0;
     absl::Status launched = LaunchStatus(
         LaunchReduceInputs(ReduceOpCode(op), DTypeCode(out.dtype()), pass,
                            out.raw_data(), count, divisor, device.stream()),

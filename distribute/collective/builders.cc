@@ -205,8 +205,7 @@ absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
   if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast &&
       op != CollectiveOp::kReduce) {
     return absl::InvalidArgumentError(absl::StrCat(
-        OpName(op), " runs on one channel (num_channels ",
-        options.num_channels,
+        OpName(op), " runs on one channel (num_channels ", options.num_channels,
         "); channels split all-reduce, broadcast and reduce"));
   }
   const int32_t n = options.group_size;
@@ -214,9 +213,9 @@ absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
       1, std::min<int64_t>(options.num_channels, options.count)));
   struct Channel {
     Schedule schedule;
-    std::vector<int32_t> real;     // virtual rank -> real rank
-    std::vector<int32_t> virt;     // real rank -> virtual rank
-    int64_t offset = 0;            // of its slice of the elements
+    std::vector<int32_t> real;  // virtual rank -> real rank
+    std::vector<int32_t> virt;  // real rank -> virtual rank
+    int64_t offset = 0;         // of its slice of the elements
   };
   std::vector<Channel> parts(channels);
   for (int32_t c = 0; c < channels; ++c) {
@@ -282,13 +281,11 @@ absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
     }
     for (const Entry& entry : order) {
       const int32_t c = entry.channel;
-      Step step =
-          parts[c].schedule.ranks[parts[c].virt[r]].steps[entry.index];
+      Step step = parts[c].schedule.ranks[parts[c].virt[r]].steps[entry.index];
       auto shift = [&](BufferRange& range) {
         if (range.count == 0 && range.offset == 0) return;
-        range.offset += range.buffer == BufferKind::kScratch
-                            ? scratch_base[c]
-                            : parts[c].offset;
+        range.offset += range.buffer == BufferKind::kScratch ? scratch_base[c]
+                                                             : parts[c].offset;
       };
       shift(step.src);
       shift(step.dst);

@@ -346,9 +346,8 @@ TEST(HierarchicalDimsTest, EveryGridIsCorrect) {
         options.dims = dims;
         absl::StatusOr<Schedule> schedule = BuildSchedule(
             CollectiveOp::kAllReduce, Algorithm::kHierarchical, options);
-        const std::string what = absl::StrCat(absl::StrJoin(dims, "x"),
-                                              " count=", count,
-                                              " chunks=", chunks);
+        const std::string what = absl::StrCat(
+            absl::StrJoin(dims, "x"), " count=", count, " chunks=", chunks);
         ASSERT_TRUE(schedule.ok()) << what << ": " << schedule.status();
         EXPECT_TRUE(CheckSchedule(*schedule).ok())
             << what << ": " << CheckSchedule(*schedule);
@@ -362,10 +361,10 @@ TEST(HierarchicalDimsTest, EveryGridIsCorrect) {
   by_node.ranks_per_node = 4;
   ScheduleOptions by_dims = by_node;
   by_dims.dims = {4, 3};
-  absl::StatusOr<Schedule> a = BuildSchedule(
-      CollectiveOp::kAllReduce, Algorithm::kHierarchical, by_node);
-  absl::StatusOr<Schedule> b = BuildSchedule(
-      CollectiveOp::kAllReduce, Algorithm::kHierarchical, by_dims);
+  absl::StatusOr<Schedule> a = BuildSchedule(CollectiveOp::kAllReduce,
+                                             Algorithm::kHierarchical, by_node);
+  absl::StatusOr<Schedule> b = BuildSchedule(CollectiveOp::kAllReduce,
+                                             Algorithm::kHierarchical, by_dims);
   ASSERT_TRUE(a.ok() && b.ok());
   for (int32_t r = 0; r < 12; ++r) {
     EXPECT_EQ(a->ranks[r].steps, b->ranks[r].steps) << "rank " << r;
@@ -382,11 +381,11 @@ TEST(HierarchicalDimsTest, GridsThatDoNotHoldTheGroupAreRefused) {
   EXPECT_EQ(schedule.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(schedule.status().message(), testing::HasSubstr("2x3"));
   options.dims = {8, 0};
-  EXPECT_EQ(BuildSchedule(CollectiveOp::kAllReduce, Algorithm::kHierarchical,
-                          options)
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      BuildSchedule(CollectiveOp::kAllReduce, Algorithm::kHierarchical, options)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -65,8 +65,9 @@ std::string Schedule::DebugString() const {
       options.num_channels > 1
           ? absl::StrCat(" num_channels=", options.num_channels)
           : "",
-      options.dims.empty() ? ""
-                           : absl::StrCat(" dims=", absl::StrJoin(options.dims, "x")),
+      options.dims.empty()
+          ? ""
+          : absl::StrCat(" dims=", absl::StrJoin(options.dims, "x")),
       "\n");
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     const RankProgram& program = ranks[rank];

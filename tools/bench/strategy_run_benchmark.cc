@@ -41,9 +41,9 @@ Setup Make(int n) {
 void BM_MirroredRunEmpty(benchmark::State& state) {
   Setup s = Make(static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    auto out = s.strategy->Run(
-        [](ReplicaContext&, const std::vector<devices::Tensor>&)
-            -> absl::StatusOr<std::vector<devices::Tensor>> {
+    auto out =
+        s.strategy->Run([](ReplicaContext&, const std::vector<devices::Tensor>&)
+                            -> absl::StatusOr<std::vector<devices::Tensor>> {
           return std::vector<devices::Tensor>{};
         });
     if (!out.ok()) {

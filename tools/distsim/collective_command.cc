@@ -111,9 +111,10 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   for (absl::string_view part : absl::StrSplit(dims, ',', absl::SkipEmpty())) {
     int32_t d = 0;
     if (!absl::SimpleAtoi(part, &d) || d < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--dims=", dims, ": give positive sizes separated by commas, e.g. "
-          "--dims=8,32,64"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dims=", dims,
+                       ": give positive sizes separated by commas, e.g. "
+                       "--dims=8,32,64"));
     }
     options.dims.push_back(d);
   }

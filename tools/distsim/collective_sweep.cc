@@ -186,8 +186,8 @@ constexpr int64_t kMaxChannels = 64;
 int32_t DefaultChannels(const simulator::GroupHardware& hw) {
   if (hw.nodes <= 1 || !(hw.rank_net_bw_Bps > 0)) return 1;
   const double nics = std::round(hw.node_net_bw_Bps / hw.rank_net_bw_Bps);
-  return static_cast<int32_t>(std::clamp<double>(
-      nics, 1, std::max(1, hw.max_ranks_per_node)));
+  return static_cast<int32_t>(
+      std::clamp<double>(nics, 1, std::max(1, hw.max_ranks_per_node)));
 }
 
 // NCCL gives a small message fewer channels, each at least about 32 KiB
@@ -271,8 +271,8 @@ int32_t ChannelsFor(const Setup& setup, dc::Algorithm algorithm,
     default:
       return 1;
   }
-  return static_cast<int32_t>(std::clamp<int64_t>(
-      bytes / kMinChannelBytes, 1, setup.nic_channels));
+  return static_cast<int32_t>(
+      std::clamp<int64_t>(bytes / kMinChannelBytes, 1, setup.nic_channels));
 }
 
 absl::StatusOr<Plan> PlanSize(const Setup& setup, int64_t bytes) {

@@ -501,8 +501,7 @@ TEST(CollectiveSweepTest, BadOptions) {
   o.channels = 2;
   absl::Status gather = RunCollectiveSweep(o).status();
   EXPECT_EQ(gather.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(gather.message().find("--channels=2"), std::string::npos)
-      << gather;
+  EXPECT_NE(gather.message().find("--channels=2"), std::string::npos) << gather;
 }
 
 // The NCCL rows take nccl-tests' setup: ranks per node, the launch mode,

@@ -57,7 +57,7 @@ glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
 if [[ "${KIT_USE_OWN_GLIBC:-0}" == 1 ]] || { [[ -n "$glibc" ]] &&
     [[ "$(printf '%s\n2.36\n' "$glibc" | sort -V | head -1)" != 2.36 ]]; }; then
   LOADER=("$KIT/glibc/ld-linux-x86-64.so.2" --library-path "$KIT/glibc:$LD_LIBRARY_PATH")
-  say "glibc $glibc is older than the kit's 2.36: running through the kit's glibc"
+  say "glibc $glibc (the kit's is 2.36): running every binary through the kit's glibc"
 fi
 
 {
