@@ -16,7 +16,8 @@
 //   devices::Tensor loss = *strategy->Reduce(ReduceOp::kSum, (*out)[0]);
 //
 // Run calls the function once per replica, each on its own host thread bound
-// to the replica's device (one replica runs on the caller's thread). Inside,
+// to the replica's device (threads kept in a pool between calls; one replica
+// runs on the caller's thread). Inside,
 // GetReplicaContext() is the replica's context; outside, in the strategy's
 // scope, the thread is in the cross-replica context (context.h).
 #ifndef DISTRIBUTE_STRATEGY_H_
