@@ -17,9 +17,9 @@
 //
 // Run calls the function once per replica, each on its own host thread bound
 // to the replica's device (threads kept in a pool between calls; one replica
-// runs on the caller's thread). Inside,
-// GetReplicaContext() is the replica's context; outside, in the strategy's
-// scope, the thread is in the cross-replica context (context.h).
+// runs on the caller's thread). Inside, GetReplicaContext() is the replica's
+// context; outside, in the strategy's scope, the thread is in the
+// cross-replica context (context.h).
 #ifndef DISTRIBUTE_STRATEGY_H_
 #define DISTRIBUTE_STRATEGY_H_
 
