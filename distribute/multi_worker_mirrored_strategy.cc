@@ -303,6 +303,99 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
   const bool hierarchical_;
 };
 
+// One worker's ranks of a communicator that spans every worker of an
+// in-process cluster: the worker's CrossDeviceOps owns this view, the
+// workers share the group.
+class GroupRanks : public devices::Communicator {
+ public:
+  explicit GroupRanks(std::shared_ptr<devices::Communicator> group)
+      : group_(std::move(group)) {}
+
+  const std::string& name() const override { return group_->name(); }
+  int size() const override { return group_->size(); }
+  const std::string& device(int rank) const override {
+    return group_->device(rank);
+  }
+  bool accepts_host_memory() const override {
+    return group_->accepts_host_memory();
+  }
+  absl::Status AllReduce(int rank, const devices::Tensor& input,
+                         devices::Tensor& output,
+                         const devices::CollectiveOptions& options) override {
+    return group_->AllReduce(rank, input, output, options);
+  }
+  absl::Status AllGather(int rank, const devices::Tensor& input,
+                         devices::Tensor& output,
+                         const devices::CollectiveOptions& options) override {
+    return group_->AllGather(rank, input, output, options);
+  }
+  absl::Status ReduceScatter(
+      int rank, const devices::Tensor& input, devices::Tensor& output,
+      const devices::CollectiveOptions& options) override {
+    return group_->ReduceScatter(rank, input, output, options);
+  }
+  absl::Status Broadcast(int rank, int root, devices::Tensor& tensor,
+                         const devices::CollectiveOptions& options) override {
+    return group_->Broadcast(rank, root, tensor, options);
+  }
+  absl::Status Reduce(int rank, int root, const devices::Tensor& input,
+                      devices::Tensor& output,
+                      const devices::CollectiveOptions& options) override {
+    return group_->Reduce(rank, root, input, output, options);
+  }
+  absl::Status AllToAll(int rank, const devices::Tensor& input,
+                        devices::Tensor& output,
+                        const devices::CollectiveOptions& options) override {
+    return group_->AllToAll(rank, input, output, options);
+  }
+  absl::Status Send(int rank, int peer, const devices::Tensor& tensor,
+                    const devices::CollectiveOptions& options) override {
+    return group_->Send(rank, peer, tensor, options);
+  }
+  absl::Status Recv(int rank, int peer, devices::Tensor& tensor,
+                    const devices::CollectiveOptions& options) override {
+    return group_->Recv(rank, peer, tensor, options);
+  }
+  absl::Status Abort(absl::Status reason) override {
+    return group_->Abort(std::move(reason));
+  }
+
+ private:
+  const std::shared_ptr<devices::Communicator> group_;
+};
+
+// The platform's native collective library (NCCL; on the simulator its
+// model) over every worker of an in-process cluster: what separate worker
+// processes of GPUs use under AUTO and NCCL.
+class InProcessNativeAllReduce : public CrossDeviceOps {
+ public:
+  InProcessNativeAllReduce(std::shared_ptr<devices::Communicator> group,
+                           int first_rank, CommunicationOptions options)
+      : group_(std::move(group)) {
+    set_rank_offset(first_rank);
+    set_default_options(options);
+  }
+  std::string name() const override { return "InProcessNativeAllReduce"; }
+
+ protected:
+  absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeCommunicator(
+      devices::Platform&, const std::vector<std::string>& devices) override {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      if (group_->device(rank_offset() + static_cast<int>(i)) != devices[i]) {
+        return absl::InternalError(absl::StrCat(
+            "the native group's rank ", rank_offset() + static_cast<int>(i),
+            " is ", group_->device(rank_offset() + static_cast<int>(i)),
+            ", but local replica ", i, " is bound to ", devices[i]));
+      }
+    }
+    return std::unique_ptr<devices::Communicator>(
+        std::make_unique<GroupRanks>(group_));
+  }
+
+ private:
+  const std::shared_ptr<devices::Communicator> group_;
+};
+
 // The gRPC transport's chunk size for CommunicationOptions::bytes_per_pack:
 // the transport's default for 0 ("let the library decide"), else the pack
 // size, capped where a chunk would outgrow the server's message bound.
@@ -705,11 +798,6 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
     devices::Platform& platform, CommunicationOptions options) {
   absl::Status valid = options.Validate();
   if (!valid.ok()) return valid;
-  if (options.implementation == CommunicationImplementation::kNccl) {
-    return absl::FailedPreconditionError(
-        "MultiWorkerMirroredStrategy: CommunicationImplementation.NCCL is not "
-        "available across workers; use AUTO or RING");
-  }
   absl::StatusOr<std::vector<std::vector<std::string>>> tasks =
       TaskDevices(platform);
   if (!tasks.ok()) return tasks.status();
@@ -736,11 +824,32 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
     }
     all_devices.insert(all_devices.end(), local.begin(), local.end());
   }
-  absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> group =
-      platform.CreateTransportGroup(all_devices);
-  if (!group.ok()) return group.status();
-  auto shared =
-      std::make_shared<SharedEndpoints>(*std::move(group), per_worker);
+  // NCCL, and AUTO when every replica is a GPU: the platform's native
+  // library over every worker's devices, as separate processes use it.
+  std::shared_ptr<devices::Communicator> native;
+  if (options.implementation == CommunicationImplementation::kNccl ||
+      (options.implementation == CommunicationImplementation::kAuto &&
+       AllGpus(platform, all_devices))) {
+    absl::StatusOr<std::unique_ptr<devices::Communicator>> comm =
+        platform.CreateCommunicator(all_devices);
+    if (comm.ok()) {
+      native = *std::move(comm);
+    } else if (options.implementation == CommunicationImplementation::kNccl) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "MultiWorkerMirroredStrategy: CommunicationImplementation.NCCL "
+          "needs a native collective library over every worker's devices, "
+          "and platform '",
+          platform.name(), "' has none for them (", comm.status().message(),
+          "); use AUTO or RING"));
+    }
+  }
+  std::shared_ptr<SharedEndpoints> shared;
+  if (native == nullptr) {
+    absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> group =
+        platform.CreateTransportGroup(all_devices);
+    if (!group.ok()) return group.status();
+    shared = std::make_shared<SharedEndpoints>(*std::move(group), per_worker);
+  }
   // One task with a GPU makes every task take the device-memory paths.
   const bool device_memory = AnyDeviceMemory(platform, all_devices);
 
@@ -766,10 +875,17 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
     absl::StatusOr<Workers> workers = FindWorkers(*spec, "worker", w);
     if (!workers.ok()) return workers.status();
     const int first_rank = workers->index * per_worker;
-    auto ops = std::make_shared<MultiWorkerAllReduce>(
-        [shared, w] { return shared->Take(w); }, first_rank, per_worker,
-        /*hierarchical=*/per_worker > 1, options);
-    if (device_memory) ops->RequireDeviceMemoryGroup();
+    std::shared_ptr<CrossDeviceOps> ops;
+    if (native != nullptr) {
+      ops = std::make_shared<InProcessNativeAllReduce>(native, first_rank,
+                                                       options);
+    } else {
+      auto schedule = std::make_shared<MultiWorkerAllReduce>(
+          [shared, w] { return shared->Take(w); }, first_rank, per_worker,
+          /*hierarchical=*/per_worker > 1, options);
+      if (device_memory) schedule->RequireDeviceMemoryGroup();
+      ops = std::move(schedule);
+    }
     const std::vector<std::string>& local = (*tasks)[static_cast<size_t>(w)];
     absl::Status bound = ops->Bind(platform, local);
     if (!bound.ok()) return bound;
@@ -783,9 +899,15 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
     strategy->task_type_ = "worker";
     strategy->task_id_ = w;
     strategy->options_ = options;
-    strategy->abort_group_ = [shared, w](absl::Status reason) {
-      return shared->Abort(w, std::move(reason));
-    };
+    if (native != nullptr) {
+      strategy->abort_group_ = [native](absl::Status reason) {
+        return native->Abort(std::move(reason));
+      };
+    } else {
+      strategy->abort_group_ = [shared, w](absl::Status reason) {
+        return shared->Abort(w, std::move(reason));
+      };
+    }
     out.push_back(std::move(strategy));
   }
   return out;

@@ -43,8 +43,12 @@
 // worker with the same roles, replica ids, input sharding, chief broadcast
 // and collectives as above; only the transport differs: the platform's own
 // transport group over every worker's devices (simulated links) instead of
-// gRPC. The all-reduce is hierarchical (inside each host, then across
-// hosts) under AUTO, a ring under RING.
+// gRPC. Under NCCL, and under AUTO when every replica device is a GPU, the
+// collectives are the platform's native library over every worker's
+// devices (Platform::CreateCommunicator; on the simulator its NCCL model,
+// as separate processes of GPUs use NCCL). Otherwise the all-reduce is
+// hierarchical (inside each host, then across hosts) under AUTO, and a
+// ring under RING.
 #ifndef DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_H_
 #define DISTRIBUTE_MULTI_WORKER_MIRRORED_STRATEGY_H_
 
@@ -138,8 +142,9 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // its own thread at once (InProcessCluster does that); the platform must
   // outlive them. Errors: FAILED_PRECONDITION when the devices belong to
   // fewer than two tasks (naming the platform and what to use instead) or
-  // for CommunicationImplementation.NCCL; INVALID_ARGUMENT when the tasks
-  // have different numbers of replica devices; the platform's errors of
+  // for CommunicationImplementation.NCCL on a platform without a native
+  // library for these devices; INVALID_ARGUMENT when the tasks have
+  // different numbers of replica devices; the platform's errors of
   // CreateTransportGroup.
   static absl::StatusOr<
       std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>>

@@ -323,6 +323,14 @@ absl::StatusOr<double> NetworkModel::FlowRate(FlowId flow) const {
   return flows_[it->second].rate;
 }
 
+absl::Status NetworkModel::LinkStatus(LinkId link) const {
+  if (absl::Status s = CheckLink(link, "LinkStatus"); !s.ok()) return s;
+  const Link& l = links_[static_cast<size_t>(link)];
+  if (!l.cut) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat("link '", l.spec.name, "' is cut"));
+}
+
 absl::Status NetworkModel::CutLink(LinkId link) {
   if (absl::Status s = CheckLink(link, "CutLink"); !s.ok()) return s;
   Link& l = links_[static_cast<size_t>(link)];

@@ -137,6 +137,9 @@ class NetworkModel final : public FaultListener {
   // Cuts `link`: flows sending over it fail now, flows that would start on
   // it fail. Idempotent. INVALID_ARGUMENT for an unknown link.
   absl::Status CutLink(LinkId link);
+  // OK while `link` is not cut; UNAVAILABLE naming it once it is.
+  // INVALID_ARGUMENT for an unknown link.
+  absl::Status LinkStatus(LinkId link) const;
   // Undoes CutLink for flows started from now on.
   absl::Status RestoreLink(LinkId link);
   // Divides the link's bandwidth by `factor` (finite, > 0; 1 restores it)

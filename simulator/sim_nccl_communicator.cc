@@ -1,6 +1,7 @@
 // The simulated NCCL communicator; see sim_nccl_communicator.h.
 #include "simulator/sim_nccl_communicator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -54,9 +55,10 @@ struct Call {
 class State {
  public:
   State(std::shared_ptr<SimContext> context, std::vector<int> devices,
-        GroupHardware hardware)
+        std::vector<int> links, GroupHardware hardware)
       : context_(std::move(context)),
         devices_(std::move(devices)),
+        links_(std::move(links)),
         n_(static_cast<int>(devices_.size())),
         hardware_(std::move(hardware)),
         next_call_(devices_.size(), 0) {}
@@ -233,7 +235,7 @@ class State {
         {"call", static_cast<int64_t>(seq)}};
     call.started = true;
     return context_->simulation().StartCollective(
-        devices_, duration, name, std::move(args),
+        devices_, links_, duration, name, std::move(args),
         [self, seq](absl::Status status) { self->Finish(seq, status); });
   }
 
@@ -269,6 +271,8 @@ class State {
 
   const std::shared_ptr<SimContext> context_;
   const std::vector<int> devices_;
+  // The links of the ring through the ranks, which every collective needs.
+  const std::vector<int> links_;
   const int n_;
   const GroupHardware hardware_;
   absl::Mutex mu_;
@@ -570,8 +574,21 @@ CreateSimNcclCommunicator(std::shared_ptr<SimContext> context,
   absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> p2p =
       CreateSimTransportGroup(context, devices);
   if (!p2p.ok()) return p2p.status();
+  // The modeled collectives need every link of the ring through the ranks
+  // (the routes DescribeGroupHardware measured): a cut one fails them.
+  std::vector<int> links;
+  if (devices.size() > 1) {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      absl::StatusOr<std::vector<int>> route =
+          context->Route(devices[i], devices[(i + 1) % devices.size()]);
+      if (!route.ok()) return route.status();
+      links.insert(links.end(), route->begin(), route->end());
+    }
+    std::sort(links.begin(), links.end());
+    links.erase(std::unique(links.begin(), links.end()), links.end());
+  }
   auto state = std::make_shared<State>(std::move(context), std::move(devices),
-                                       *std::move(hardware));
+                                       std::move(links), *std::move(hardware));
   return std::unique_ptr<devices::Communicator>(new SimNcclCommunicator(
       std::move(state), *std::move(p2p), std::move(names)));
 }

@@ -13,6 +13,7 @@
 #include "devices/communicator.h"
 #include "devices/kernel_costs.h"
 #include "devices/tensor.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/faults.h"
@@ -23,6 +24,8 @@
 
 namespace simulator {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(30);
 
@@ -395,6 +398,42 @@ TEST(SimNcclCommunicatorTest, DeadDeviceFailsTheCall) {
     EXPECT_EQ(status[r].code(), absl::StatusCode::kUnavailable) << status[r];
     EXPECT_NE(status[r].message().find("GPU:1"), std::string::npos)
         << status[r];
+  }
+}
+
+// A link of the ring through the ranks (here every network uplink of the
+// second host) cut while the call runs fails it on every rank, naming the
+// link; the next call fails at once.
+TEST(SimNcclCommunicatorTest, CutLinkFailsTheCall) {
+  SimPlatformOptions options;
+  for (int nic = 0; nic < 8; ++nic) {
+    options.faults.CutLink(
+        absl::StrCat("node1/nic", nic, "->ib_leaf_r", nic, "_g0"),
+        FaultTrigger::AtTime(Microseconds(1)));
+  }
+  std::unique_ptr<SimPlatform> platform =
+      MakePlatform("dgx_h100_cluster:2", false, std::move(options));
+  ASSERT_NE(platform, nullptr);
+  const std::vector<std::string> gpus = {
+      "/job:worker/replica:0/task:0/device:GPU:0",
+      "/job:worker/replica:0/task:1/device:GPU:0"};
+  std::unique_ptr<devices::Communicator> comm = Nccl(*platform, gpus);
+  ASSERT_NE(comm, nullptr);
+  std::vector<absl::Status> first(2), second(2);
+  RunRanks(*platform, gpus, [&](int r, SimDevice& d) {
+    devices::Tensor t = *d.Allocate(devices::DType::kFloat32,
+                                    devices::Shape({int64_t{1} << 24}));
+    devices::CollectiveOptions o;
+    o.timeout = kWait;
+    first[r] = comm->AllReduce(r, t, t, o);
+    second[r] = comm->AllReduce(r, t, t, o);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(first[r].code(), absl::StatusCode::kUnavailable) << first[r];
+    EXPECT_THAT(first[r].message(), HasSubstr("did not complete"));
+    EXPECT_THAT(first[r].message(), HasSubstr("node1/nic0")) << first[r];
+    EXPECT_EQ(second[r].code(), absl::StatusCode::kUnavailable) << second[r];
+    EXPECT_THAT(second[r].message(), HasSubstr("is cut")) << second[r];
   }
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -70,7 +71,6 @@ class Group : public std::enable_shared_from_this<Group> {
       : context_(std::move(context)),
         devices_(std::move(devices)),
         size_(static_cast<int>(devices_.size())),
-        boxes_(devices_.size() * devices_.size()),
         gone_(devices_.size(), false) {
     for (int device : devices_) names_.push_back(context_->device_name(device));
   }
@@ -193,7 +193,7 @@ class Group : public std::enable_shared_from_this<Group> {
                             absl::StrCat("transport group of ", size_,
                                          " ranks was aborted by rank ", rank,
                                          ": ", reason.ToString()));
-      for (Mailbox& box : boxes_) {
+      for (auto& [b, box] : boxes_) {
         for (auto* queue : {&box.sends, &box.recvs}) {
           for (OpPtr& op : *queue) CompleteLocked(*op, abort_, wake);
           queue->clear();
@@ -214,7 +214,9 @@ class Group : public std::enable_shared_from_this<Group> {
       gone_[static_cast<size_t>(rank)] = true;
       for (int other = 0; other < size_; ++other) {
         for (size_t b : {Box(rank, other), Box(other, rank)}) {
-          Mailbox& box = boxes_[b];
+          auto it = boxes_.find(b);
+          if (it == boxes_.end()) continue;
+          Mailbox& box = it->second;
           for (auto* queue : {&box.sends, &box.recvs}) {
             for (OpPtr& op : *queue) {
               CompleteLocked(*op, CheckOpenLocked(op->src, op->dst), wake);
@@ -339,7 +341,10 @@ class Group : public std::enable_shared_from_this<Group> {
   const int size_;
   std::vector<std::string> names_;
   absl::Mutex mu_;
-  std::vector<Mailbox> boxes_ ABSL_GUARDED_BY(mu_);  // [src * size + dst]
+  // [src * size + dst], made when first used (a group of n ranks has n^2
+  // pairs, and most never talk); ordered, so that failing them all is
+  // deterministic.
+  absl::btree_map<size_t, Mailbox> boxes_ ABSL_GUARDED_BY(mu_);
   std::vector<bool> gone_ ABSL_GUARDED_BY(mu_);
   std::vector<OpPtr> in_flight_ ABSL_GUARDED_BY(mu_);
   absl::Status abort_ ABSL_GUARDED_BY(mu_);

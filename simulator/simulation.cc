@@ -197,8 +197,9 @@ absl::Status Simulation::StartTransfer(
 }
 
 absl::Status Simulation::StartCollective(
-    const std::vector<int>& devices, SimTime duration, std::string name,
-    std::vector<TraceArg> args, absl::AnyInvocable<void(absl::Status)> done) {
+    const std::vector<int>& devices, const std::vector<int>& links,
+    SimTime duration, std::string name, std::vector<TraceArg> args,
+    absl::AnyInvocable<void(absl::Status)> done) {
   if (duration < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("collective '", name, "' has a negative duration"));
@@ -212,19 +213,32 @@ absl::Status Simulation::StartCollective(
     absl::Status alive = compute_->DeviceStatus(device);
     if (!alive.ok()) return alive;
   }
+  for (int link : links) {
+    absl::Status up = network_.LinkStatus(link);
+    if (!up.ok()) {
+      return absl::Status(
+          up.code(), absl::StrCat("collective '", name, "': ", up.message()));
+    }
+  }
   const SimTime start = engine_.now();
-  absl::StatusOr<EventId> event =
-      engine_.ScheduleAt(start + duration, kCollectiveActor,
-                         [this, devices, done = std::move(done)]() mutable {
-                           absl::Status status;
-                           for (int device : devices) {
-                             EndTransfer(device);
-                             if (status.ok()) {
-                               status = compute_->DeviceStatus(device);
-                             }
-                           }
-                           done(std::move(status));
-                         });
+  absl::StatusOr<EventId> event = engine_.ScheduleAt(
+      start + duration, kCollectiveActor,
+      [this, devices, links, name, done = std::move(done)]() mutable {
+        absl::Status status;
+        for (int device : devices) {
+          EndTransfer(device);
+          if (status.ok()) status = compute_->DeviceStatus(device);
+        }
+        for (size_t i = 0; i < links.size() && status.ok(); ++i) {
+          absl::Status up = network_.LinkStatus(links[i]);
+          if (!up.ok()) {
+            status = absl::Status(
+                up.code(), absl::StrCat("collective '", name,
+                                        "' did not complete: ", up.message()));
+          }
+        }
+        done(std::move(status));
+      });
   if (!event.ok()) return event.status();
   for (int device : devices) {
     BeginTransfer(device);

@@ -141,11 +141,13 @@ class Simulation {
   // communication time, and the trace gets a span named `name` on each
   // device's "collective" track with `args`. `done` is called from an engine
   // event at now + duration with OK, or UNAVAILABLE naming a device that
-  // died (or whose host died) meanwhile. The collective crosses no modeled
+  // died (or whose host died) or one of `links` (link ids the collective
+  // depends on) that was cut meanwhile. The collective loads no modeled
   // link: its time comes from the caller's model. Errors found at once (a
-  // dead device, an unknown index, a negative duration) are returned and
-  // `done` is dropped.
+  // dead device, a cut link, an unknown index, a negative duration) are
+  // returned and `done` is dropped.
   absl::Status StartCollective(const std::vector<int>& devices,
+                               const std::vector<int>& links,
                                SimTime duration, std::string name,
                                std::vector<TraceArg> args,
                                absl::AnyInvocable<void(absl::Status)> done);

@@ -35,6 +35,7 @@ using ::distribute::MultiWorkerMirroredStrategy;
 using ::distribute::data::AutoShardPolicy;
 using ::distribute::data::Dataset;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kCluster[] = "dgx_h100_cluster:2";
 constexpr int kWorkers = 2;
@@ -50,8 +51,9 @@ std::unique_ptr<simulator::SimPlatform> Platform(
   return platform.ok() ? *std::move(platform) : nullptr;
 }
 
-std::unique_ptr<InProcessCluster> Cluster(devices::Platform& platform) {
-  auto cluster = InProcessCluster::Create(platform);
+std::unique_ptr<InProcessCluster> Cluster(
+    devices::Platform& platform, distribute::CommunicationOptions comm = {}) {
+  auto cluster = InProcessCluster::Create(platform, comm);
   EXPECT_TRUE(cluster.ok()) << cluster.status();
   return cluster.ok() ? *std::move(cluster) : nullptr;
 }
@@ -238,10 +240,11 @@ struct ClusterRun {
 };
 
 absl::StatusOr<ClusterRun> TrainOnCluster(
-    distsim::TrainOptions options, simulator::SimPlatformOptions sim = {}) {
+    distsim::TrainOptions options, simulator::SimPlatformOptions sim = {},
+    distribute::CommunicationOptions comm = {}) {
   auto platform = Platform(std::move(sim));
   if (platform == nullptr) return absl::InternalError("no platform");
-  auto cluster = Cluster(*platform);
+  auto cluster = Cluster(*platform, comm);
   if (cluster == nullptr) return absl::InternalError("no cluster");
   std::vector<distsim::TrainResult> results(kWorkers);
   absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
@@ -260,9 +263,50 @@ absl::StatusOr<ClusterRun> TrainOnCluster(
   return ClusterRun{results[0], platform->TraceJson()};
 }
 
-TEST(SimulatedClusterTest, TrainsLikeMirroredOnTheSameGpus) {
+// Under AUTO the workers' GPUs all-reduce with the simulated NCCL, as
+// worker processes of GPUs use NCCL; NCCL asked for explicitly is the same;
+// RING runs the ring over the simulated links instead.
+TEST(SimulatedClusterTest, GpuWorkersAllReduceWithNccl) {
   const distsim::TrainOptions options = SmallClassifier(3);
-  auto cluster = TrainOnCluster(options);
+  auto automatic = TrainOnCluster(options);
+  ASSERT_TRUE(automatic.ok()) << automatic.status();
+  EXPECT_THAT(automatic->trace, HasSubstr("ncclAllReduce"));
+
+  distribute::CommunicationOptions nccl;
+  nccl.implementation = distribute::CommunicationImplementation::kNccl;
+  auto asked = TrainOnCluster(options, {}, nccl);
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  EXPECT_TRUE(asked->trace == automatic->trace);
+
+  distribute::CommunicationOptions ring;
+  ring.implementation = distribute::CommunicationImplementation::kRing;
+  auto ringed = TrainOnCluster(options, {}, ring);
+  ASSERT_TRUE(ringed.ok()) << ringed.status();
+  EXPECT_THAT(ringed->trace, Not(HasSubstr("ncclAllReduce")));
+}
+
+// Workers without GPUs (a TPU slice's hosts train on their CPUs) have no
+// native library: NCCL across them is FAILED_PRECONDITION saying what to
+// use.
+TEST(SimulatedClusterTest, NcclWithoutGpusIsFailedPrecondition) {
+  auto platform = simulator::SimPlatform::FromSpec("sim:tpu_v4:2x2x2");
+  ASSERT_TRUE(platform.ok()) << platform.status();
+  distribute::CommunicationOptions nccl;
+  nccl.implementation = distribute::CommunicationImplementation::kNccl;
+  auto cluster = InProcessCluster::Create(**platform, nccl);
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(cluster.status().message(), HasSubstr("use AUTO or RING"));
+}
+
+class TrainsLikeMirrored
+    : public ::testing::TestWithParam<distribute::CommunicationImplementation> {
+};
+
+TEST_P(TrainsLikeMirrored, OnTheSameGpus) {
+  const distsim::TrainOptions options = SmallClassifier(3);
+  distribute::CommunicationOptions comm;
+  comm.implementation = GetParam();
+  auto cluster = TrainOnCluster(options, {}, comm);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
 
   auto platform = Platform();
@@ -276,7 +320,7 @@ TEST(SimulatedClusterTest, TrainsLikeMirroredOnTheSameGpus) {
   ASSERT_TRUE(reference.ok()) << reference.status();
 
   ASSERT_EQ(cluster->result.weights.size(), reference->weights.size());
-  // The sums run in another order (hierarchical across hosts against the
+  // The sums may run in another order (a ring across hosts against the
   // single-host schedule), so float32 rounding differs: 1e-5 relative.
   for (size_t i = 0; i < reference->weights.size(); ++i) {
     const devices::Tensor& a = cluster->result.weights[i];
@@ -291,6 +335,11 @@ TEST(SimulatedClusterTest, TrainsLikeMirroredOnTheSameGpus) {
   ASSERT_TRUE(cluster->result.final_loss.has_value());
   EXPECT_NEAR(*cluster->result.final_loss, *reference->final_loss, 1e-5);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    AutoAndRing, TrainsLikeMirrored,
+    ::testing::Values(distribute::CommunicationImplementation::kAuto,
+                      distribute::CommunicationImplementation::kRing));
 
 TEST(SimulatedClusterTest, SameTraceEveryTime) {
   const distsim::TrainOptions options = SmallClassifier(2);

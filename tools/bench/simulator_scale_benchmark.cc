@@ -173,6 +173,7 @@ BENCHMARK(BM_MultiWorkerTimingSteps)
     ->Arg(4)
     ->Arg(16)
     ->Arg(64)
+    ->Arg(128)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1);
