@@ -330,7 +330,11 @@ absl::StatusOr<Schedule> BuildReduceScatter(Algorithm algorithm,
     return BuildChannels(CollectiveOp::kReduceScatter, algorithm, options);
   }
   if (algorithm == Algorithm::kRing) return BuildRingReduceScatter(options);
-  return Unsupported(CollectiveOp::kReduceScatter, algorithm, "ring");
+  if (algorithm == Algorithm::kHierarchical) {
+    return BuildHierarchicalReduceScatter(options);
+  }
+  return Unsupported(CollectiveOp::kReduceScatter, algorithm,
+                     "ring, hierarchical");
 }
 
 absl::StatusOr<Schedule> BuildAllGather(Algorithm algorithm,
@@ -339,7 +343,10 @@ absl::StatusOr<Schedule> BuildAllGather(Algorithm algorithm,
     return BuildChannels(CollectiveOp::kAllGather, algorithm, options);
   }
   if (algorithm == Algorithm::kRing) return BuildRingAllGather(options);
-  return Unsupported(CollectiveOp::kAllGather, algorithm, "ring");
+  if (algorithm == Algorithm::kHierarchical) {
+    return BuildHierarchicalAllGather(options);
+  }
+  return Unsupported(CollectiveOp::kAllGather, algorithm, "ring, hierarchical");
 }
 
 absl::StatusOr<Schedule> BuildBroadcast(Algorithm algorithm,

@@ -28,11 +28,20 @@
 //   kDirect            one shot: every rank sends its input to every other
 //                      rank and reduces the n inputs in rank order
 //                      (((x0 + x1) + x2) + ...). Scratch (n-1)*count.
-//   kHierarchical      with L = ranks_per_node (n must be a multiple of L):
-//                      ring reduce-scatter inside each node, ring all-reduce
-//                      of shard l among the ranks with local index l, ring
-//                      all-gather inside the node. Scratch count.
-//  reduce-scatter kRing; all-gather kRing.
+//   kHierarchical      over the grid of ScheduleOptions::dims (default
+//                      {L, n / L}, L = ranks_per_node; n must be a multiple
+//                      of L): ring reduce-scatters along each dimension in
+//                      turn, first dimension first, each over the range the
+//                      previous ones left, then ring all-gathers back, last
+//                      dimension first. Scratch count.
+//  reduce-scatter kRing; kHierarchical: ring reduce-scatters along each
+//   dimension of the grid, the last first, so that each level leaves a rank
+//   the sum of the shards of the ranks that share its coordinates from that
+//   level up, and the last its own ShardOf(count, n, rank) (no final
+//   permutation; the first level moves the most data). Scratch 2*count
+//   (count with one level).
+//  all-gather kRing; kHierarchical: ring all-gathers along each dimension,
+//   the first first, the reverse of reduce-scatter. Scratch 0.
 //  broadcast kChain (pipelined root -> root+1 -> ...) and kBinaryTree
 //   (HeapBinaryTree at the root); reduce kChain and kBinaryTree (the same
 //   shapes, data flowing to the root).
@@ -82,6 +91,10 @@ absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
     const ScheduleOptions& options);
 absl::StatusOr<Schedule> BuildRingReduceScatter(const ScheduleOptions& options);
 absl::StatusOr<Schedule> BuildRingAllGather(const ScheduleOptions& options);
+absl::StatusOr<Schedule> BuildHierarchicalReduceScatter(
+    const ScheduleOptions& options);
+absl::StatusOr<Schedule> BuildHierarchicalAllGather(
+    const ScheduleOptions& options);
 absl::StatusOr<Schedule> BuildChainBroadcast(const ScheduleOptions& options);
 absl::StatusOr<Schedule> BuildTreeBroadcast(const ScheduleOptions& options);
 absl::StatusOr<Schedule> BuildChainReduce(const ScheduleOptions& options);

@@ -46,7 +46,11 @@ const Case kCases[] = {
     {"AllReduceHierarchicalQuads", CollectiveOp::kAllReduce,
      Algorithm::kHierarchical, RootChoice::kFirst, NodeChoice::kQuads},
     {"ReduceScatterRing", CollectiveOp::kReduceScatter, Algorithm::kRing},
+    {"ReduceScatterHierarchicalPairs", CollectiveOp::kReduceScatter,
+     Algorithm::kHierarchical, RootChoice::kFirst, NodeChoice::kPairs},
     {"AllGatherRing", CollectiveOp::kAllGather, Algorithm::kRing},
+    {"AllGatherHierarchicalQuads", CollectiveOp::kAllGather,
+     Algorithm::kHierarchical, RootChoice::kFirst, NodeChoice::kQuads},
     {"BroadcastChainFirst", CollectiveOp::kBroadcast, Algorithm::kChain},
     {"BroadcastChainLast", CollectiveOp::kBroadcast, Algorithm::kChain,
      RootChoice::kLast},
@@ -328,29 +332,35 @@ TEST(ChannelsTest, OpsThatDoNotSplitSayWhich) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// Hierarchical all-reduce over grids of 1 to 3 dimensions (dims of 1
-// included), chunked or not, passes the checker; {L, n / L} is the same
-// schedule as ranks_per_node L.
+// Hierarchical all-reduce, reduce-scatter and all-gather over grids of 1 to
+// 4 dimensions (dims of 1 included), with counts that do not divide (and
+// fewer elements than ranks), chunked or not, pass the checker; {L, n / L}
+// is the same schedule as ranks_per_node L.
 TEST(HierarchicalDimsTest, EveryGridIsCorrect) {
   const std::vector<std::vector<int32_t>> grids = {
       {2, 2, 2}, {2, 3, 2}, {4, 1, 2}, {3, 4}, {1, 5}, {5}, {2, 2, 2, 2}};
-  for (const auto& dims : grids) {
-    int32_t n = 1;
-    for (int32_t d : dims) n *= d;
-    for (int64_t count : {1, 7, 97}) {
-      for (int64_t chunks : {1, 3}) {
-        ScheduleOptions options;
-        options.group_size = n;
-        options.count = count;
-        options.num_chunks = chunks;
-        options.dims = dims;
-        absl::StatusOr<Schedule> schedule = BuildSchedule(
-            CollectiveOp::kAllReduce, Algorithm::kHierarchical, options);
-        const std::string what = absl::StrCat(
-            absl::StrJoin(dims, "x"), " count=", count, " chunks=", chunks);
-        ASSERT_TRUE(schedule.ok()) << what << ": " << schedule.status();
-        EXPECT_TRUE(CheckSchedule(*schedule).ok())
-            << what << ": " << CheckSchedule(*schedule);
+  for (CollectiveOp op : {CollectiveOp::kAllReduce,
+                          CollectiveOp::kReduceScatter,
+                          CollectiveOp::kAllGather}) {
+    for (const auto& dims : grids) {
+      int32_t n = 1;
+      for (int32_t d : dims) n *= d;
+      for (int64_t count : {1, 7, 97}) {
+        for (int64_t chunks : {1, 3}) {
+          ScheduleOptions options;
+          options.group_size = n;
+          options.count = count;
+          options.num_chunks = chunks;
+          options.dims = dims;
+          absl::StatusOr<Schedule> schedule =
+              BuildSchedule(op, Algorithm::kHierarchical, options);
+          const std::string what =
+              absl::StrCat(OpName(op), " ", absl::StrJoin(dims, "x"),
+                           " count=", count, " chunks=", chunks);
+          ASSERT_TRUE(schedule.ok()) << what << ": " << schedule.status();
+          EXPECT_TRUE(CheckSchedule(*schedule).ok())
+              << what << ": " << CheckSchedule(*schedule);
+        }
       }
     }
   }

@@ -60,24 +60,30 @@ absl::StatusOr<Schedule> BuildRingAllReduce(const ScheduleOptions& options) {
   return std::move(builder).Finish();
 }
 
-absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
-    const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+namespace {
+
+// The grid of a hierarchical schedule (ScheduleOptions::dims, or
+// {ranks_per_node, nodes}) without its dimensions of one rank, which add no
+// step; {1} for a group of one rank. INVALID_ARGUMENT naming `what` for
+// dimensions that do not hold the group.
+absl::StatusOr<std::vector<int32_t>> GridOf(const ScheduleOptions& options,
+                                            absl::string_view what) {
   const int32_t n = options.group_size;
   std::vector<int32_t> dims = options.dims;
   if (dims.empty()) {
     const int32_t per_node = options.ranks_per_node;
     if (per_node < 1) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "hierarchical all-reduce needs ranks_per_node >= 1 (ranks [k*L, "
-          "(k+1)*L) share node k), got ",
+          "hierarchical ", what,
+          " needs ranks_per_node >= 1 (ranks [k*L, (k+1)*L) share node k), "
+          "got ",
           per_node));
     }
     if (n % per_node != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "hierarchical all-reduce needs a group size that is a multiple of "
-          "ranks_per_node: group size ",
+          "hierarchical ", what,
+          " needs a group size that is a multiple of ranks_per_node: group "
+          "size ",
           n, " is not a multiple of ", per_node,
           "; use the ring or tree algorithm for uneven nodes"));
     }
@@ -86,24 +92,94 @@ absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
     int64_t product = 1;
     for (int32_t d : dims) {
       if (d < 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "hierarchical all-reduce: every dimension must be >= 1, got ",
-            absl::StrJoin(dims, "x")));
+        return absl::InvalidArgumentError(
+            absl::StrCat("hierarchical ", what,
+                         ": every dimension must be >= 1, got ",
+                         absl::StrJoin(dims, "x")));
       }
       product *= d;
     }
     if (product != n) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "hierarchical all-reduce: dimensions ", absl::StrJoin(dims, "x"),
+          "hierarchical ", what, ": dimensions ", absl::StrJoin(dims, "x"),
           " hold ", product, " ranks, not the group's ", n));
     }
   }
-  // Dimensions of one rank add no step; a single dimension is a node.
   std::vector<int32_t> grid;
   for (int32_t d : dims) {
     if (d > 1) grid.push_back(d);
   }
   if (grid.empty()) grid.push_back(1);
+  return grid;
+}
+
+// Rank strides of a grid: stride[k] = grid[0] * ... * grid[k-1], and
+// stride[levels] = the group size.
+std::vector<int64_t> Strides(const std::vector<int32_t>& grid) {
+  std::vector<int64_t> stride(grid.size() + 1, 1);
+  for (size_t k = 1; k <= grid.size(); ++k) {
+    stride[k] = stride[k - 1] * grid[k - 1];
+  }
+  return stride;
+}
+
+// The elements of the reduce-scatter shards of ranks [first, first + ranks).
+Shard ShardsOf(int64_t count, int32_t n, int64_t first, int64_t ranks) {
+  const Shard a = ShardOf(count, n, first);
+  const Shard b = ShardOf(count, n, first + ranks - 1);
+  return Shard{a.offset, b.offset + b.count - a.offset};
+}
+
+// A level-k group of a grid (the ranks that differ from `first` only in
+// coordinate k, which is 0 in `first`) as a ring plan's members, range and
+// segments: member j's segment is the shards of the ranks that share its
+// coordinates from k up, so the group's range is those of the ranks that
+// share first's coordinates above k.
+struct GridGroup {
+  std::vector<int32_t> members;
+  Shard range;
+  SegmentFn segment;
+};
+GridGroup GridGroupOf(const std::vector<int32_t>& grid,
+                      const std::vector<int64_t>& stride, int64_t count,
+                      int32_t first, size_t level) {
+  const int32_t n = static_cast<int32_t>(stride.back());
+  GridGroup g;
+  for (int32_t c = 0; c < grid[level]; ++c) {
+    g.members.push_back(static_cast<int32_t>(first + c * stride[level]));
+  }
+  const int64_t block = first / stride[level + 1] * stride[level + 1];
+  g.range = ShardsOf(count, n, block, stride[level + 1]);
+  const int64_t per = stride[level];
+  const int64_t base = g.range.offset;
+  g.segment = [count, n, block, per, base](int64_t x) {
+    const Shard s = ShardsOf(count, n, block + x * per, per);
+    return Shard{s.offset - base, s.count};
+  };
+  return g;
+}
+
+// The first rank of every level-k group, in rank order.
+std::vector<int32_t> GridLeaders(const std::vector<int32_t>& grid,
+                                 const std::vector<int64_t>& stride,
+                                 size_t level) {
+  std::vector<int32_t> out;
+  for (int32_t r = 0; r < stride.back(); ++r) {
+    if (r / stride[level] % grid[level] == 0) out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
+    const ScheduleOptions& options) {
+  absl::Status status = ValidateScheduleOptions(options);
+  if (!status.ok()) return status;
+  const int32_t n = options.group_size;
+  absl::StatusOr<std::vector<int32_t>> grid_or = GridOf(options, "all-reduce");
+  if (!grid_or.ok()) return grid_or.status();
+  const std::vector<int32_t> grid = *std::move(grid_or);
   const int32_t levels = static_cast<int32_t>(grid.size());
   ScheduleBuilder builder(CollectiveOp::kAllReduce, Algorithm::kHierarchical,
                           options);
@@ -234,6 +310,109 @@ absl::StatusOr<Schedule> BuildRingAllGather(const ScheduleOptions& options) {
   };
   ag.dst = OutputAt;
   AddRingAllGather(ag, options, &builder);
+  return std::move(builder).Finish();
+}
+
+absl::StatusOr<Schedule> BuildHierarchicalReduceScatter(
+    const ScheduleOptions& options) {
+  absl::Status status = ValidateScheduleOptions(options);
+  if (!status.ok()) return status;
+  const int32_t n = options.group_size;
+  const int64_t count = options.count;
+  absl::StatusOr<std::vector<int32_t>> grid_or =
+      GridOf(options, "reduce-scatter");
+  if (!grid_or.ok()) return grid_or.status();
+  const std::vector<int32_t> grid = *std::move(grid_or);
+  const std::vector<int64_t> stride = Strides(grid);
+  const int levels = static_cast<int>(grid.size());
+  ScheduleBuilder builder(CollectiveOp::kReduceScatter,
+                          Algorithm::kHierarchical, options);
+  // Scratch: partial sums at their global positions, and (with more than
+  // one level) what a ring receives before it is added in, after them.
+  const int64_t scratch = n == 1 ? 0 : (levels > 1 ? 2 * count : count);
+  for (int32_t r = 0; r < n; ++r) {
+    builder.SetBuffers(r, count, ShardOf(count, n, r).count, scratch);
+  }
+  // The last dimension first: each level leaves a member the sum, over the
+  // levels so far, of the shards of the ranks that share its coordinates
+  // from that level up, so after level 0 it holds its own shard.
+  for (int level = levels - 1; level >= 0; --level) {
+    for (int32_t first : GridLeaders(grid, stride, static_cast<size_t>(level))) {
+      GridGroup g =
+          GridGroupOf(grid, stride, count, first, static_cast<size_t>(level));
+      RingReduceScatterPlan rs;
+      rs.base = g.range.offset;
+      rs.length = g.range.count;
+      rs.segment = g.segment;
+      const bool first_level = level == levels - 1;
+      rs.local = first_level ? InputAt : ScratchAt;
+      if (level == 0) {
+        // Sums of the member's own shard go to its output; the others it
+        // passes on wait in the receive area (or, on one level, the sums).
+        const int64_t spare = levels > 1 ? count : 0;
+        rs.acc = [count, n, spare, members = g.members](
+                     int32_t member, int64_t offset, int64_t size) {
+          const Shard own =
+              ShardOf(count, n, members[static_cast<size_t>(member)]);
+          if (offset >= own.offset && offset < own.offset + own.count) {
+            return OutputRange(offset - own.offset, size);
+          }
+          return ScratchRange(spare + offset, size);
+        };
+      } else if (first_level) {
+        rs.acc = ScratchAt;
+      } else {
+        rs.acc = ScratchAt;
+        rs.tmp = [count](int32_t, int64_t offset, int64_t size) {
+          return ScratchRange(count + offset, size);
+        };
+      }
+      rs.members = std::move(g.members);
+      AddRingReduceScatter(rs, options, &builder);
+    }
+  }
+  return std::move(builder).Finish();
+}
+
+absl::StatusOr<Schedule> BuildHierarchicalAllGather(
+    const ScheduleOptions& options) {
+  absl::Status status = ValidateScheduleOptions(options);
+  if (!status.ok()) return status;
+  const int32_t n = options.group_size;
+  const int64_t count = options.count;
+  absl::StatusOr<std::vector<int32_t>> grid_or = GridOf(options, "all-gather");
+  if (!grid_or.ok()) return grid_or.status();
+  const std::vector<int32_t> grid = *std::move(grid_or);
+  const std::vector<int64_t> stride = Strides(grid);
+  ScheduleBuilder builder(CollectiveOp::kAllGather, Algorithm::kHierarchical,
+                          options);
+  for (int32_t r = 0; r < n; ++r) {
+    builder.SetBuffers(r, ShardOf(count, n, r).count, count, 0);
+  }
+  for (int32_t r = 0; r < n; ++r) {
+    const Shard own = ShardOf(count, n, r);
+    const int64_t pieces = NumPieces(options, own.count);
+    for (int64_t c = 0; c < pieces; ++c) {
+      const Shard piece = ShardOf(own.count, pieces, c);
+      builder.Copy(r, InputRange(piece.offset, piece.count),
+                   OutputRange(own.offset + piece.offset, piece.count));
+    }
+  }
+  // The first dimension first, in place in the output: each level leaves a
+  // member the shards of every rank that shares its coordinates above it.
+  for (size_t level = 0; level < grid.size(); ++level) {
+    for (int32_t first : GridLeaders(grid, stride, level)) {
+      GridGroup g = GridGroupOf(grid, stride, count, first, level);
+      RingAllGatherPlan ag;
+      ag.members = std::move(g.members);
+      ag.base = g.range.offset;
+      ag.length = g.range.count;
+      ag.segment = g.segment;
+      ag.own = OutputAt;
+      ag.dst = OutputAt;
+      AddRingAllGather(ag, options, &builder);
+    }
+  }
   return std::move(builder).Finish();
 }
 

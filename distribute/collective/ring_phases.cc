@@ -1,5 +1,6 @@
 #include "distribute/collective/ring_phases.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "distribute/collective/schedule.h"
@@ -12,11 +13,29 @@ namespace {
 
 int64_t Mod(int64_t a, int64_t m) { return ((a % m) + m) % m; }
 
+Shard Segment(const SegmentFn& segment, int64_t length, int64_t m,
+              int64_t x) {
+  return segment ? segment(x) : ShardOf(length, m, x);
+}
+
+// The most pieces any of the m segments is split into.
+int64_t MaxPieces(const ScheduleOptions& options, const SegmentFn& segment,
+                  int64_t length, int64_t m) {
+  // Equal shards: segment 0 is the largest.
+  if (!segment) return NumPieces(options, ShardOf(length, m, 0).count);
+  int64_t most = 0;
+  for (int64_t x = 0; x < m; ++x) {
+    most = std::max(most, NumPieces(options, segment(x).count));
+  }
+  return most;
+}
+
 // Piece `c` of segment `x` in absolute positions; false if the segment has
 // fewer pieces.
-bool SegmentPiece(const ScheduleOptions& options, int64_t base, int64_t length,
-                  int64_t m, int64_t x, int64_t c, Shard* piece) {
-  const Shard segment = ShardOf(length, m, x);
+bool SegmentPiece(const ScheduleOptions& options, const SegmentFn& segment_fn,
+                  int64_t base, int64_t length, int64_t m, int64_t x,
+                  int64_t c, Shard* piece) {
+  const Shard segment = Segment(segment_fn, length, m, x);
   const int64_t pieces = NumPieces(options, segment.count);
   if (c >= pieces) return false;
   const Shard p = ShardOf(segment.count, pieces, c);
@@ -32,14 +51,13 @@ void AddRingReduceScatter(const RingReduceScatterPlan& plan,
                           ScheduleBuilder* builder) {
   const int64_t m = static_cast<int64_t>(plan.members.size());
   if (m == 0 || plan.length == 0) return;
-  // Segment 0 is the largest, so it has the most pieces.
-  const int64_t max_pieces =
-      NumPieces(options, ShardOf(plan.length, m, 0).count);
+  const int64_t max_pieces = MaxPieces(options, plan.segment, plan.length, m);
   Shard piece;
   if (m == 1) {
     if (plan.tmp) return;
     for (int64_t c = 0; c < max_pieces; ++c) {
-      if (!SegmentPiece(options, plan.base, plan.length, 1, 0, c, &piece)) {
+      if (!SegmentPiece(options, plan.segment, plan.base, plan.length, 1, 0, c,
+                        &piece)) {
         continue;
       }
       builder->Copy(plan.members[0], plan.local(0, piece.offset, piece.count),
@@ -57,7 +75,8 @@ void AddRingReduceScatter(const RingReduceScatterPlan& plan,
       for (int pass = 0; pass < 2; ++pass) {
         for (int64_t i = 0; i < m; ++i) {
           const int64_t x = Mod(i - k - 1, m);
-          if (!SegmentPiece(options, plan.base, plan.length, m, x, c, &piece)) {
+          if (!SegmentPiece(options, plan.segment, plan.base, plan.length, m,
+                            x, c, &piece)) {
             continue;
           }
           const int32_t from = static_cast<int32_t>(i);
@@ -87,14 +106,14 @@ void AddRingAllGather(const RingAllGatherPlan& plan,
                       ScheduleBuilder* builder) {
   const int64_t m = static_cast<int64_t>(plan.members.size());
   if (m <= 1 || plan.length == 0) return;
-  const int64_t max_pieces =
-      NumPieces(options, ShardOf(plan.length, m, 0).count);
+  const int64_t max_pieces = MaxPieces(options, plan.segment, plan.length, m);
   Shard piece;
   for (int64_t k = 0; k + 1 < m; ++k) {
     for (int64_t c = 0; c < max_pieces; ++c) {
       for (int64_t i = 0; i < m; ++i) {
         const int64_t x = Mod(i - k, m);
-        if (!SegmentPiece(options, plan.base, plan.length, m, x, c, &piece)) {
+        if (!SegmentPiece(options, plan.segment, plan.base, plan.length, m, x,
+                          c, &piece)) {
           continue;
         }
         const int32_t from = static_cast<int32_t>(i);

@@ -39,10 +39,15 @@ using RangeFn = std::function<BufferRange(int32_t, int64_t, int64_t)>;
 //  * tmp set: local and acc alias (the data is reduced in place); partial
 //    sums are received into tmp and then acc += tmp.
 // With one member, local is copied to acc (when tmp is unset).
+// Segment x of [base, base + length), relative to base; unset:
+// ShardOf(length, m, x). Segments must tile the range in member order.
+using SegmentFn = std::function<Shard(int64_t)>;
+
 struct RingReduceScatterPlan {
   std::vector<int32_t> members;
   int64_t base = 0;
   int64_t length = 0;
+  SegmentFn segment;
   RangeFn local;
   RangeFn acc;
   RangeFn tmp;
@@ -58,6 +63,7 @@ struct RingAllGatherPlan {
   std::vector<int32_t> members;
   int64_t base = 0;
   int64_t length = 0;
+  SegmentFn segment;
   RangeFn own;
   RangeFn dst;
 };
