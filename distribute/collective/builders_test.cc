@@ -339,9 +339,9 @@ TEST(ChannelsTest, OpsThatDoNotSplitSayWhich) {
 TEST(HierarchicalDimsTest, EveryGridIsCorrect) {
   const std::vector<std::vector<int32_t>> grids = {
       {2, 2, 2}, {2, 3, 2}, {4, 1, 2}, {3, 4}, {1, 5}, {5}, {2, 2, 2, 2}};
-  for (CollectiveOp op : {CollectiveOp::kAllReduce,
-                          CollectiveOp::kReduceScatter,
-                          CollectiveOp::kAllGather}) {
+  for (CollectiveOp op :
+       {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
+        CollectiveOp::kAllGather}) {
     for (const auto& dims : grids) {
       int32_t n = 1;
       for (int32_t d : dims) n *= d;

@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/tree_topology.h"
 
@@ -44,6 +45,7 @@ struct Model {
   Link inter;
   double o = 0;
   double gamma = 0;
+  std::vector<int64_t> grid;  // GroupTopology::grid without its 1s
 
   // The slower of two links.
   static Link Slowest(const Link& a, const Link& b) {
@@ -67,6 +69,9 @@ Model MakeModel(const GroupTopology& t) {
   m.inter = Link{t.inter_latency_us, 1e6 / t.inter_bw_Bps};
   m.o = t.step_overhead_us;
   m.gamma = t.reduce_bw_Bps > 0 ? 1e6 / t.reduce_bw_Bps : 0;
+  for (int32_t d : t.grid) {
+    if (d > 1) m.grid.push_back(d);
+  }
   return m;
 }
 
@@ -138,6 +143,14 @@ double DirectUs(double s, const Model& m, int64_t chunk) {
 }
 
 double HierarchicalUs(double s, const Model& m, int64_t chunk) {
+  if (!m.grid.empty()) {
+    double total = 0;
+    for (int64_t d : m.grid) {
+      total += RingUs(s, static_cast<double>(d), m.Flat(m.intra), m, chunk);
+      s /= static_cast<double>(d);
+    }
+    return total;
+  }
   const double l = static_cast<double>(m.per_node);
   return RingUs(s, l, m.intra, m, chunk) +
          RingUs(s / l, static_cast<double>(m.nodes), m.inter, m, chunk);
@@ -155,8 +168,8 @@ absl::Status CheckAllReduceAlgorithm(Algorithm algorithm) {
 
 // Empty when the algorithm can run on the topology, else why not.
 std::string Infeasibility(Algorithm algorithm, const GroupTopology& t) {
-  if (algorithm == Algorithm::kHierarchical && t.ranks_per_node > 0 &&
-      t.n % t.ranks_per_node != 0) {
+  if (algorithm == Algorithm::kHierarchical && t.grid.empty() &&
+      t.ranks_per_node > 0 && t.n % t.ranks_per_node != 0) {
     return absl::StrCat("group size ", t.n,
                         " is not a multiple of ranks_per_node ",
                         t.ranks_per_node);
@@ -209,6 +222,22 @@ absl::Status ValidateTopology(const GroupTopology& t) {
     return absl::InvalidArgumentError(
         absl::StrCat("topology bisection_fraction must be in (0, 1], got ",
                      t.bisection_fraction));
+  }
+  if (!t.grid.empty()) {
+    int64_t product = 1;
+    for (int32_t d : t.grid) {
+      if (d < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("topology grid ", absl::StrJoin(t.grid, "x"),
+                         " has a dimension below 1"));
+      }
+      product *= d;
+    }
+    if (product != t.n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("topology grid ", absl::StrJoin(t.grid, "x"), " holds ",
+                       product, " ranks, not n = ", t.n));
+    }
   }
   if (t.max_chunk_bytes < 0) {
     return absl::InvalidArgumentError(
@@ -344,6 +373,38 @@ std::string AllReduceSelection::DebugString() const {
     }
   }
   return out;
+}
+
+absl::StatusOr<Algorithm> SelectShardedCollective(
+    CollectiveOp op, int64_t bytes, const GroupTopology& topology) {
+  absl::Status status = ValidateTopology(topology);
+  if (!status.ok()) return status;
+  if (op != CollectiveOp::kReduceScatter && op != CollectiveOp::kAllGather) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SelectShardedCollective chooses for reduce-scatter and all-gather, "
+        "not ",
+        OpName(op)));
+  }
+  if (bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sizes must be non-negative, got ", bytes, " bytes"));
+  }
+  const Model m = MakeModel(topology);
+  if (m.grid.size() < 2) return Algorithm::kRing;
+  const Link link = m.Flat(m.intra);
+  auto rings = [&](double s, double k) {
+    return (k - 1) * (link.alpha_us + m.o) +
+           (k - 1) / k * s * link.beta_us_per_byte;
+  };
+  const double s = static_cast<double>(bytes);
+  const double ring = rings(s, static_cast<double>(m.n));
+  double grid = 0, range = s;
+  for (size_t k = m.grid.size(); k-- > 0;) {
+    const double d = static_cast<double>(m.grid[k]);
+    grid += rings(range, d);
+    range /= d;
+  }
+  return grid < ring ? Algorithm::kHierarchical : Algorithm::kRing;
 }
 
 ScheduleOptions ScheduleOptionsFor(const AllReduceSelection& selection,

@@ -35,7 +35,13 @@
 //          + (n-1) S gamma / C: every rank sends S to every other rank.
 //  hierarchical  an intra-node ring reduce-scatter and all-gather over L
 //          ranks of S, plus an inter-node ring all-reduce over M ranks of
-//          S / L; needs n to be a multiple of L.
+//          S / L; needs n to be a multiple of L. Over a grid (d_0, d_1,
+//          ...): a ring all-reduce along each dimension k of
+//          S / (d_0 ... d_{k-1}) on the flat links.
+// Reduce-scatter and all-gather (no chunking, no reduction cost): ring
+// (n-1)(alpha + o) + (n-1)/n S beta; hierarchical over a grid, the last
+// dimension first, sum over k of (d_k-1)(alpha + o) + (d_k-1)/d_k S_k beta
+// with S_k = S / (d_{k+1} ... d_last).
 // Chunk sizes tried: none (C = 1) and powers of two from 16 KiB to 16 MiB;
 // with max_chunk_bytes set, none above it (and max_chunk_bytes itself in
 // place of "none" when the message is larger).
@@ -77,6 +83,13 @@ struct GroupTopology {
   // send whole shards unless ScheduleCommunicatorOptions::chunk_bytes is
   // set, and the cap does not apply to them.)
   int64_t max_chunk_bytes = 0;
+  // The ranks as a mesh or torus of these dimensions, the first fastest
+  // (rank = c0 + d0 * (c1 + d1 * (c2 + ...))), whose neighbours along every
+  // dimension are linked directly, so that rings along different
+  // dimensions use different links (TPU chips on their ICI). Empty: none.
+  // With a grid, the hierarchical algorithms run over it (rings along each
+  // dimension), and AUTO weighs them for reduce-scatter and all-gather too.
+  std::vector<int32_t> grid;
 };
 
 // InvalidArgument naming the bad field (n < 1, ranks_per_node < 0,
@@ -128,6 +141,14 @@ absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(
 absl::StatusOr<AllReduceSelection> SelectAllReduce(
     int64_t bytes, const GroupTopology& topology,
     std::optional<Algorithm> forced = std::nullopt);
+
+// Reduce-scatter or all-gather of `bytes` (the whole buffer: the input of a
+// reduce-scatter, the output of an all-gather): kHierarchical over
+// topology.grid where the model predicts it faster than the ring, else
+// kRing (always without a grid). InvalidArgument for a bad topology,
+// negative bytes or another operation.
+absl::StatusOr<Algorithm> SelectShardedCollective(
+    CollectiveOp op, int64_t bytes, const GroupTopology& topology);
 
 // Builder options that realise a selection for `count` elements of
 // `element_size` bytes: group size, ranks per node and chunk_elements

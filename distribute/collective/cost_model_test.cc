@@ -222,6 +222,35 @@ TEST(SelectAllReduceTest, HierarchicalNeedsWholeNodes) {
       absl::StatusCode::kFailedPrecondition);
 }
 
+// Reduce-scatter and all-gather: rings without a grid; over a torus of
+// 2 x 4 x 4 x 4 ranks the grid's 10 steps beat the ring's 127 until the
+// bandwidth terms dominate; a grid that does not hold the group is refused.
+TEST(SelectShardedCollectiveTest, GridOnlyWhereItPays) {
+  GroupTopology flat;
+  flat.n = 128;
+  for (CollectiveOp op :
+       {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
+    absl::StatusOr<Algorithm> a = SelectShardedCollective(op, kMiB, flat);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(*a, Algorithm::kRing);
+  }
+  GroupTopology torus = flat;
+  torus.grid = {2, 4, 4, 4};
+  absl::StatusOr<Algorithm> a =
+      SelectShardedCollective(CollectiveOp::kReduceScatter, kMiB, torus);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(*a, Algorithm::kHierarchical);
+  torus.grid = {2, 4, 4};
+  EXPECT_EQ(SelectShardedCollective(CollectiveOp::kAllGather, kMiB, torus)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SelectShardedCollective(CollectiveOp::kAllReduce, kMiB, flat)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(PredictAllReduceTest, GrowsWithBytesAndVanishesForOneRank) {
   for (Algorithm algorithm : {Algorithm::kRing, Algorithm::kDoubleBinaryTree,
                               Algorithm::kRecursiveHalvingDoubling,

@@ -92,10 +92,9 @@ absl::StatusOr<std::vector<int32_t>> GridOf(const ScheduleOptions& options,
     int64_t product = 1;
     for (int32_t d : dims) {
       if (d < 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("hierarchical ", what,
-                         ": every dimension must be >= 1, got ",
-                         absl::StrJoin(dims, "x")));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "hierarchical ", what, ": every dimension must be >= 1, got ",
+            absl::StrJoin(dims, "x")));
       }
       product *= d;
     }
@@ -337,7 +336,8 @@ absl::StatusOr<Schedule> BuildHierarchicalReduceScatter(
   // levels so far, of the shards of the ranks that share its coordinates
   // from that level up, so after level 0 it holds its own shard.
   for (int level = levels - 1; level >= 0; --level) {
-    for (int32_t first : GridLeaders(grid, stride, static_cast<size_t>(level))) {
+    for (int32_t first :
+         GridLeaders(grid, stride, static_cast<size_t>(level))) {
       GridGroup g =
           GridGroupOf(grid, stride, count, first, static_cast<size_t>(level));
       RingReduceScatterPlan rs;

@@ -13,8 +13,7 @@ namespace {
 
 int64_t Mod(int64_t a, int64_t m) { return ((a % m) + m) % m; }
 
-Shard Segment(const SegmentFn& segment, int64_t length, int64_t m,
-              int64_t x) {
+Shard Segment(const SegmentFn& segment, int64_t length, int64_t m, int64_t x) {
   return segment ? segment(x) : ShardOf(length, m, x);
 }
 
@@ -33,8 +32,8 @@ int64_t MaxPieces(const ScheduleOptions& options, const SegmentFn& segment,
 // Piece `c` of segment `x` in absolute positions; false if the segment has
 // fewer pieces.
 bool SegmentPiece(const ScheduleOptions& options, const SegmentFn& segment_fn,
-                  int64_t base, int64_t length, int64_t m, int64_t x,
-                  int64_t c, Shard* piece) {
+                  int64_t base, int64_t length, int64_t m, int64_t x, int64_t c,
+                  Shard* piece) {
   const Shard segment = Segment(segment_fn, length, m, x);
   const int64_t pieces = NumPieces(options, segment.count);
   if (c >= pieces) return false;
@@ -75,8 +74,8 @@ void AddRingReduceScatter(const RingReduceScatterPlan& plan,
       for (int pass = 0; pass < 2; ++pass) {
         for (int64_t i = 0; i < m; ++i) {
           const int64_t x = Mod(i - k - 1, m);
-          if (!SegmentPiece(options, plan.segment, plan.base, plan.length, m,
-                            x, c, &piece)) {
+          if (!SegmentPiece(options, plan.segment, plan.base, plan.length, m, x,
+                            c, &piece)) {
             continue;
           }
           const int32_t from = static_cast<int32_t>(i);

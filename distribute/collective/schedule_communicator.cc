@@ -470,6 +470,17 @@ ScheduleCommunicator::Call ScheduleCommunicator::CallFor(
   return call;
 }
 
+namespace {
+
+// The hierarchical algorithms' grid: hierarchy_dims, else topology.grid
+// (empty: the nodes of ranks_per_node).
+std::vector<int32_t> GridDims(const ScheduleCommunicatorOptions& options) {
+  return options.hierarchy_dims.empty() ? options.topology.grid
+                                        : options.hierarchy_dims;
+}
+
+}  // namespace
+
 absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
                                      int group_size, CollectiveOp op,
                                      int64_t count, size_t element_size,
@@ -508,7 +519,28 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
       call.selection = *std::move(selection);
       call.schedule.num_channels = options.num_channels;
       if (call.algorithm == Algorithm::kHierarchical) {
-        call.schedule.dims = options.hierarchy_dims;
+        call.schedule.dims = GridDims(options);
+      }
+      break;
+    }
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather: {
+      const std::optional<Algorithm>& forced =
+          op == CollectiveOp::kReduceScatter ? options.reduce_scatter_algorithm
+                                             : options.all_gather_algorithm;
+      if (forced.has_value()) {
+        call.algorithm = *forced;
+      } else {
+        GroupTopology topology = options.topology;
+        topology.n = group_size;
+        absl::StatusOr<Algorithm> chosen = SelectShardedCollective(
+            op, count * static_cast<int64_t>(element_size), topology);
+        if (!chosen.ok()) return chosen.status();
+        call.algorithm = *chosen;
+      }
+      if (call.algorithm == Algorithm::kHierarchical) {
+        call.schedule.dims = GridDims(options);
+        call.schedule.ranks_per_node = options.topology.ranks_per_node;
       }
       break;
     }
@@ -530,8 +562,6 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
     case CollectiveOp::kBarrier:
       call.algorithm = Algorithm::kDissemination;
       call.schedule = chunked(0, 1);
-      break;
-    default:  // reduce-scatter, all-gather: rings
       break;
   }
   return call;

@@ -64,8 +64,14 @@ struct ScheduleCommunicatorOptions {
   // (ScheduleOptions::num_channels).
   int32_t num_channels = 1;
   // The hierarchical all-reduce's grid (ScheduleOptions::dims); empty:
-  // {ranks_per_node, nodes} of `topology`.
+  // topology.grid, else {ranks_per_node, nodes} of `topology`.
   std::vector<int32_t> hierarchy_dims;
+  // Reduce-scatter and all-gather: nullopt AUTO (SelectShardedCollective:
+  // hierarchical over topology.grid where the cost model predicts it
+  // faster, else ring), or kRing or kHierarchical (over hierarchy_dims,
+  // else topology.grid, else the nodes).
+  std::optional<Algorithm> reduce_scatter_algorithm;
+  std::optional<Algorithm> all_gather_algorithm;
   // Algorithms of the other collectives.
   Algorithm broadcast_algorithm = Algorithm::kBinaryTree;
   Algorithm reduce_algorithm = Algorithm::kBinaryTree;

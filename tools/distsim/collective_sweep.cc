@@ -110,7 +110,7 @@ std::vector<dc::Algorithm> AlgorithmsOf(SweepOp op) {
               A::kDirect, A::kHierarchical};
     case SweepOp::kAllGather:
     case SweepOp::kReduceScatter:
-      return {A::kRing};
+      return {A::kRing, A::kHierarchical};
     case SweepOp::kBroadcast:
     case SweepOp::kReduce:
       // The ScheduleCommunicator's default first.
@@ -175,6 +175,49 @@ absl::StatusOr<std::vector<int>> PickDevices(const simulator::Topology& t,
   return chosen;
 }
 
+// Where `chosen` is every TPU core of a slice (topology.mesh()), reorders
+// it by torus coordinates, the core fastest, then x, y and z, and returns
+// the torus's dimensions in that order ({cores per chip, X, Y, Z}); else
+// leaves it and returns an empty grid.
+std::vector<int32_t> TorusOrder(const simulator::Topology& t,
+                                std::vector<int>& chosen) {
+  if (!t.mesh().has_value()) return {};
+  const simulator::MeshShape& mesh = *t.mesh();
+  const int64_t cores = mesh.NumChips() * mesh.cores_per_chip;
+  if (static_cast<int64_t>(chosen.size()) != cores) return {};
+  auto key = [&](int index) {
+    const simulator::DeviceInfo& d = t.devices()[static_cast<size_t>(index)];
+    const simulator::MeshCoordinates& c = *d.coordinates;
+    return c.core + int64_t{mesh.cores_per_chip} *
+                        (c.x + int64_t{mesh.x} * (c.y + int64_t{mesh.y} * c.z));
+  };
+  for (int index : chosen) {
+    const simulator::DeviceInfo& d = t.devices()[static_cast<size_t>(index)];
+    if (d.kind != simulator::DeviceDef::TPU_CORE || !d.coordinates.has_value())
+      return {};
+  }
+  std::sort(chosen.begin(), chosen.end(),
+            [&](int a, int b) { return key(a) < key(b); });
+  return {mesh.cores_per_chip, mesh.x, mesh.y, mesh.z};
+}
+
+// The share of a rank's link bandwidth left to it when half the ranks send
+// across the middle of the torus at once: the links the narrowest cut
+// crosses (the cut across the longest axis: the slice's cross-section of
+// chips, twice with wraparound) over n / 2 senders, at most 1.
+double TorusBisectionFraction(const simulator::MeshShape& mesh, int n) {
+  double cut = 0;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int length = mesh.Size(axis);
+    if (length < 2) continue;
+    const double links = static_cast<double>(mesh.NumChips() / length) *
+                         (mesh.Wraps(axis) ? 2 : 1);
+    if (cut == 0 || links < cut) cut = links;
+  }
+  if (cut == 0 || n < 2) return 1.0;
+  return std::min(1.0, cut / (n / 2.0));
+}
+
 // Channels are slices of the data, each its own schedule: more than a few
 // dozen only multiply the messages.
 constexpr int64_t kMaxChannels = 64;
@@ -233,7 +276,9 @@ dc::ScheduleOptions Unchunked(const Setup& setup, const Plan& plan) {
                          ? setup.hardware.n
                          : setup.topology.ranks_per_node;
   o.num_channels = plan.channels;
-  if (plan.algorithm == dc::Algorithm::kHierarchical) o.dims = setup.dims;
+  if (plan.algorithm == dc::Algorithm::kHierarchical) {
+    o.dims = setup.dims.empty() ? setup.topology.grid : setup.dims;
+  }
   return o;
 }
 
@@ -300,6 +345,12 @@ absl::StatusOr<Plan> PlanSize(const Setup& setup, int64_t bytes) {
   } else if (setup.op == SweepOp::kBroadcast || setup.op == SweepOp::kReduce) {
     preferred = std::max<int64_t>(
         1, (elements + kPipelinePieces - 1) / kPipelinePieces);
+  } else if (setup.is_auto && (setup.op == SweepOp::kReduceScatter ||
+                               setup.op == SweepOp::kAllGather)) {
+    absl::StatusOr<dc::Algorithm> chosen = dc::SelectShardedCollective(
+        ScheduleOp(setup.op), plan.bytes, setup.topology);
+    if (!chosen.ok()) return chosen.status();
+    plan.algorithm = *chosen;
   }
   plan.label = std::string(dc::AlgorithmName(plan.algorithm));
   if (setup.is_auto) plan.label = absl::StrCat("auto:", plan.label);
@@ -368,6 +419,12 @@ dc::ScheduleCommunicatorOptions CommunicatorOptions(const Setup& setup,
   if (setup.op == SweepOp::kBroadcast)
     options.broadcast_algorithm = plan.algorithm;
   if (setup.op == SweepOp::kReduce) options.reduce_algorithm = plan.algorithm;
+  if (setup.op == SweepOp::kReduceScatter) {
+    options.reduce_scatter_algorithm = plan.algorithm;
+  }
+  if (setup.op == SweepOp::kAllGather) {
+    options.all_gather_algorithm = plan.algorithm;
+  }
   return options;
 }
 
@@ -568,6 +625,11 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
         "--gpus=", options.gpus, " --gpus_per_node=", options.gpus_per_node,
         ": ", chosen.status().message()));
   }
+  // A whole TPU slice: ranks in torus order, and the torus as the grid of
+  // the hierarchical algorithms (rings along each axis, as TPUs run their
+  // collectives over ICI).
+  std::vector<int32_t> torus;
+  if (options.gpus_per_node == 0) torus = TorusOrder(topology, *chosen);
   setup.device_indices = *chosen;
   setup.rank_threads = options.rank_threads;
   if (platform != nullptr) {
@@ -579,6 +641,16 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
   if (!hw.ok()) return hw.status();
   setup.hardware = *std::move(hw);
   setup.topology = CostModelTopology(setup.hardware);
+  if (!torus.empty()) {
+    // One ICI network: rings along an axis use neighbour links, and
+    // traffic between distant chips shares the torus's bisection.
+    setup.topology.grid = std::move(torus);
+    setup.topology.ranks_per_node = 0;
+    setup.topology.inter_bw_Bps = setup.topology.intra_bw_Bps;
+    setup.topology.inter_latency_us = setup.topology.intra_latency_us;
+    setup.topology.bisection_fraction =
+        TorusBisectionFraction(*topology.mesh(), setup.hardware.n);
+  }
   const bool splits = Splits(setup.op);
   if (options.channels < 0 || options.channels > kMaxChannels) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -602,12 +674,16 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
           " (give sizes whose product is the number of GPUs, the first "
           "dimension fastest, e.g. GPUs per node first)"));
     }
-    if (setup.op != SweepOp::kAllReduce ||
+    const bool grid_op = setup.op == SweepOp::kAllReduce ||
+                         setup.op == SweepOp::kReduceScatter ||
+                         setup.op == SweepOp::kAllGather;
+    if (!grid_op ||
         !(setup.is_auto || setup.algorithm == dc::Algorithm::kHierarchical)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--dims=", absl::StrJoin(options.dims, ","),
-          " shapes the hierarchical all-reduce; use it with --op=all_reduce "
-          "and --algorithm=hierarchical or auto"));
+          " shapes the hierarchical algorithms; use it with --op=all_reduce, "
+          "reduce_scatter or all_gather and --algorithm=hierarchical or "
+          "auto"));
     }
     setup.dims = options.dims;
   }
