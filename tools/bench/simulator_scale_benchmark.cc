@@ -123,6 +123,7 @@ void BM_TpuReduceScatter(benchmark::State& state) {
 BENCHMARK(BM_TpuReduceScatter)
     ->Arg(4)
     ->Arg(8)
+    ->Arg(16)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1);
