@@ -28,7 +28,127 @@
 #include "distribute/server/grpc_transport.h"
 
 namespace distribute {
+namespace internal {
+
+// Where in-process workers leave their settings: call k of worker w is
+// calls_[k][w] once made.
+class SettingsBoard {
+ public:
+  explicit SettingsBoard(int workers) : workers_(workers) {}
+
+  // Leaves worker w's settings of call `call` and waits, until `deadline`,
+  // for every worker's. Returns them in worker order, or
+  // DEADLINE_EXCEEDED naming the workers that did not come.
+  absl::StatusOr<std::vector<MultiWorkerMirroredStrategy::Settings>> Meet(
+      int call, int w, MultiWorkerMirroredStrategy::Settings mine,
+      absl::Time deadline) {
+    absl::MutexLock lock(&mu_);
+    auto& round = calls_[call];
+    round.resize(static_cast<size_t>(workers_));
+    round[static_cast<size_t>(w)] = std::move(mine);
+    auto all_here = [&round] {
+      for (const auto& s : round) {
+        if (!s.has_value()) return false;
+      }
+      return true;
+    };
+    mu_.AwaitWithDeadline(absl::Condition(&all_here), deadline);
+    std::vector<MultiWorkerMirroredStrategy::Settings> out;
+    std::vector<std::string> missing;
+    for (size_t v = 0; v < round.size(); ++v) {
+      if (!round[v].has_value()) {
+        missing.push_back(absl::StrCat(v));
+      } else {
+        out.push_back(*round[v]);
+      }
+    }
+    if (!missing.empty()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "MultiWorkerMirroredStrategy: worker(s) ",
+          absl::StrJoin(missing, ", "),
+          " did not give their settings (AgreeOnSettings call ", call,
+          ") in time; every worker must call AgreeOnSettings at the same "
+          "point of its program"));
+    }
+    return out;
+  }
+
+ private:
+  const int workers_;
+  absl::Mutex mu_;
+  std::map<int,
+           std::vector<std::optional<MultiWorkerMirroredStrategy::Settings>>>
+      calls_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace internal
+
 namespace {
+
+// "name\tvalue" lines, each part C-escaped (no tab or newline survives).
+std::string SerializeSettings(const MultiWorkerMirroredStrategy::Settings& s) {
+  std::vector<std::string> lines;
+  for (const auto& [name, value] : s) {
+    lines.push_back(
+        absl::StrCat(absl::CEscape(name), "\t", absl::CEscape(value)));
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
+std::optional<MultiWorkerMirroredStrategy::Settings> ParseSettings(
+    const std::string& text) {
+  MultiWorkerMirroredStrategy::Settings out;
+  if (text.empty()) return out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(line, '\t');
+    std::string name, value;
+    if (parts.size() != 2 || !absl::CUnescape(parts[0], &name) ||
+        !absl::CUnescape(parts[1], &value)) {
+      return std::nullopt;
+    }
+    out.emplace_back(std::move(name), std::move(value));
+  }
+  return out;
+}
+
+// OK when `theirs` (worker `their_name`'s) equals `mine`; else
+// FAILED_PRECONDITION naming the first setting that differs.
+absl::Status CompareSettings(
+    const MultiWorkerMirroredStrategy::Settings& mine,
+    const std::string& my_name,
+    const MultiWorkerMirroredStrategy::Settings& theirs,
+    const std::string& their_name) {
+  auto find = [](const MultiWorkerMirroredStrategy::Settings& s,
+                 const std::string& name) -> std::optional<std::string> {
+    for (const auto& [n, v] : s) {
+      if (n == name) return v;
+    }
+    return std::nullopt;
+  };
+  auto differ = [&](const std::string& name,
+                    const std::optional<std::string>& a,
+                    const std::optional<std::string>& b) {
+    auto show = [](const std::optional<std::string>& v) {
+      return v.has_value() ? absl::StrCat("\"", *v, "\"")
+                           : std::string("nothing");
+    };
+    return absl::FailedPreconditionError(absl::StrCat(
+        "MultiWorkerMirroredStrategy: the workers train with different "
+        "settings: ",
+        name, " is ", show(a), " on ", my_name, " but ", show(b), " on ",
+        their_name, "; start every worker with the same settings"));
+  };
+  for (const auto& [name, value] : mine) {
+    std::optional<std::string> other = find(theirs, name);
+    if (other != value) return differ(name, value, other);
+  }
+  for (const auto& [name, value] : theirs) {
+    if (!find(mine, name).has_value()) {
+      return differ(name, std::nullopt, value);
+    }
+  }
+  return absl::OkStatus();
+}
 
 constexpr char kGroupKey[] = "MultiWorkerMirroredStrategy/all-replicas";
 constexpr absl::Duration kConnectTimeout = absl::Seconds(60);
@@ -761,6 +881,8 @@ MultiWorkerMirroredStrategy::Create(
   strategy->task_type_ = std::move(task_type);
   strategy->task_id_ = task_id;
   strategy->options_ = options;
+  strategy->worker_targets_ = worker_targets;
+  strategy->worker_names_ = workers.names;
   if (server != nullptr) {
     // Every worker answered during Bind (the transports' rendezvous): from
     // now on a silent worker is a dead one.
@@ -791,6 +913,67 @@ MultiWorkerMirroredStrategy::Create(
     strategy->monitor_ = *std::move(watching);
   }
   return strategy;
+}
+
+absl::Status MultiWorkerMirroredStrategy::AgreeOnSettings(
+    const Settings& settings, absl::Duration timeout) {
+  const int call = settings_calls_++;
+  const int me = WorkerIndex();
+  const absl::Time deadline = absl::Now() + timeout;
+  if (settings_board_ != nullptr) {
+    absl::StatusOr<std::vector<Settings>> all =
+        settings_board_->Meet(call, me, settings, deadline);
+    if (!all.ok()) return all.status();
+    for (size_t w = 0; w < all->size(); ++w) {
+      if (static_cast<int>(w) == me) continue;
+      absl::Status same =
+          CompareSettings(settings, worker_names_[static_cast<size_t>(me)],
+                          (*all)[w], worker_names_[w]);
+      if (!same.ok()) return same;
+    }
+    return absl::OkStatus();
+  }
+  if (server_ == nullptr || worker_targets_.size() < 2) {
+    return absl::OkStatus();
+  }
+  const BlobKey key{"multi-worker-mirrored/settings", call};
+  absl::Status published =
+      PublishBlob(*server_, key, SerializeSettings(settings));
+  if (!published.ok()) return published;
+  absl::Status result;
+  for (size_t w = 0; w < worker_targets_.size(); ++w) {
+    if (static_cast<int>(w) == me) continue;
+    absl::StatusOr<std::string> value =
+        FetchBlob(server_->channel_options(), worker_targets_[w], key,
+                  std::max(deadline - absl::Now(), absl::Milliseconds(1)));
+    if (!value.ok()) {
+      result = absl::Status(
+          value.status().code(),
+          absl::StrCat(
+              "MultiWorkerMirroredStrategy: worker ", worker_names_[w],
+              " did not give its settings: ", value.status().message()));
+      break;
+    }
+    std::optional<Settings> theirs = ParseSettings(*value);
+    if (!theirs.has_value()) {
+      result = absl::InvalidArgumentError(
+          absl::StrCat("MultiWorkerMirroredStrategy: worker ", worker_names_[w],
+                       " sent settings this build cannot read: \"",
+                       absl::CEscape(*value), "\""));
+      break;
+    }
+    result = CompareSettings(settings, worker_names_[static_cast<size_t>(me)],
+                             *theirs, worker_names_[w]);
+    if (!result.ok()) break;
+  }
+  // Leave once the others have this worker's settings, so that each of
+  // them reaches its own verdict instead of waiting out its timeout.
+  server_
+      ->AwaitBlobFetches(key.ToString(),
+                         static_cast<int64_t>(worker_targets_.size()) - 1,
+                         std::max(deadline - absl::Now(), absl::ZeroDuration()))
+      .IgnoreError();
+  return result;
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>>
@@ -863,6 +1046,7 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
       cluster::ClusterSpec::Create({{"worker", addresses}});
   if (!spec.ok()) return spec.status();
 
+  auto board = std::make_shared<internal::SettingsBoard>(num_workers);
   std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> out;
   for (int w = 0; w < num_workers; ++w) {
     cluster::SimpleClusterResolverOptions ro;
@@ -899,6 +1083,8 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
     strategy->task_type_ = "worker";
     strategy->task_id_ = w;
     strategy->options_ = options;
+    strategy->settings_board_ = board;
+    strategy->worker_names_ = workers->names;
     if (native != nullptr) {
       strategy->abort_group_ = [native](absl::Status reason) {
         return native->Abort(std::move(reason));

@@ -56,9 +56,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "devices/platform.h"
 #include "distribute/cluster/cluster_resolver.h"
 #include "distribute/collective/communication_options.h"
@@ -70,6 +72,9 @@
 namespace distribute {
 
 class InProcessCluster;
+namespace internal {
+class SettingsBoard;
+}  // namespace internal
 
 // What a native cross-worker all-reduce (NCCL) needs to form its group: the
 // group spans every worker's local devices, worker w holding ranks
@@ -168,6 +173,22 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // This task's server; null when training alone.
   Server* server() const { return server_.get(); }
 
+  // A training program's settings, as (name, value) pairs in the order to
+  // check them, e.g. {{"--global_batch", "256"}, {"--optimizer", "sgd"}}.
+  using Settings = std::vector<std::pair<std::string, std::string>>;
+  // Checks that every worker trains with the same `settings`: workers
+  // started with different ones would otherwise train to different
+  // results, or fail later without saying why. Every worker must call it,
+  // at the same point of its program (the n-th call of each worker meets
+  // the n-th of the others): each publishes its settings and compares the
+  // others'. FAILED_PRECONDITION on every worker, naming the first setting
+  // (in this worker's order; then any another worker gives that this one
+  // does not) whose values differ, with both values and both workers;
+  // DEADLINE_EXCEEDED (or the transport's error) naming a worker that did
+  // not answer within `timeout`. OK at once for a worker training alone.
+  absl::Status AgreeOnSettings(const Settings& settings,
+                               absl::Duration timeout = absl::Seconds(60));
+
  private:
   explicit MultiWorkerMirroredStrategy(
       std::unique_ptr<StrategyExtended> extended)
@@ -184,6 +205,13 @@ class MultiWorkerMirroredStrategy : public Strategy {
   std::string task_type_;
   int64_t task_id_ = 0;
   CommunicationOptions options_;
+  // Across worker processes: every worker's server (this one's own
+  // address) and name ("/job:worker/task:1"), in worker order.
+  std::vector<std::string> worker_targets_;
+  std::vector<std::string> worker_names_;
+  // In-process workers: where they meet to compare settings.
+  std::shared_ptr<internal::SettingsBoard> settings_board_;
+  int settings_calls_ = 0;  // AgreeOnSettings calls so far
   // The monitor goes before the server (members are destroyed in reverse).
   std::unique_ptr<Server> server_;
   std::unique_ptr<PeerMonitor> monitor_;

@@ -37,6 +37,7 @@ using ::distsim_test::ExitInfo;
 using ::distsim_test::RunfilePath;
 using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr absl::Duration kWait = absl::Seconds(90);
 constexpr int64_t kSteps = 3;
@@ -150,6 +151,59 @@ TEST(DistsimMultiWorkerTest, SlurmStepWorkersTrainLikeMirrored) {
   ASSERT_EQ(json.size(), 2u);
   EXPECT_NEAR(std::strtod(JsonField(json[0], "final_loss").c_str(), nullptr),
               MirroredLoss(4), 1e-5);
+}
+
+// Two workers started with different training flags both fail at start,
+// naming the flag and both values, instead of training to different
+// weights (a different --global_batch) or failing later without saying why.
+TEST(DistsimMultiWorkerTest, WorkersWithDifferentFlagsFailNamingTheFlag) {
+  struct Case {
+    std::string flag;
+    std::string worker0;
+    std::string worker1;
+  };
+  const Case cases[] = {
+      {"--global_batch", "32", "64"},
+      {"--optimizer", "sgd", "adam"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.flag);
+    absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
+    ASSERT_TRUE(ports.ok()) << ports.status();
+    const std::string cluster =
+        absl::StrCat("{\"worker\": [\"127.0.0.1:", (*ports)[0],
+                     "\", \"127.0.0.1:", (*ports)[1], "\"]}");
+    std::vector<std::unique_ptr<ChildProcess>> workers;
+    for (int w = 0; w < 2; ++w) {
+      std::vector<std::string> args = TrainArgs(
+          {"--platform=host:1", "--replicas=1", "--timeout_seconds=60",
+           absl::StrCat(c.flag, "=", w == 0 ? c.worker0 : c.worker1)});
+      auto child = ChildProcess::Spawn(
+          Distsim(), args,
+          {{"TF_CONFIG",
+            absl::StrCat("{\"cluster\": ", cluster,
+                         ", \"task\": {\"type\": \"worker\", \"index\": ", w,
+                         "}}")}},
+          TestTmpPath(absl::StrCat("disagree", w)));
+      ASSERT_TRUE(child.ok()) << child.status();
+      workers.push_back(*std::move(child));
+    }
+    for (int w = 0; w < 2; ++w) {
+      absl::StatusOr<ExitInfo> exit = workers[w]->Wait(kWait);
+      ASSERT_TRUE(exit.ok()) << exit.status();
+      EXPECT_TRUE(exit->exited && exit->code == 1) << workers[w]->Stderr();
+      const std::string err = workers[w]->Stderr();
+      EXPECT_THAT(err, HasSubstr("different settings")) << err;
+      EXPECT_THAT(err,
+                  HasSubstr(absl::StrCat(c.flag, " is \"",
+                                         w == 0 ? c.worker0 : c.worker1, "\"")))
+          << err;
+      EXPECT_THAT(err, HasSubstr(absl::StrCat(
+                           "\"", w == 0 ? c.worker1 : c.worker0, "\"")))
+          << err;
+      EXPECT_THAT(workers[w]->Stdout(), Not(HasSubstr("step")));
+    }
+  }
 }
 
 TEST(DistsimMultiWorkerTest, TwoRealWorkersTrainLikeMirrored) {

@@ -129,6 +129,34 @@ TEST(SimulatedClusterTest, OneWorkerPerHostWithGlobalReplicaIds) {
   }
 }
 
+// In-process workers compare their settings through the cluster: alike,
+// every worker goes on (call after call); different, every worker fails
+// with FAILED_PRECONDITION naming the setting and both values.
+TEST(SimulatedClusterTest, WorkersAgreeOnSettings) {
+  auto platform = Platform();
+  ASSERT_NE(platform, nullptr);
+  auto cluster = Cluster(*platform);
+  ASSERT_NE(cluster, nullptr);
+  std::vector<absl::Status> second(kWorkers);
+  absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
+    absl::Status same = s.AgreeOnSettings({{"--steps", "5"}, {"lr", "0.1"}});
+    if (!same.ok()) return same;
+    second[s.WorkerIndex()] = s.AgreeOnSettings(
+        {{"--steps", "5"},
+         {"--global_batch", s.WorkerIndex() == 0 ? "64" : "32"}});
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(ran.ok()) << ran;
+  for (int w = 0; w < kWorkers; ++w) {
+    EXPECT_EQ(second[w].code(), absl::StatusCode::kFailedPrecondition)
+        << second[w];
+    EXPECT_THAT(second[w].message(), HasSubstr("--global_batch is \""));
+    EXPECT_THAT(second[w].message(), HasSubstr("\"64\""));
+    EXPECT_THAT(second[w].message(), HasSubstr("\"32\""));
+    EXPECT_THAT(second[w].message(), HasSubstr("/job:worker/task:"));
+  }
+}
+
 TEST(SimulatedClusterTest, OneHostTopologyIsFailedPrecondition) {
   auto platform = simulator::SimPlatform::FromSpec("sim:dgx_h100");
   ASSERT_TRUE(platform.ok()) << platform.status();

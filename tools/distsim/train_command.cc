@@ -287,6 +287,16 @@ std::string LaunchedBy(distribute::cluster::ResolverKind kind) {
              : "TF_CONFIG is set";
 }
 
+// The flags that shape training, which every worker must give alike.
+distribute::MultiWorkerMirroredStrategy::Settings TrainingFlags(
+    const TrainOptions& options) {
+  return {{"--steps", absl::StrCat(options.steps)},
+          {"--global_batch", absl::StrCat(options.global_batch)},
+          {"--seed", absl::StrCat(options.seed)},
+          {"--optimizer", options.optimizer},
+          {"--learning_rate", absl::StrFormat("%.17g", options.learning_rate)}};
+}
+
 }  // namespace
 
 absl::Status RunTrain(const std::vector<std::string>& args) {
@@ -494,6 +504,10 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
         **platform, std::move(resolver), communication, server_options,
         std::move(local));
     if (!s.ok()) return s.status();
+    // Workers started with different training flags would train to
+    // different weights, or fail later without saying why.
+    absl::Status agreed = (*s)->AgreeOnSettings(TrainingFlags(options));
+    if (!agreed.ok()) return agreed;
     strategy = *std::move(s);
   } else {
     return absl::InvalidArgumentError(
