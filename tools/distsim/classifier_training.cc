@@ -1,5 +1,6 @@
 #include "tools/distsim/classifier_training.h"
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -241,6 +242,13 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
     if (on_step) {
       absl::Status s = on_step(report);
       if (!s.ok()) return s;
+    }
+    if (report.loss.has_value() && !std::isfinite(*report.loss)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the loss became ", *report.loss, " at step ",
+                       report.step, " of ", options.steps,
+                       ": the model diverged, so training stopped (as Keras' "
+                       "TerminateOnNaN); lower the learning rate"));
     }
   }
   for (const auto& v : vars) {

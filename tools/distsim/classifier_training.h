@@ -54,6 +54,11 @@ struct TrainResult {
 
 using StepCallback = std::function<absl::Status(const StepReport&)>;
 
+// Trains `options.steps` steps, calling `on_step` after each (its error
+// stops training and is returned). A loss that is not finite (the model
+// diverged) stops training after that step's on_step, as Keras'
+// TerminateOnNaN does: FAILED_PRECONDITION naming the step and the loss.
+
 absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                                             const TrainOptions& options,
                                             const StepCallback& on_step = {});

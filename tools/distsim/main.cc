@@ -37,6 +37,10 @@ void PrintHelp(const std::vector<Subcommand>& commands) {
 }  // namespace distsim
 
 int main(int argc, char** argv) {
+  // Progress lines reach a pipe or a file (a Slurm log, `| tee`) as they
+  // are printed, and a run stopped by a signal has printed every line it
+  // finished.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::vector<distsim::Subcommand> commands = distsim::Subcommands();
   absl::string_view name = distsim::kDefaultCommand;
   std::vector<std::string> args;

@@ -32,8 +32,11 @@
 // DeviceAssignment::Build.
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -137,8 +140,10 @@ absl::StatusOr<std::unique_ptr<distribute::TPUStrategy>> MakeTpuStrategy(
   return distribute::TPUStrategy::Create(platform, std::move(options));
 }
 
+// JSON has no NaN or infinity: those are null, as absent values are.
 std::string JsonNumber(const std::optional<double>& v) {
-  return v.has_value() ? absl::StrFormat("%.9g", *v) : "null";
+  return v.has_value() && std::isfinite(*v) ? absl::StrFormat("%.9g", *v)
+                                            : "null";
 }
 
 void PrintHeader(distribute::Strategy& strategy, const std::string& worker,
@@ -374,6 +379,16 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
     if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY")) {
       trace_path = absl::StrCat(dir, "/", trace_path);
     }
+  }
+  if (!trace_path.empty()) {
+    // Found out now, not after the last step.
+    std::FILE* file = std::fopen(trace_path.c_str(), "a");
+    if (file == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--trace=", trace_path, ": cannot write there (",
+                       std::strerror(errno), "); give a writable file path"));
+    }
+    std::fclose(file);
   }
   const bool multi_worker = strategy_name == "multi_worker_mirrored";
   absl::StatusOr<distribute::cluster::ResolverKind> resolver_kind =

@@ -1,0 +1,116 @@
+// `distsim train`, the binary, where training cannot go on: a loss that
+// diverges stops the run naming the step; a --trace path that cannot be
+// written fails before the first step; progress lines reach a file as they
+// are printed, so a run stopped by a signal has printed every step it
+// finished. Every child is waited for with a deadline and reaped.
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/subprocess.h"
+
+namespace {
+
+using ::distsim_test::ChildProcess;
+using ::distsim_test::ExitInfo;
+using ::distsim_test::RunfilePath;
+using ::distsim_test::TestTmpPath;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr absl::Duration kWait = absl::Seconds(90);
+
+std::string Distsim() { return RunfilePath("tools/distsim"); }
+
+struct Ran {
+  ExitInfo exit;
+  std::string out;
+  std::string err;
+};
+
+Ran RunDistsim(const std::vector<std::string>& args, const std::string& name) {
+  Ran ran;
+  auto child = ChildProcess::Spawn(Distsim(), args, {}, TestTmpPath(name));
+  EXPECT_TRUE(child.ok()) << child.status();
+  if (!child.ok()) return ran;
+  absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
+  EXPECT_TRUE(exit.ok()) << exit.status();
+  if (exit.ok()) ran.exit = *exit;
+  ran.out = (*child)->Stdout();
+  ran.err = (*child)->Stderr();
+  return ran;
+}
+
+// A learning rate of 1e30 blows the weights up within a few steps: the run
+// prints the steps it took, then fails naming the step whose loss is not
+// finite, and prints no results (no JSON line with a NaN in it).
+TEST(DistsimTrainTest, DivergingLossStopsNamingTheStep) {
+  const Ran ran = RunDistsim(
+      {"train", "--strategy=one_device", "--platform=host", "--steps=50",
+       "--global_batch=32", "--learning_rate=1e30", "--json"},
+      "diverge");
+  EXPECT_TRUE(ran.exit.exited && ran.exit.code == 1) << ran.err;
+  EXPECT_THAT(ran.err, HasSubstr("the model diverged")) << ran.err;
+  EXPECT_THAT(ran.err, HasSubstr("at step ")) << ran.err;
+  EXPECT_THAT(ran.err, HasSubstr("of 50")) << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("step    1/50")) << ran.out;
+  EXPECT_THAT(ran.out, Not(HasSubstr("step   50/50"))) << ran.out;
+  EXPECT_THAT(ran.out, Not(HasSubstr("\"final_loss\""))) << ran.out;
+}
+
+TEST(DistsimTrainTest, UnwritableTraceFailsBeforeTraining) {
+  const std::string dir = TestTmpPath("no_such_dir");
+  const Ran ran = RunDistsim({"train", "--platform=sim:dgx_h100", "--steps=3",
+                              absl::StrCat("--trace=", dir, "/sub/t.json")},
+                             "trace");
+  EXPECT_TRUE(ran.exit.exited && ran.exit.code == 1) << ran.err;
+  EXPECT_THAT(ran.err, HasSubstr("--trace=")) << ran.err;
+  EXPECT_THAT(ran.err, HasSubstr("cannot write there")) << ran.err;
+  EXPECT_THAT(ran.out, Not(HasSubstr("step "))) << ran.out;
+}
+
+// stdout is a file here (as under Slurm or `| tee`): once the output shows
+// step 3, a SIGTERM leaves every printed line whole, the last one
+// included, and the steps in order.
+TEST(DistsimTrainTest, ProgressLinesReachAFileAsPrinted) {
+  auto child =
+      ChildProcess::Spawn(Distsim(),
+                          {"train", "--strategy=one_device", "--platform=host",
+                           "--steps=100000000", "--global_batch=32"},
+                          {}, TestTmpPath("progress"));
+  ASSERT_TRUE(child.ok()) << child.status();
+  const absl::Time deadline = absl::Now() + kWait;
+  while (!absl::StrContains((*child)->Stdout(), "step    3/") &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_THAT((*child)->Stdout(), HasSubstr("step    3/"))
+      << "no step line reached the file within " << kWait;
+  ASSERT_EQ(kill((*child)->pid(), SIGTERM), 0);
+  absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_FALSE(exit->exited);
+  EXPECT_EQ(exit->signal, SIGTERM);
+  const std::string out = (*child)->Stdout();
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out.back(), '\n')
+      << "a line was cut: ..."
+      << out.substr(out.size() > 200 ? out.size() - 200 : 0);
+  int64_t expected = 1;
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "step ")) continue;
+    EXPECT_THAT(std::string(line),
+                HasSubstr(absl::StrCat(" ", expected, "/100000000")));
+    ++expected;
+  }
+  EXPECT_GE(expected, 4);
+}
+
+}  // namespace
