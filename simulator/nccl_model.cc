@@ -337,10 +337,34 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
   return out;
 }
 
+// The share of a tree's bandwidth it reaches at mid sizes, per protocol
+// (LL, LL128, simple), at 64 B * 2^k for k = 0 .. 22 (64 B to 256 MiB;
+// 1 beyond): a tree's pipeline of chunks through its depth runs well below
+// its asymptotic rate there. Source: NVIDIA's own tuner, which scales its
+// tree bandwidth by these measured factors before it picks an algorithm
+// (NVIDIA/nccl src/graph/tuning.cc, treeCorrectionFactor, NCCL 2.19 to
+// 2.21: "Trees are not perfectly sticking to the model for medium sizes").
+// Not fitted here.
+constexpr double kTreeMidSizeFactor[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+};
+
+double TreeMidSizeFactor(NcclProtocol p, int64_t bytes) {
+  int k = 0;
+  for (int64_t chunks = bytes >> 6; chunks > 1; chunks >>= 1) ++k;
+  if (k >= 23) return 1.0;
+  return kTreeMidSizeFactor[static_cast<int>(p)][k];
+}
+
 // One collective on the GPUs, from the moment every rank's kernel runs.
 double GpuTimeUs(const NcclCandidate& c, int64_t bytes) {
   return c.latency_us + c.fill_us +
-         static_cast<double>(bytes) / (c.algbw_GBps * 1e3);
+         static_cast<double>(bytes) / (c.algbw_GBps * c.size_factor * 1e3);
 }
 
 // The mean time of options.iters collectives issued back to back.
@@ -573,6 +597,9 @@ absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
   }
   const NcclCandidate* best = nullptr;
   for (NcclCandidate& c : prediction.candidates) {
+    if (c.algorithm == NcclAlgorithm::kTree) {
+      c.size_factor = TreeMidSizeFactor(c.protocol, bytes);
+    }
     c.time_us = MeanTime(op, c, bytes, options);
     // Equal times (up to rounding: a single-node tree and ring take the
     // same latency) go to the earlier candidate.

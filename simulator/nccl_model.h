@@ -83,6 +83,9 @@ struct NcclCandidate {
   double latency_us = 0;
   // Algorithm bandwidth (bytes / time at large sizes), GB/s (1e9 B/s).
   double algbw_GBps = 0;
+  // The share of algbw_GBps reached at this size: below 1 for trees at
+  // mid sizes, whose pipeline through their depth runs below its rate.
+  double size_factor = 1;
   // The time the pipeline takes to fill before it runs at algbw_GBps.
   double fill_us = 0;
   // The part of the latency that back-to-back collectives overlap: the

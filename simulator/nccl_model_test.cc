@@ -334,11 +334,33 @@ TEST(NcclModelTest, ChoiceIsTheFastestCandidate) {
     const NcclPrediction p = Predict(t, Gpus(t), NcclOp::kAllReduce, bytes);
     for (const NcclCandidate& c : p.candidates) {
       EXPECT_GE(c.time_us, p.time_us);
-      EXPECT_DOUBLE_EQ(c.time_us,
-                       c.latency_us + c.fill_us +
-                           static_cast<double>(bytes) / (c.algbw_GBps * 1e3));
+      EXPECT_DOUBLE_EQ(c.time_us, c.latency_us + c.fill_us +
+                                      static_cast<double>(bytes) /
+                                          (c.algbw_GBps * c.size_factor * 1e3));
+      if (c.algorithm != NcclAlgorithm::kTree) {
+        EXPECT_EQ(c.size_factor, 1);
+      }
     }
   }
+}
+
+// Trees reach their rate only at the ends of the size range: at 1 MiB an
+// LL tree runs at half of it, at 512 MiB and beyond at all of it (NVIDIA's
+// tuner's factors).
+TEST(NcclModelTest, TreesRunBelowTheirRateAtMidSizes) {
+  const Topology t = Load("dgx_h100_cluster:2");
+  NcclRunOptions tree_ll;
+  tree_ll.algorithms = "tree";
+  tree_ll.protocols = "ll";
+  absl::StatusOr<NcclPrediction> mid =
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, int64_t{1} << 20, tree_ll);
+  ASSERT_TRUE(mid.ok()) << mid.status();
+  ASSERT_EQ(mid->candidates.size(), 1u);
+  EXPECT_DOUBLE_EQ(mid->candidates[0].size_factor, 0.5);
+  absl::StatusOr<NcclPrediction> large =
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, int64_t{1} << 29, tree_ll);
+  ASSERT_TRUE(large.ok()) << large.status();
+  EXPECT_DOUBLE_EQ(large->candidates[0].size_factor, 1.0);
 }
 
 TEST(NcclModelTest, OneRankIsALocalCopy) {
