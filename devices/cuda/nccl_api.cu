@@ -1,15 +1,44 @@
 // NCCL behind the raw interface of nccl_api.h (host code only; nvcc
-// compiles it so that nccl.h is read from the CUDA installation).
+// compiles it so that nccl.h is read from the CUDA installation). NCCL is
+// opened with dlopen on the first call (lazy_library.h), so binaries that
+// never form an NCCL group never map it.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <cstring>
 
 #include "devices/cuda/kernel_math.h"
+#include "devices/cuda/lazy_library.h"
 #include "devices/cuda/nccl_api.h"
+
+#define DISTSIM_STR2(x) #x
+#define DISTSIM_STR(x) DISTSIM_STR2(x)
 
 namespace devices {
 namespace cuda {
+namespace {
+
+LazyLibrary& Nccl() {
+  static LazyLibrary* const library = new LazyLibrary(
+      "NCCL", {"libnccl.so." DISTSIM_STR(NCCL_MAJOR), "libnccl.so"});
+  return *library;
+}
+
+// The NCCL function `symbol`, of type F (taken with decltype, which
+// references no symbol: the binary does not link NCCL); null where NCCL
+// cannot be loaded.
+template <typename F>
+F* Resolve(const char* symbol) {
+  return reinterpret_cast<F*>(Nccl().Symbol(symbol));
+}
+
+// Declares `fn`, the NCCL function `name`, resolved once; returns
+// ncclSystemError from the enclosing function where NCCL is missing.
+#define DISTSIM_NCCL_FN(fn, name)                         \
+  static auto* const fn = Resolve<decltype(name)>(#name); \
+  if (fn == nullptr) return ncclSystemError
+
+}  // namespace
 
 static_assert(kNcclSuccess == ncclSuccess);
 static_assert(kNcclUnhandledCudaError == ncclUnhandledCudaError);
@@ -22,8 +51,9 @@ static_assert(kNcclInProgress == ncclInProgress);
 static_assert(kNcclUniqueIdBytes == sizeof(ncclUniqueId));
 
 int NcclVersion() {
+  static auto* const get = Resolve<decltype(ncclGetVersion)>("ncclGetVersion");
   int version = 0;
-  ncclGetVersion(&version);
+  if (get != nullptr) get(&version);
   return version;
 }
 
@@ -79,99 +109,133 @@ int NcclRedOpOf(int dtype, int op) {
 }
 
 int NcclGetUniqueId(char* id) {
+  DISTSIM_NCCL_FN(get_unique_id, ncclGetUniqueId);
   ncclUniqueId unique_id;
-  const ncclResult_t result = ncclGetUniqueId(&unique_id);
+  const ncclResult_t result = get_unique_id(&unique_id);
   if (result == ncclSuccess) std::memcpy(id, &unique_id, sizeof(unique_id));
   return result;
 }
 
 int NcclCommInitRankNonBlocking(ncclComm** comm, int nranks, const char* id,
                                 int rank) {
+  DISTSIM_NCCL_FN(init, ncclCommInitRankConfig);
   ncclUniqueId unique_id;
   std::memcpy(&unique_id, id, sizeof(unique_id));
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  return ncclCommInitRankConfig(comm, nranks, unique_id, rank, &config);
+  return init(comm, nranks, unique_id, rank, &config);
 }
 
 int NcclCommGetAsyncError(ncclComm* comm, int* async_error) {
+  DISTSIM_NCCL_FN(get_error, ncclCommGetAsyncError);
   ncclResult_t state = ncclSuccess;
-  const ncclResult_t result = ncclCommGetAsyncError(comm, &state);
+  const ncclResult_t result = get_error(comm, &state);
   *async_error = state;
   return result;
 }
 
-int NcclCommFinalize(ncclComm* comm) { return ncclCommFinalize(comm); }
-int NcclCommDestroy(ncclComm* comm) { return ncclCommDestroy(comm); }
-int NcclCommAbort(ncclComm* comm) { return ncclCommAbort(comm); }
-
-const char* NcclErrorString(int result) {
-  return ncclGetErrorString(static_cast<ncclResult_t>(result));
+int NcclCommFinalize(ncclComm* comm) {
+  DISTSIM_NCCL_FN(finalize, ncclCommFinalize);
+  return finalize(comm);
+}
+int NcclCommDestroy(ncclComm* comm) {
+  DISTSIM_NCCL_FN(destroy, ncclCommDestroy);
+  return destroy(comm);
+}
+int NcclCommAbort(ncclComm* comm) {
+  DISTSIM_NCCL_FN(abort_comm, ncclCommAbort);
+  return abort_comm(comm);
 }
 
-const char* NcclLastError(ncclComm* comm) { return ncclGetLastError(comm); }
+const char* NcclErrorString(int result) {
+  static auto* const text =
+      Resolve<decltype(ncclGetErrorString)>("ncclGetErrorString");
+  // Without NCCL, why it could not be loaded.
+  if (text == nullptr) return Nccl().error();
+  return text(static_cast<ncclResult_t>(result));
+}
 
-int NcclGroupStart() { return ncclGroupStart(); }
-int NcclGroupEnd() { return ncclGroupEnd(); }
+const char* NcclLastError(ncclComm* comm) {
+  static auto* const last =
+      Resolve<decltype(ncclGetLastError)>("ncclGetLastError");
+  if (last == nullptr) return Nccl().error();
+  return last(comm);
+}
+
+int NcclGroupStart() {
+  DISTSIM_NCCL_FN(start, ncclGroupStart);
+  return start();
+}
+int NcclGroupEnd() {
+  DISTSIM_NCCL_FN(end, ncclGroupEnd);
+  return end();
+}
 
 int NcclAllReduce(const void* send, void* recv, size_t count, int dtype, int op,
                   ncclComm* comm, cudaStream_t stream) {
+  DISTSIM_NCCL_FN(all_reduce, ncclAllReduce);
   const int type = NcclDataTypeOf(dtype);
   const int red = NcclRedOpOf(dtype, op);
   if (type < 0 || red < 0) return ncclInvalidArgument;
-  return ncclAllReduce(send, recv, count, static_cast<ncclDataType_t>(type),
-                       static_cast<ncclRedOp_t>(red), comm, stream);
+  return all_reduce(send, recv, count, static_cast<ncclDataType_t>(type),
+                    static_cast<ncclRedOp_t>(red), comm, stream);
 }
 
 int NcclReduce(const void* send, void* recv, size_t count, int dtype, int op,
                int root, ncclComm* comm, cudaStream_t stream) {
+  DISTSIM_NCCL_FN(reduce, ncclReduce);
   const int type = NcclDataTypeOf(dtype);
   const int red = NcclRedOpOf(dtype, op);
   if (type < 0 || red < 0) return ncclInvalidArgument;
-  return ncclReduce(send, recv, count, static_cast<ncclDataType_t>(type),
-                    static_cast<ncclRedOp_t>(red), root, comm, stream);
+  return reduce(send, recv, count, static_cast<ncclDataType_t>(type),
+                static_cast<ncclRedOp_t>(red), root, comm, stream);
 }
 
 int NcclBroadcast(const void* send, void* recv, size_t count, int dtype,
                   int root, ncclComm* comm, cudaStream_t stream) {
+  DISTSIM_NCCL_FN(broadcast, ncclBroadcast);
   const int type = NcclDataTypeOf(dtype);
   if (type < 0) return ncclInvalidArgument;
-  return ncclBroadcast(send, recv, count, static_cast<ncclDataType_t>(type),
-                       root, comm, stream);
+  return broadcast(send, recv, count, static_cast<ncclDataType_t>(type), root,
+                   comm, stream);
 }
 
 int NcclAllGather(const void* send, void* recv, size_t send_count, int dtype,
                   ncclComm* comm, cudaStream_t stream) {
+  DISTSIM_NCCL_FN(all_gather, ncclAllGather);
   const int type = NcclDataTypeOf(dtype);
   if (type < 0) return ncclInvalidArgument;
-  return ncclAllGather(send, recv, send_count,
-                       static_cast<ncclDataType_t>(type), comm, stream);
+  return all_gather(send, recv, send_count, static_cast<ncclDataType_t>(type),
+                    comm, stream);
 }
 
 int NcclReduceScatter(const void* send, void* recv, size_t recv_count,
                       int dtype, int op, ncclComm* comm, cudaStream_t stream) {
+  DISTSIM_NCCL_FN(reduce_scatter, ncclReduceScatter);
   const int type = NcclDataTypeOf(dtype);
   const int red = NcclRedOpOf(dtype, op);
   if (type < 0 || red < 0) return ncclInvalidArgument;
-  return ncclReduceScatter(send, recv, recv_count,
-                           static_cast<ncclDataType_t>(type),
-                           static_cast<ncclRedOp_t>(red), comm, stream);
+  return reduce_scatter(send, recv, recv_count,
+                        static_cast<ncclDataType_t>(type),
+                        static_cast<ncclRedOp_t>(red), comm, stream);
 }
 
 int NcclSend(const void* send, size_t count, int dtype, int peer,
              ncclComm* comm, cudaStream_t stream) {
+  DISTSIM_NCCL_FN(send_fn, ncclSend);
   const int type = NcclDataTypeOf(dtype);
   if (type < 0) return ncclInvalidArgument;
-  return ncclSend(send, count, static_cast<ncclDataType_t>(type), peer, comm,
-                  stream);
+  return send_fn(send, count, static_cast<ncclDataType_t>(type), peer, comm,
+                 stream);
 }
 
 int NcclRecv(void* recv, size_t count, int dtype, int peer, ncclComm* comm,
              cudaStream_t stream) {
+  DISTSIM_NCCL_FN(recv_fn, ncclRecv);
   const int type = NcclDataTypeOf(dtype);
   if (type < 0) return ncclInvalidArgument;
-  return ncclRecv(recv, count, static_cast<ncclDataType_t>(type), peer, comm,
-                  stream);
+  return recv_fn(recv, count, static_cast<ncclDataType_t>(type), peer, comm,
+                 stream);
 }
 
 }  // namespace cuda
