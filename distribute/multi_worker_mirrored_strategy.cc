@@ -263,6 +263,47 @@ struct AllReduceProfile {
   }
 };
 
+absl::Mutex wait_reporter_mu(absl::kConstInit);
+WaitReporter& InstalledWaitReporter()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(wait_reporter_mu) {
+  static auto* const reporter = new WaitReporter();
+  return *reporter;
+}
+
+void ReportWaiting(const std::string& line) {
+  WaitReporter reporter;
+  {
+    absl::MutexLock lock(&wait_reporter_mu);
+    reporter = InstalledWaitReporter();
+  }
+  if (reporter) reporter(line);
+}
+
+// FetchBlob from worker `name` at `target` until `deadline`, saying every
+// kWaitReportInterval that it is still waiting (SetWaitReporter).
+absl::StatusOr<std::string> FetchFromWorker(
+    const Server& server, const std::string& name, const std::string& target,
+    const BlobKey& key, absl::Time deadline, absl::Duration timeout) {
+  const absl::Time start = absl::Now();
+  while (true) {
+    const absl::Duration left = deadline - absl::Now();
+    absl::StatusOr<std::string> value = FetchBlob(
+        server.channel_options(), target, key,
+        std::max(std::min(left, kWaitReportInterval), absl::Milliseconds(1)));
+    if (value.ok() || !absl::IsDeadlineExceeded(value.status()) ||
+        absl::Now() >= deadline) {
+      return value;
+    }
+    ReportWaiting(
+        absl::StrCat("MultiWorkerMirroredStrategy: still waiting for worker ",
+                     name, " (", target, ") after ",
+                     absl::FormatDuration(
+                         absl::Trunc(absl::Now() - start, absl::Seconds(1))),
+                     " of ", absl::FormatDuration(timeout),
+                     "; start every worker of the cluster"));
+  }
+}
+
 // Every worker publishes its AllReduceProfile on its server and fetches the
 // others' (from `targets`, within `timeout`). Workers that take different
 // all-reduces (say NCCL on a worker of GPUs beside gRPC's on a worker of
@@ -287,9 +328,8 @@ absl::StatusOr<bool> AgreeOnTheAllReduce(
   const absl::Time deadline = absl::Now() + timeout;
   for (size_t w = 0; w < n; ++w) {
     if (static_cast<int>(w) == workers.index) continue;
-    absl::StatusOr<std::string> value =
-        FetchBlob(server.channel_options(), targets[w], key,
-                  std::max(deadline - absl::Now(), absl::Milliseconds(1)));
+    absl::StatusOr<std::string> value = FetchFromWorker(
+        server, workers.names[w], targets[w], key, deadline, timeout);
     if (!value.ok()) {
       return absl::Status(
           value.status().code(),
@@ -709,6 +749,12 @@ absl::StatusOr<std::vector<std::string>> WorkerDevices(
 
 }  // namespace
 
+void SetWaitReporter(WaitReporter reporter) {
+  WaitReporter old;  // Destroyed after the lock is released.
+  absl::MutexLock lock(&wait_reporter_mu);
+  old = std::exchange(InstalledWaitReporter(), std::move(reporter));
+}
+
 void SetCrossWorkerNativeOps(CrossWorkerNativeOpsFactory factory) {
   CrossWorkerNativeOpsFactory old;  // Destroyed after the lock is released.
   absl::MutexLock lock(&native_ops_mu);
@@ -943,9 +989,8 @@ absl::Status MultiWorkerMirroredStrategy::AgreeOnSettings(
   absl::Status result;
   for (size_t w = 0; w < worker_targets_.size(); ++w) {
     if (static_cast<int>(w) == me) continue;
-    absl::StatusOr<std::string> value =
-        FetchBlob(server_->channel_options(), worker_targets_[w], key,
-                  std::max(deadline - absl::Now(), absl::Milliseconds(1)));
+    absl::StatusOr<std::string> value = FetchFromWorker(
+        *server_, worker_names_[w], worker_targets_[w], key, deadline, timeout);
     if (!value.ok()) {
       result = absl::Status(
           value.status().code(),

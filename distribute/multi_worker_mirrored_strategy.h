@@ -103,6 +103,17 @@ using CrossWorkerNativeOpsFactory =
 // Thread-safe; affects strategies created afterwards.
 void SetCrossWorkerNativeOps(CrossWorkerNativeOpsFactory factory);
 
+// Where worker processes say that they are still waiting for others (TF
+// logs "Waiting for the cluster"): while Create's rendezvous or
+// AgreeOnSettings waits for a worker that has not answered, `reporter`
+// gets a line every kWaitReportInterval, e.g. "MultiWorkerMirroredStrategy:
+// still waiting for worker /job:worker/task:1 (10.0.0.2:2222) after 5s of
+// 1m; start every worker of the cluster". Null (the default): silent.
+// Thread-safe; called from the waiting thread.
+using WaitReporter = std::function<void(const std::string&)>;
+void SetWaitReporter(WaitReporter reporter);
+inline constexpr absl::Duration kWaitReportInterval = absl::Seconds(5);
+
 class MultiWorkerMirroredStrategy : public Strategy {
  public:
   // resolver null: TFConfigClusterResolver::FromEnvironment() (TF_CONFIG).

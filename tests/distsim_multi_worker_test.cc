@@ -14,9 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
 #include "devices/platform_registry.h"
@@ -203,6 +205,48 @@ TEST(DistsimMultiWorkerTest, WorkersWithDifferentFlagsFailNamingTheFlag) {
           << err;
       EXPECT_THAT(workers[w]->Stdout(), Not(HasSubstr("step")));
     }
+  }
+}
+
+// A worker started alone says every few seconds which worker it waits
+// for; once that worker starts, both train. (The second worker is started
+// only after the first has said so: no timing is assumed.)
+TEST(DistsimMultiWorkerTest, AWorkerWaitingForItsPeerSaysSo) {
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(2);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  const std::string cluster =
+      absl::StrCat("{\"worker\": [\"127.0.0.1:", (*ports)[0],
+                   "\", \"127.0.0.1:", (*ports)[1], "\"]}");
+  auto env = [&](int w) {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"TF_CONFIG",
+         absl::StrCat("{\"cluster\": ", cluster,
+                      ", \"task\": {\"type\": \"worker\", \"index\": ", w,
+                      "}}")}};
+  };
+  const std::vector<std::string> args =
+      TrainArgs({"--platform=host:1", "--replicas=1", "--timeout_seconds=60"});
+  auto first =
+      ChildProcess::Spawn(Distsim(), args, env(0), TestTmpPath("alone0"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  const absl::Time deadline = absl::Now() + kWait;
+  while (!absl::StrContains((*first)->Stderr(), "still waiting for worker") &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  const std::string waiting = (*first)->Stderr();
+  EXPECT_THAT(
+      waiting,
+      HasSubstr("still waiting for worker /job:worker/task:1 (127.0.0.1:"))
+      << waiting;
+  auto second =
+      ChildProcess::Spawn(Distsim(), args, env(1), TestTmpPath("alone1"));
+  ASSERT_TRUE(second.ok()) << second.status();
+  for (auto* child : {first->get(), second->get()}) {
+    absl::StatusOr<ExitInfo> exit = child->Wait(kWait);
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    EXPECT_TRUE(exit->exited && exit->code == 0) << child->Stderr();
+    EXPECT_THAT(child->Stdout(), HasSubstr(absl::StrCat("step    ", kSteps)));
   }
 }
 

@@ -511,6 +511,11 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       if (!token.ok()) return token.status();
       server_options.cluster_token = *std::move(token);
     }
+    // A worker whose peers are late says so every few seconds.
+    distribute::SetWaitReporter([](const std::string& line) {
+      std::fprintf(stderr, "distsim train: %s\n", line.c_str());
+      std::fflush(stderr);
+    });
     // --replicas=0 leaves the choice to the strategy (TF's: the GPUs, else
     // the first CPU); every worker must give the same.
     std::vector<std::string> local;
