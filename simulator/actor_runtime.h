@@ -1,11 +1,9 @@
 // Deterministic parking of host threads for a long-lived simulation: the
 // runtime behind the simulated platform (sim_platform.h).
 //
-// simulator::Scheduler (actor.h) drives one closed simulation from a
-// dedicated thread until its fixed set of actors finishes. A platform lives
-// longer than that: threads bind and unbind while it runs, block on host
-// primitives the simulator cannot see, and call it from unbound threads. The
-// ActorRuntime keeps the Scheduler's rules and adds what that needs:
+// A simulated platform lives long: threads bind and unbind while it runs,
+// block on host primitives the simulator cannot see, and call it from
+// unbound threads. The ActorRuntime serialises them onto one engine:
 //
 //  - Actors register and unregister at any time (Register/Unregister). An
 //    actor counts as *running* until it parks, suspends or unregisters.

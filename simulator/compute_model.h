@@ -23,7 +23,7 @@
 // Faults (through a FaultInjector or the Kill/SetStraggler calls): a dead
 // device, or a device whose host died, fails its queued and running kernels
 // with UNAVAILABLE naming it and refuses new ones. Single-threaded except
-// MemoryTracker: call it from the engine's thread (see simulator::Scheduler).
+// MemoryTracker: call it from the engine's thread (see actor_runtime.h).
 #ifndef SIMULATOR_COMPUTE_MODEL_H_
 #define SIMULATOR_COMPUTE_MODEL_H_
 

@@ -6,8 +6,9 @@
 // time therefore run in actor-id order, and two events of one actor at the
 // same time run in the order that actor scheduled them: exactly the order of
 // a per-actor sequence counter, never the host's thread timing. The engine is
-// single-threaded: only one thread may call it at a time (simulator::Scheduler
-// serialises the host threads of simulated replicas onto it). There is no
+// single-threaded: only one thread may call it at a time (the ActorRuntime,
+// actor_runtime.h, serialises the host threads of simulated replicas onto
+// it). There is no
 // global engine; any number may coexist.
 //
 //   Engine engine;

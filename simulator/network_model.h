@@ -30,7 +30,7 @@
 // SetLinkSlowdown(l, k) divides its bandwidth by k. With a FaultInjector the
 // model owns the links by name, counts one operation per link per started
 // flow, and applies link faults from the script. Single-threaded: call it
-// from the engine's thread (see simulator::Scheduler).
+// from the engine's thread (see actor_runtime.h).
 #ifndef SIMULATOR_NETWORK_MODEL_H_
 #define SIMULATOR_NETWORK_MODEL_H_
 
