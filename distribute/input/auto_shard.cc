@@ -39,9 +39,12 @@ absl::StatusOr<Dataset> ShardByFile(const Dataset& dataset, int64_t num_workers,
         absl::StrCat("Did not find a shardable source: ", node.Describe(),
                      " has no input and is not a file reader"));
   }
-  absl::StatusOr<Dataset> sharded = ShardByFile(inputs[0], num_workers, index);
-  if (!sharded.ok()) return sharded.status();
-  inputs[0] = *std::move(sharded);
+  // Every input (a Zip has several) reads its share of its files.
+  for (Dataset& input : inputs) {
+    absl::StatusOr<Dataset> sharded = ShardByFile(input, num_workers, index);
+    if (!sharded.ok()) return sharded.status();
+    input = *std::move(sharded);
+  }
   return Dataset(node.WithInputs(std::move(inputs)));
 }
 

@@ -121,6 +121,30 @@ TEST(AutoShardTest, FileWalksThroughEveryPassThroughOp) {
   EXPECT_THAT(w->DebugString(), HasSubstr("Reader(f3) -> Map"));
 }
 
+// FILE sharding of a Zip shards every input's files; a Zip with an input
+// that reads no files cannot be sharded by file.
+TEST(AutoShardTest, FileShardsEveryInputOfAZip) {
+  Dataset ds = *Dataset::Zip({*Files(4), *Files(4)});
+  absl::StatusOr<Dataset> w1 = AutoShard(ds, 2, 1, AutoShardPolicy::kFile, 2);
+  ASSERT_TRUE(w1.ok()) << w1.status();
+  std::unique_ptr<Iterator> it = w1->MakeIterator();
+  std::vector<int64_t> left, right;
+  while (true) {
+    absl::StatusOr<std::optional<Element>> e = it->GetNext();
+    ASSERT_TRUE(e.ok()) << e.status();
+    if (!e->has_value()) break;
+    left.push_back(testing::Values((**e)[0])[0]);
+    right.push_back(testing::Values((**e)[1])[0]);
+  }
+  const std::vector<int64_t> files_1_and_3 = {100, 101, 102, 300, 301, 302};
+  EXPECT_EQ(left, files_1_and_3);
+  EXPECT_EQ(right, files_1_and_3);
+  absl::StatusOr<Dataset> mixed =
+      AutoShard(*Dataset::Zip({*Files(4), Dataset::Range(12)}), 2, 1,
+                AutoShardPolicy::kFile, 2);
+  EXPECT_EQ(mixed.status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST(AutoShardTest, FileWithoutAReaderIsNotFound) {
   absl::StatusOr<Dataset> w =
       AutoShard(*Dataset::Range(10).Batch(2), 2, 0, AutoShardPolicy::kFile, 2);

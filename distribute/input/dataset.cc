@@ -92,6 +92,13 @@ absl::StatusOr<Dataset> Dataset::FromFiles(std::vector<std::string> files,
   return Dataset(internal::MakeReaderNode(std::move(files), std::move(reader)));
 }
 
+absl::StatusOr<Dataset> Dataset::Zip(std::vector<Dataset> datasets) {
+  if (datasets.empty()) {
+    return absl::InvalidArgumentError("Zip needs at least one dataset");
+  }
+  return Dataset(internal::MakeZipNode(std::move(datasets)));
+}
+
 Dataset Dataset::Map(MapFn fn) const {
   return Dataset(internal::MakeMapNode(*this, std::move(fn)));
 }

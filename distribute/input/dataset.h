@@ -113,6 +113,13 @@ class Dataset {
   static absl::StatusOr<Dataset> FromFiles(std::vector<std::string> files,
                                            ReaderFn reader);
 
+  // Elements of `datasets` side by side (tf.data.Dataset.zip): element i
+  // holds the components of every dataset's element i, in order (tf.data's
+  // tuple, flattened); it ends with the shortest dataset. An input's error
+  // takes the place of that element. FILE auto-sharding shards every input.
+  // INVALID_ARGUMENT for no datasets.
+  static absl::StatusOr<Dataset> Zip(std::vector<Dataset> datasets);
+
   // --- Transformations -----------------------------------------------------
 
   // fn(element) for every element; an error from fn is returned by GetNext

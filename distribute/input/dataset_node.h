@@ -54,7 +54,8 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
   virtual int64_t StaticBatchSize() const { return -1; }
   virtual ShardRole shard_role() const { return ShardRole::kPassThrough; }
 
-  // The datasets this op reads (none for sources, one otherwise).
+  // The datasets this op reads (none for sources, several for Zip, one
+  // otherwise).
   virtual std::vector<Dataset> inputs() const = 0;
   // The same op with the same arguments reading `inputs` instead
   // (inputs.size() == inputs().size()). Sources return a copy of
@@ -119,6 +120,7 @@ NodePtr MakeLegacyRebatchNode(Dataset input, int64_t num_replicas);
 NodePtr MakeShuffleNode(Dataset input, int64_t buffer_size, uint64_t seed,
                         bool reshuffle_each_iteration);
 NodePtr MakePrefetchNode(Dataset input, int64_t buffer_size);
+NodePtr MakeZipNode(std::vector<Dataset> inputs);
 
 // The message of ShardDataset's require_non_empty check (TF's).
 std::string NotEnoughElementsForShardsMessage(int64_t num_elements,

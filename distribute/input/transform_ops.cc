@@ -1,4 +1,5 @@
-// Element-wise and counting transformations: Map, Take, Skip, Repeat, Shard.
+// Element-wise and counting transformations: Map, Take, Skip, Repeat, Shard,
+// Zip.
 
 #include <algorithm>
 #include <limits>
@@ -288,7 +289,78 @@ class ShardNode : public UnaryNode {
   const bool require_non_empty_;
 };
 
+// --- Zip --------------------------------------------------------------------
+
+class ZipNode : public DatasetNode {
+ public:
+  explicit ZipNode(std::vector<Dataset> inputs) : inputs_(std::move(inputs)) {}
+  std::string op() const override { return "Zip"; }
+  std::string Describe() const override {
+    return absl::StrCat("Zip(", inputs_.size(), " datasets)");
+  }
+  // tf.data's: the shortest input's, unknown if any input's is.
+  int64_t Cardinality() const override {
+    int64_t result = kInfiniteCardinality;
+    for (const Dataset& input : inputs_) {
+      const int64_t n = input.Cardinality();
+      if (n == kUnknownCardinality) return kUnknownCardinality;
+      if (n == kInfiniteCardinality) continue;
+      result = result == kInfiniteCardinality ? n : std::min(result, n);
+    }
+    return result;
+  }
+  // The inputs' batch size where they all have the same one.
+  int64_t StaticBatchSize() const override {
+    const int64_t first = inputs_[0].StaticBatchSize();
+    for (const Dataset& input : inputs_) {
+      if (input.StaticBatchSize() != first) return -1;
+    }
+    return first;
+  }
+  std::vector<Dataset> inputs() const override { return inputs_; }
+  NodePtr WithInputs(std::vector<Dataset> inputs) const override {
+    return std::make_shared<ZipNode>(std::move(inputs));
+  }
+  std::unique_ptr<Iterator> MakeIterator(uint64_t key) const override {
+    class It : public Iterator {
+     public:
+      explicit It(std::vector<std::unique_ptr<Iterator>> inputs)
+          : inputs_(std::move(inputs)) {}
+      absl::StatusOr<std::optional<Element>> GetNext() override {
+        if (ended_) return std::nullopt;
+        Element out;
+        for (const std::unique_ptr<Iterator>& input : inputs_) {
+          absl::StatusOr<std::optional<Element>> next = input->GetNext();
+          if (!next.ok()) return next.status();
+          if (!next->has_value()) {
+            ended_ = true;
+            return std::nullopt;
+          }
+          for (devices::Tensor& t : **next) out.push_back(std::move(t));
+        }
+        return std::optional<Element>(std::move(out));
+      }
+
+     private:
+      const std::vector<std::unique_ptr<Iterator>> inputs_;
+      bool ended_ = false;
+    };
+    std::vector<std::unique_ptr<Iterator>> its;
+    for (const Dataset& input : inputs_) {
+      its.push_back(input.MakeIterator(static_cast<int64_t>(key)));
+    }
+    return std::make_unique<It>(std::move(its));
+  }
+
+ private:
+  const std::vector<Dataset> inputs_;
+};
+
 }  // namespace
+
+NodePtr MakeZipNode(std::vector<Dataset> inputs) {
+  return std::make_shared<ZipNode>(std::move(inputs));
+}
 
 NodePtr MakeMapNode(Dataset input, Dataset::MapFn fn) {
   return std::make_shared<MapNode>(std::move(input), std::move(fn));

@@ -1,4 +1,4 @@
-// Tests of Map, Take, Skip, Repeat and Shard, their cardinalities and
+// Tests of Map, Take, Skip, Repeat, Shard and Zip, their cardinalities and
 // Dataset::StaticBatchSize.
 
 #include <cstdint>
@@ -202,6 +202,67 @@ TEST(StaticBatchSizeTest, WalksThroughOpsThatKeepDim0) {
             -1);
   EXPECT_EQ(Dataset::Range(3).StaticBatchSize(), -1);
   EXPECT_EQ(batched.Rebatch({4})->StaticBatchSize(), -1);
+}
+
+// Zip puts the datasets' elements side by side, components in order, and
+// ends with the shortest; its cardinality is the shortest input's (unknown
+// if any input's is unknown); batched alike, it keeps the batch size.
+TEST(ZipTest, SideBySideUntilTheShortestEnds) {
+  absl::StatusOr<Dataset> squares = Dataset::Zip(
+      {Dataset::Range(5),
+       Dataset::Range(3).Map([](Element e) -> absl::StatusOr<Element> {
+         const int64_t v = Values(e[0])[0];
+         return Element{Int64s({v * v}), Int64s({-v})};
+       })});
+  ASSERT_TRUE(squares.ok()) << squares.status();
+  EXPECT_EQ(squares->Cardinality(), 3);
+  std::unique_ptr<Iterator> it = squares->MakeIterator();
+  for (int64_t i = 0; i < 3; ++i) {
+    absl::StatusOr<std::optional<Element>> e = it->GetNext();
+    ASSERT_TRUE(e.ok() && e->has_value()) << e.status();
+    ASSERT_EQ((*e)->size(), 3u);
+    EXPECT_EQ(Values((**e)[0])[0], i);
+    EXPECT_EQ(Values((**e)[1])[0], i * i);
+    EXPECT_EQ(Values((**e)[2])[0], -i);
+  }
+  EXPECT_FALSE(it->GetNext()->has_value());
+  EXPECT_FALSE(it->GetNext()->has_value());
+
+  EXPECT_EQ(Dataset::Zip({Infinite(), Dataset::Range(4)})->Cardinality(), 4);
+  EXPECT_EQ(Dataset::Zip({Infinite(), Infinite()})->Cardinality(),
+            kInfiniteCardinality);
+  EXPECT_EQ(Dataset::Zip({Unknown(2), Dataset::Range(4)})->Cardinality(),
+            kUnknownCardinality);
+  EXPECT_EQ(DrainScalars(*Dataset::Zip({Unknown(2), Dataset::Range(4)})),
+            (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(
+      Dataset::Zip({*Dataset::Range(8).Batch(4), *Dataset::Range(8).Batch(4)})
+          ->StaticBatchSize(),
+      4);
+  EXPECT_EQ(
+      Dataset::Zip({*Dataset::Range(8).Batch(4), *Dataset::Range(8).Batch(2)})
+          ->StaticBatchSize(),
+      -1);
+  absl::StatusOr<Dataset> none = Dataset::Zip({});
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ZipTest, AnInputsErrorTakesThePlaceOfItsElement) {
+  Dataset failing =
+      Dataset::Range(3).Map([](Element e) -> absl::StatusOr<Element> {
+        if (Values(e[0])[0] == 1) return absl::DataLossError("bad record 1");
+        return e;
+      });
+  absl::StatusOr<Dataset> zipped = Dataset::Zip({Dataset::Range(3), failing});
+  ASSERT_TRUE(zipped.ok());
+  std::unique_ptr<Iterator> it = zipped->MakeIterator();
+  EXPECT_TRUE((*it->GetNext()).has_value());
+  EXPECT_EQ(it->GetNext().status().code(), absl::StatusCode::kDataLoss);
+  absl::StatusOr<std::optional<Element>> last = it->GetNext();
+  ASSERT_TRUE(last.ok() && last->has_value());
+  EXPECT_EQ(Values((**last)[0])[0], 2);
+  EXPECT_EQ(Values((**last)[1])[0], 2);
+  EXPECT_FALSE(it->GetNext()->has_value());
 }
 
 }  // namespace
