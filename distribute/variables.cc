@@ -252,7 +252,15 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
     if (!s.ok()) return s;
     return Apply(strategy_->extended(), components_[r], value, op);
   }
-  // Mirrored or central: every replica's update must agree.
+  // A mirrored variable without aggregation: each replica updates its own
+  // copy, and the copies may then differ (TF >= 2.4).
+  if (kind_ == Kind::kMirrored &&
+      options_.aggregation == VariableAggregation::kNone) {
+    absl::Status s = CopyOnWrite(components_[r]);
+    if (!s.ok()) return s;
+    return Apply(strategy_->extended(), components_[r], value, op);
+  }
+  // Otherwise every replica's update must agree.
   devices::Tensor agreed = value;
   switch (options_.aggregation) {
     case VariableAggregation::kNone:

@@ -11,11 +11,12 @@
 //   Variable            one component (the default and OneDevice
 //                       strategies, and CentralStorage's parameter device).
 //   MirroredVariable    ON_WRITE on several devices: one component per
-//                       replica, updated together. In a replica context an
-//                       update needs an aggregation other than NONE: the
-//                       replicas' values are reduced (SUM, MEAN) or replica
-//                       0's is taken (ONLY_FIRST_REPLICA) and every
-//                       component gets the result. In the cross-replica
+//                       replica, updated together. In a replica context
+//                       the replicas' values are reduced (SUM, MEAN) or
+//                       replica 0's is taken (ONLY_FIRST_REPLICA) and every
+//                       component gets the result; with NONE each replica
+//                       updates its own component only (TF >= 2.4), so the
+//                       components may differ. In the cross-replica
 //                       context, the value goes to every component. Reads
 //                       give the replica's own component (the first one in
 //                       the cross-replica context).
