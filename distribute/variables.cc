@@ -137,6 +137,7 @@ absl::StatusOr<devices::Tensor> Variable::Read() const {
     }
     // A central variable is read where the replica computes.
     if (ctx != nullptr) return ForReplica(*ctx, components_[0]);
+    absl::MutexLock lock(&mu_);
     return components_[0];
   }
   if (ctx != nullptr) return components_[ctx->LocalReplicaId()];
@@ -202,6 +203,9 @@ absl::Status Variable::Update(UpdateKind kind, const devices::Tensor& value) {
 
 absl::Status Variable::UpdateInCrossReplicaContext(
     UpdateKind kind, const devices::Tensor& value) {
+  // Replica threads of another strategy may update a plain variable at
+  // once: one at a time, none lost.
+  absl::MutexLock lock(&mu_);
   devices::Tensor v = value;
   if (kind_ == Kind::kSyncOnRead &&
       options_.aggregation == VariableAggregation::kSum) {

@@ -125,6 +125,10 @@ class Variable {
   Strategy* const strategy_;
   const VariableOptions options_;
   std::vector<devices::Tensor> components_;
+  // Serialises cross-replica-context updates and reads of the first
+  // component: replicas of a strategy that update a variable it does not
+  // own (one made outside every scope) all take that path at once.
+  mutable absl::Mutex mu_;
 };
 
 }  // namespace distribute

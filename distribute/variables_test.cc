@@ -106,6 +106,34 @@ TEST_F(VariablesTest, MirroredUpdateWithoutAggregationWritesTheOwnCopy) {
   }
 }
 
+// A variable made outside every scope and updated from every replica of a
+// strategy: the updates go one at a time, none lost (TF serialises them on
+// the variable's resource).
+TEST(PlainVariableTest, UpdatesFromEveryReplicaAreSerialized) {
+  auto platform = HostWith(8);
+  std::vector<std::string> devices;
+  for (int i = 0; i < 8; ++i) devices.push_back("/cpu:" + std::to_string(i));
+  auto strategy = *MirroredStrategy::Create(*platform, devices);
+  auto counter = DefaultStrategy().CreateVariable(Scalar(0));
+  ASSERT_TRUE(counter.ok()) << counter.status();
+  ASSERT_EQ((*counter)->kind(), Variable::Kind::kPlain);
+  constexpr int kAdds = 500;
+  absl::Status ran = strategy
+                         ->Run([&](ReplicaContext&, const std::vector<Tensor>&)
+                                   -> absl::StatusOr<std::vector<Tensor>> {
+                           for (int i = 0; i < kAdds; ++i) {
+                             absl::Status s = (*counter)->AssignAdd(Scalar(1));
+                             if (!s.ok()) return s;
+                             if (!(*counter)->Read().ok())
+                               return absl::InternalError("read");
+                           }
+                           return std::vector<Tensor>{};
+                         })
+                         .status();
+  ASSERT_TRUE(ran.ok()) << ran;
+  EXPECT_EQ(Value((*counter)->Read()), 8.0f * kAdds);
+}
+
 TEST_F(VariablesTest, MirroredAggregations) {
   auto sum = Make(VariableSynchronization::kOnWrite, VariableAggregation::kSum);
   auto mean =
