@@ -764,11 +764,13 @@ void SetCrossWorkerNativeOps(CrossWorkerNativeOpsFactory factory) {
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() = default;
 
 absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>>
-MultiWorkerMirroredStrategy::Create(
-    devices::Platform& platform,
-    std::unique_ptr<cluster::ClusterResolver> resolver,
-    CommunicationOptions options, ServerOptions server_options,
-    std::vector<std::string> local_devices) {
+MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
+                                    Options given) {
+  std::unique_ptr<cluster::ClusterResolver> resolver =
+      std::move(given.cluster_resolver);
+  const CommunicationOptions options = given.communication;
+  ServerOptions server_options = std::move(given.server);
+  std::vector<std::string> local_devices = std::move(given.local_devices);
   absl::Status valid = options.Validate();
   if (!valid.ok()) return valid;
   if (resolver == nullptr) {

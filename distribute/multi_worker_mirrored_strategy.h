@@ -116,15 +116,38 @@ inline constexpr absl::Duration kWaitReportInterval = absl::Seconds(5);
 
 class MultiWorkerMirroredStrategy : public Strategy {
  public:
-  // resolver null: TFConfigClusterResolver::FromEnvironment() (TF_CONFIG).
-  // options: implementation AUTO, RING or NCCL, timeout_seconds bounds
-  // every collective, bytes_per_pack packs all-reduces and, between
-  // processes over gRPC, is the size of the chunks each message streams in
-  // (capped by the server's max_message_bytes). Across workers,
-  // NCCL (and AUTO when every local device is a GPU) takes the native
-  // factory of SetCrossWorkerNativeOps; NCCL without one is
-  // FAILED_PRECONDITION naming the library to link. A lone worker uses the
-  // local CollectiveAllReduce, which honours NCCL on GPUs.
+  // TF's constructor arguments (cluster_resolver, communication_options)
+  // and what a C++ worker also needs.
+  struct Options {
+    // Null: TFConfigClusterResolver::FromEnvironment() (TF_CONFIG).
+    std::unique_ptr<cluster::ClusterResolver> cluster_resolver;
+    // implementation AUTO, RING or NCCL; timeout_seconds bounds every
+    // collective; bytes_per_pack packs all-reduces and, between processes
+    // over gRPC, is the size of the chunks each message streams in (capped
+    // by the server's max_message_bytes). Across workers, NCCL (and AUTO
+    // when every local device is a GPU) takes the native factory of
+    // SetCrossWorkerNativeOps; NCCL without one is FAILED_PRECONDITION
+    // naming the library to link. A lone worker uses the local
+    // CollectiveAllReduce, which honours NCCL on GPUs.
+    CommunicationOptions communication;
+    // This worker's Server (cluster token, TLS, message bound, host
+    // restriction), which its transports, heartbeats and NCCL bootstrap use
+    // as clients too; every worker must give the same token and TLS setup.
+    // Its protocol is the resolver's rpc_layer when that is set. A worker
+    // whose calls the others refuse fails with their UNAUTHENTICATED or
+    // PERMISSION_DENIED.
+    ServerOptions server;
+    // This worker's replica devices; empty: TF's choice, which with a
+    // TFConfigClusterResolver is the process's GPUs, else its first CPU,
+    // and with any other resolver follows its num_accelerators(): the first
+    // that many GPUs, else TPUs, else the first CPU (FAILED_PRECONDITION
+    // when the platform has fewer). Every worker must have as many (worker
+    // w's replicas are global replicas w * n .. w * n + n - 1); with
+    // several, the all-reduce is hierarchical and their exchanges stay in
+    // memory.
+    std::vector<std::string> local_devices;
+  };
+
   // Errors: the resolver's (INVALID_ARGUMENT naming the bad TF_CONFIG
   // field); INVALID_ARGUMENT when the task is not a "chief" or "worker" of
   // the cluster; the Server's (UNAVAILABLE when the port is taken);
@@ -132,25 +155,8 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // FAILED_PRECONDITION naming both layouts when the workers have unequal
   // numbers of replicas; ABORTED or UNAVAILABLE when a worker already left
   // (its group aborted, its server stopped) before this one joined.
-  // server: the options of this worker's Server (cluster token, TLS,
-  // message bound, host restriction), which its transports, heartbeats and
-  // NCCL bootstrap use as clients too; every worker must give the same
-  // token and TLS setup. Its protocol is the resolver's rpc_layer when that
-  // is set. A worker whose calls the others refuse fails with their
-  // UNAUTHENTICATED or PERMISSION_DENIED.
-  // local_devices: this worker's replica devices; empty: TF's choice, which
-  // with a TFConfigClusterResolver is the process's GPUs, else its first
-  // CPU, and with any other resolver follows its num_accelerators(): the
-  // first that many GPUs, else TPUs, else the first CPU
-  // (FAILED_PRECONDITION when the platform has fewer). Every worker must have
-  // as many (worker w's replicas are global replicas w * n .. w * n + n - 1);
-  // with several, the all-reduce is hierarchical and their exchanges stay in
-  // memory.
   static absl::StatusOr<std::unique_ptr<MultiWorkerMirroredStrategy>> Create(
-      devices::Platform& platform,
-      std::unique_ptr<cluster::ClusterResolver> resolver = nullptr,
-      CommunicationOptions options = {}, ServerOptions server = {},
-      std::vector<std::string> local_devices = {});
+      devices::Platform& platform, Options options = {});
 
   // One strategy per task of `platform`, worker w being the w'th task in
   // index order (task 0 is the chief): its replicas are the task's GPUs,

@@ -48,6 +48,16 @@ std::unique_ptr<cluster::ClusterResolver> Resolver(
                 : nullptr;
 }
 
+// Create's options with `resolver` and `communication`.
+MultiWorkerMirroredStrategy::Options With(
+    std::unique_ptr<cluster::ClusterResolver> resolver,
+    CommunicationOptions communication = {}) {
+  MultiWorkerMirroredStrategy::Options options;
+  options.cluster_resolver = std::move(resolver);
+  options.communication = communication;
+  return options;
+}
+
 std::vector<int> FreePorts(int n) {
   std::vector<int> fds, ports;
   for (int i = 0; i < n; ++i) {
@@ -75,7 +85,8 @@ devices::Tensor Floats(const std::vector<float>& v) {
 
 TEST(MultiWorkerMirroredStrategyTest, NoClusterTrainsAlone) {
   auto platform = Host(0);
-  auto strategy = MultiWorkerMirroredStrategy::Create(*platform, Resolver(""));
+  auto strategy =
+      MultiWorkerMirroredStrategy::Create(*platform, With(Resolver("")));
   ASSERT_TRUE(strategy.ok()) << strategy.status();
   EXPECT_EQ((*strategy)->name(), "MultiWorkerMirroredStrategy");
   EXPECT_EQ((*strategy)->NumWorkers(), 1);
@@ -91,8 +102,8 @@ TEST(MultiWorkerMirroredStrategyTest, NcclIsFailedPrecondition) {
   auto platform = Host(0);
   CommunicationOptions options;
   options.implementation = CommunicationImplementation::kNccl;
-  auto strategy =
-      MultiWorkerMirroredStrategy::Create(*platform, Resolver(""), options);
+  auto strategy = MultiWorkerMirroredStrategy::Create(
+      *platform, With(Resolver(""), options));
   EXPECT_EQ(strategy.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -100,9 +111,9 @@ TEST(MultiWorkerMirroredStrategyTest, EvaluatorTaskIsInvalidArgument) {
   auto platform = Host(0);
   auto strategy = MultiWorkerMirroredStrategy::Create(
       *platform,
-      Resolver(
+      With(Resolver(
           "{\"cluster\": {\"worker\": [\"127.0.0.1:1\", \"127.0.0.1:2\"]}, "
-          "\"task\": {\"type\": \"evaluator\", \"index\": 0}}"));
+          "\"task\": {\"type\": \"evaluator\", \"index\": 0}}")));
   EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(strategy.status().message(), HasSubstr("evaluator"));
 }
@@ -112,9 +123,10 @@ TEST(MultiWorkerMirroredStrategyTest, EvaluatorTaskIsInvalidArgument) {
 TEST(MultiWorkerMirroredStrategyTest, WorkersMustBeNumberedFromZero) {
   auto platform = Host(0);
   auto sparse = MultiWorkerMirroredStrategy::Create(
-      *platform, Resolver("{\"cluster\": {\"worker\": {\"1\": \"127.0.0.1:1\", "
-                          "\"2\": \"127.0.0.1:2\"}}, \"task\": {\"type\": "
-                          "\"worker\", \"index\": 1}}"));
+      *platform,
+      With(Resolver("{\"cluster\": {\"worker\": {\"1\": \"127.0.0.1:1\", "
+                    "\"2\": \"127.0.0.1:2\"}}, \"task\": {\"type\": "
+                    "\"worker\", \"index\": 1}}")));
   EXPECT_EQ(sparse.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(sparse.status().message(), HasSubstr("1,2 are not 0..1"));
   // TF_CONFIG refuses two chiefs itself; a resolver of another kind may not.
@@ -126,8 +138,8 @@ TEST(MultiWorkerMirroredStrategyTest, WorkersMustBeNumberedFromZero) {
                                      {"worker", {"127.0.0.1:3"}}}),
       options);
   ASSERT_TRUE(two_chiefs.ok()) << two_chiefs.status();
-  auto chiefs =
-      MultiWorkerMirroredStrategy::Create(*platform, *std::move(two_chiefs));
+  auto chiefs = MultiWorkerMirroredStrategy::Create(
+      *platform, With(*std::move(two_chiefs)));
   EXPECT_EQ(chiefs.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(chiefs.status().message(), HasSubstr("at most one \"chief\""));
 }
@@ -135,9 +147,10 @@ TEST(MultiWorkerMirroredStrategyTest, WorkersMustBeNumberedFromZero) {
 TEST(MultiWorkerMirroredStrategyTest, UnknownRpcLayerNamesTfConfigField) {
   auto platform = Host(0);
   auto strategy = MultiWorkerMirroredStrategy::Create(
-      *platform, Resolver("{\"cluster\": {\"worker\": [\"127.0.0.1:1\", "
-                          "\"127.0.0.1:2\"]}, \"task\": {\"type\": \"worker\", "
-                          "\"index\": 0}, \"rpc_layer\": \"grpc+verbs\"}"));
+      *platform,
+      With(Resolver("{\"cluster\": {\"worker\": [\"127.0.0.1:1\", "
+                    "\"127.0.0.1:2\"]}, \"task\": {\"type\": \"worker\", "
+                    "\"index\": 0}, \"rpc_layer\": \"grpc+verbs\"}")));
   EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(strategy.status().message(), HasSubstr("\"rpc_layer\""));
   EXPECT_THAT(strategy.status().message(), HasSubstr("grpc+verbs"));
@@ -166,9 +179,11 @@ void TwoWorkers(
       platforms[w] = Host(w, local_devices);
       devices::HostPlatform* platform = platforms[w].get();
       // Every host device is a replica.
-      auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platform, Resolver(TwoWorkerConfig(ports, w)), options, {},
-          platform->DeviceNames());
+      MultiWorkerMirroredStrategy::Options mw =
+          With(Resolver(TwoWorkerConfig(ports, w)), options);
+      mw.local_devices = platform->DeviceNames();
+      auto strategy =
+          MultiWorkerMirroredStrategy::Create(*platform, std::move(mw));
       ASSERT_TRUE(strategy.ok()) << strategy.status();
       strategies[w] = *std::move(strategy);
       fn(*strategies[w], w);
@@ -196,8 +211,10 @@ std::vector<absl::Status> MakeTwo(
     threads.emplace_back([&, w] {
       platforms[w] = Host(w);
       auto strategy = MultiWorkerMirroredStrategy::Create(
-          *platforms[w], Resolver(TwoWorkerConfig(ports, w)),
-          w == 1 && worker1_options.has_value() ? *worker1_options : options);
+          *platforms[w],
+          With(Resolver(TwoWorkerConfig(ports, w)),
+               w == 1 && worker1_options.has_value() ? *worker1_options
+                                                     : options));
       status[w] = strategy.status();
       if (strategy.ok()) strategies[w] = *std::move(strategy);
     });

@@ -345,8 +345,11 @@ TEST(DeviceMemoryStrategiesTest, AWorkerOfGpusBesideAWorkerOfCpus) {
       ASSERT_TRUE(resolver.ok()) << resolver.status();
       distribute::CommunicationOptions mine = options;
       if (w == 1) mine.bytes_per_pack = 4;
+      distribute::MultiWorkerMirroredStrategy::Options options;
+      options.cluster_resolver = *std::move(resolver);
+      options.communication = mine;
       auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
-          *platforms[w], *std::move(resolver), mine);
+          *platforms[w], std::move(options));
       ASSERT_TRUE(strategy.ok()) << strategy.status();
       strategies[w] = *std::move(strategy);
       auto out = strategies[w]->Run(

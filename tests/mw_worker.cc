@@ -88,9 +88,13 @@ absl::Status Main(int argc, char** argv) {
       resolver = distribute::cluster::ResolverFromEnvironment(*kind, slurm);
   if (!resolver.ok()) return resolver.status();
   // Every host device is a replica (by default only the first CPU is).
+  distribute::MultiWorkerMirroredStrategy::Options mw;
+  mw.cluster_resolver = *std::move(resolver);
+  mw.communication = communication;
+  mw.server = server_options;
+  mw.local_devices = (*platform)->DeviceNames();
   auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
-      **platform, *std::move(resolver), communication, server_options,
-      (*platform)->DeviceNames());
+      **platform, std::move(mw));
   if (!strategy.ok()) return strategy.status();
   const int worker = (*strategy)->WorkerIndex();
   std::printf("worker %d has %d of %d replicas\n", worker,

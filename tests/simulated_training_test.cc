@@ -190,8 +190,9 @@ TEST(SimulatedTrainingTest, WorkerReplicasFollowTheResolversAccelerators) {
     auto resolver =
         distribute::cluster::SimpleClusterResolver::Create(*spec, options);
     EXPECT_TRUE(resolver.ok()) << resolver.status();
-    return distribute::MultiWorkerMirroredStrategy::Create(
-        *sim, *std::move(resolver));
+    distribute::MultiWorkerMirroredStrategy::Options mw;
+    mw.cluster_resolver = *std::move(resolver);
+    return distribute::MultiWorkerMirroredStrategy::Create(*sim, std::move(mw));
   };
   auto two = worker({{"GPU", 2}});
   ASSERT_TRUE(two.ok()) << two.status();
@@ -215,8 +216,10 @@ TEST(SimulatedTrainingTest, WorkerReplicasFollowTheResolversAccelerators) {
       R"({"cluster": {"worker": ["host0:2222"]},
           "task": {"type": "worker", "index": 0}})");
   ASSERT_TRUE(tf_config.ok()) << tf_config.status();
-  auto all = distribute::MultiWorkerMirroredStrategy::Create(
-      *sim, *std::move(tf_config));
+  distribute::MultiWorkerMirroredStrategy::Options mw;
+  mw.cluster_resolver = *std::move(tf_config);
+  auto all =
+      distribute::MultiWorkerMirroredStrategy::Create(*sim, std::move(mw));
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_EQ((*all)->NumReplicasInSync(), 8);
 }

@@ -520,9 +520,13 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
     // the first CPU); every worker must give the same.
     std::vector<std::string> local;
     if (replicas > 0) local = *devs;
-    auto s = distribute::MultiWorkerMirroredStrategy::Create(
-        **platform, std::move(resolver), communication, server_options,
-        std::move(local));
+    distribute::MultiWorkerMirroredStrategy::Options mw;
+    mw.cluster_resolver = std::move(resolver);
+    mw.communication = communication;
+    mw.server = server_options;
+    mw.local_devices = std::move(local);
+    auto s = distribute::MultiWorkerMirroredStrategy::Create(**platform,
+                                                             std::move(mw));
     if (!s.ok()) return s.status();
     // Workers started with different training flags would train to
     // different weights, or fail later without saying why.
