@@ -41,35 +41,24 @@ std::string JsonField(const std::string& line, const std::string& key) {
       absl::StripPrefix(line.substr(begin, end - begin), "\""), "\""));
 }
 
-struct Ran {
-  bool ok = false;
-  std::string stdout_text;
-  std::string stderr_text;
-};
-
-Ran RunDistsim(const std::vector<std::string>& args, const std::string& name) {
-  Ran ran;
-  auto child = ChildProcess::Spawn(Distsim(), args, {}, TestTmpPath(name));
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return ran;
-  absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
-  EXPECT_TRUE(exit.ok()) << exit.status();
-  ran.ok = exit.ok() && exit->exited && exit->code == 0;
-  ran.stdout_text = (*child)->Stdout();
-  ran.stderr_text = (*child)->Stderr();
-  return ran;
+distsim_test::Finished RunDistsim(const std::vector<std::string>& args,
+                                  const std::string& name) {
+  absl::StatusOr<distsim_test::Finished> ran =
+      distsim_test::RunToEnd(Distsim(), args, TestTmpPath(name), kWait);
+  EXPECT_TRUE(ran.ok()) << ran.status();
+  return ran.ok() ? *ran : distsim_test::Finished{};
 }
 
 TEST(DistsimTpuTest, TrainsAChipPerReplicaAsTheLibraryDoes) {
-  const Ran ran =
+  const distsim_test::Finished ran =
       RunDistsim({"train", "--strategy=tpu", "--tpu_computation_shape=1,1,1,2",
                   "--steps=3", "--global_batch=32", "--json"},
                  "tpu");
-  ASSERT_TRUE(ran.ok) << ran.stderr_text;
-  EXPECT_THAT(ran.stdout_text,
+  ASSERT_TRUE(ran.ok()) << ran.err;
+  EXPECT_THAT(ran.out,
               HasSubstr("TPUStrategy on sim:tpu_v4:2x2x1, 4 replica(s)"));
   std::vector<std::string> lines =
-      absl::StrSplit(ran.stdout_text, '\n', absl::SkipEmpty());
+      absl::StrSplit(ran.out, '\n', absl::SkipEmpty());
   ASSERT_FALSE(lines.empty());
   const std::string& json = lines.back();
   EXPECT_EQ(JsonField(json, "replicas"), "4");
@@ -105,9 +94,10 @@ TEST(DistsimTpuTest, MisusesSayWhatToPass) {
        "applies to --strategy=tpu only"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
-    const Ran ran = RunDistsim(cases[i].first, absl::StrCat("misuse", i));
-    EXPECT_FALSE(ran.ok) << "case " << i;
-    EXPECT_THAT(ran.stderr_text, HasSubstr(cases[i].second)) << "case " << i;
+    const distsim_test::Finished ran =
+        RunDistsim(cases[i].first, absl::StrCat("misuse", i));
+    EXPECT_FALSE(ran.ok()) << "case " << i;
+    EXPECT_THAT(ran.err, HasSubstr(cases[i].second)) << "case " << i;
   }
 }
 

@@ -29,30 +29,19 @@ constexpr absl::Duration kWait = absl::Seconds(90);
 
 std::string Distsim() { return RunfilePath("tools/distsim"); }
 
-struct Ran {
-  ExitInfo exit;
-  std::string out;
-  std::string err;
-};
-
-Ran RunDistsim(const std::vector<std::string>& args, const std::string& name) {
-  Ran ran;
-  auto child = ChildProcess::Spawn(Distsim(), args, {}, TestTmpPath(name));
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return ran;
-  absl::StatusOr<ExitInfo> exit = (*child)->Wait(kWait);
-  EXPECT_TRUE(exit.ok()) << exit.status();
-  if (exit.ok()) ran.exit = *exit;
-  ran.out = (*child)->Stdout();
-  ran.err = (*child)->Stderr();
-  return ran;
+distsim_test::Finished RunDistsim(const std::vector<std::string>& args,
+                                  const std::string& name) {
+  absl::StatusOr<distsim_test::Finished> ran =
+      distsim_test::RunToEnd(Distsim(), args, TestTmpPath(name), kWait);
+  EXPECT_TRUE(ran.ok()) << ran.status();
+  return ran.ok() ? *ran : distsim_test::Finished{};
 }
 
 // A learning rate of 1e30 blows the weights up within a few steps: the run
 // prints the steps it took, then fails naming the step whose loss is not
 // finite, and prints no results (no JSON line with a NaN in it).
 TEST(DistsimTrainTest, DivergingLossStopsNamingTheStep) {
-  const Ran ran = RunDistsim(
+  const distsim_test::Finished ran = RunDistsim(
       {"train", "--strategy=one_device", "--platform=host", "--steps=50",
        "--global_batch=32", "--learning_rate=1e30", "--json"},
       "diverge");
@@ -67,9 +56,10 @@ TEST(DistsimTrainTest, DivergingLossStopsNamingTheStep) {
 
 TEST(DistsimTrainTest, UnwritableTraceFailsBeforeTraining) {
   const std::string dir = TestTmpPath("no_such_dir");
-  const Ran ran = RunDistsim({"train", "--platform=sim:dgx_h100", "--steps=3",
-                              absl::StrCat("--trace=", dir, "/sub/t.json")},
-                             "trace");
+  const distsim_test::Finished ran =
+      RunDistsim({"train", "--platform=sim:dgx_h100", "--steps=3",
+                  absl::StrCat("--trace=", dir, "/sub/t.json")},
+                 "trace");
   EXPECT_TRUE(ran.exit.exited && ran.exit.code == 1) << ran.err;
   EXPECT_THAT(ran.err, HasSubstr("--trace=")) << ran.err;
   EXPECT_THAT(ran.err, HasSubstr("cannot write there")) << ran.err;

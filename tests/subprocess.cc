@@ -201,4 +201,16 @@ std::string TestTmpPath(const std::string& name) {
   return absl::StrCat(tmp == nullptr ? "/tmp" : tmp, "/", name);
 }
 
+absl::StatusOr<Finished> RunToEnd(
+    const std::string& binary, const std::vector<std::string>& args,
+    const std::string& log_prefix, absl::Duration timeout,
+    const std::vector<std::pair<std::string, std::string>>& env) {
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child =
+      ChildProcess::Spawn(binary, args, env, log_prefix);
+  if (!child.ok()) return child.status();
+  absl::StatusOr<ExitInfo> exit = (*child)->Wait(timeout);
+  if (!exit.ok()) return exit.status();
+  return Finished{*exit, (*child)->Stdout(), (*child)->Stderr()};
+}
+
 }  // namespace distsim_test

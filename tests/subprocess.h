@@ -31,6 +31,14 @@ struct ExitInfo {
   int signal = 0;
 };
 
+// A child run to its end: how it ended and what it printed.
+struct Finished {
+  ExitInfo exit;
+  std::string out;
+  std::string err;
+  bool ok() const { return exit.exited && exit.code == 0; }
+};
+
 class ChildProcess {
  public:
   // Runs `binary` with `args`, this process's environment plus `env`, and
@@ -65,6 +73,13 @@ class ChildProcess {
   ExitInfo exit_;
   std::string log_prefix_;
 };
+
+// Spawns `binary` as ChildProcess::Spawn does and waits for it, at most
+// `timeout` (then it is killed and the result is DEADLINE_EXCEEDED).
+absl::StatusOr<Finished> RunToEnd(
+    const std::string& binary, const std::vector<std::string>& args,
+    const std::string& log_prefix, absl::Duration timeout,
+    const std::vector<std::pair<std::string, std::string>>& env = {});
 
 // The test's runfile at workspace-relative `path` (e.g. "tools/distsim"),
 // under TEST_SRCDIR (the working directory outside Bazel).

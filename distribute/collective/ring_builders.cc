@@ -112,6 +112,26 @@ absl::StatusOr<std::vector<int32_t>> GridOf(const ScheduleOptions& options,
   return grid;
 }
 
+// An all-gather's buffers (input: the rank's shard; output: everything)
+// and the copy of every rank's own shard into its output.
+void AllGatherBuffersAndOwnShards(const ScheduleOptions& options,
+                                  ScheduleBuilder& builder) {
+  const int32_t n = options.group_size;
+  const int64_t count = options.count;
+  for (int32_t r = 0; r < n; ++r) {
+    builder.SetBuffers(r, ShardOf(count, n, r).count, count, 0);
+  }
+  for (int32_t r = 0; r < n; ++r) {
+    const Shard own = ShardOf(count, n, r);
+    const int64_t pieces = NumPieces(options, own.count);
+    for (int64_t c = 0; c < pieces; ++c) {
+      const Shard piece = ShardOf(own.count, pieces, c);
+      builder.Copy(r, InputRange(piece.offset, piece.count),
+                   OutputRange(own.offset + piece.offset, piece.count));
+    }
+  }
+}
+
 // Rank strides of a grid: stride[k] = grid[0] * ... * grid[k-1], and
 // stride[levels] = the group size.
 std::vector<int64_t> Strides(const std::vector<int32_t>& grid) {
@@ -287,20 +307,9 @@ absl::StatusOr<Schedule> BuildRingAllGather(const ScheduleOptions& options) {
   const int32_t n = options.group_size;
   const int64_t count = options.count;
   ScheduleBuilder builder(CollectiveOp::kAllGather, Algorithm::kRing, options);
-  for (int32_t r = 0; r < n; ++r) {
-    builder.SetBuffers(r, ShardOf(count, n, r).count, count, 0);
-  }
   // Every rank places its own shard in its output; the ring passes the
   // shards on from the input (first round) and then from the output.
-  for (int32_t r = 0; r < n; ++r) {
-    const Shard own = ShardOf(count, n, r);
-    const int64_t pieces = NumPieces(options, own.count);
-    for (int64_t c = 0; c < pieces; ++c) {
-      const Shard piece = ShardOf(own.count, pieces, c);
-      builder.Copy(r, InputRange(piece.offset, piece.count),
-                   OutputRange(own.offset + piece.offset, piece.count));
-    }
-  }
+  AllGatherBuffersAndOwnShards(options, builder);
   RingAllGatherPlan ag;
   ag.members = AllRanks(n);
   ag.length = count;
@@ -378,7 +387,6 @@ absl::StatusOr<Schedule> BuildHierarchicalAllGather(
     const ScheduleOptions& options) {
   absl::Status status = ValidateScheduleOptions(options);
   if (!status.ok()) return status;
-  const int32_t n = options.group_size;
   const int64_t count = options.count;
   absl::StatusOr<std::vector<int32_t>> grid_or = GridOf(options, "all-gather");
   if (!grid_or.ok()) return grid_or.status();
@@ -386,18 +394,7 @@ absl::StatusOr<Schedule> BuildHierarchicalAllGather(
   const std::vector<int64_t> stride = Strides(grid);
   ScheduleBuilder builder(CollectiveOp::kAllGather, Algorithm::kHierarchical,
                           options);
-  for (int32_t r = 0; r < n; ++r) {
-    builder.SetBuffers(r, ShardOf(count, n, r).count, count, 0);
-  }
-  for (int32_t r = 0; r < n; ++r) {
-    const Shard own = ShardOf(count, n, r);
-    const int64_t pieces = NumPieces(options, own.count);
-    for (int64_t c = 0; c < pieces; ++c) {
-      const Shard piece = ShardOf(own.count, pieces, c);
-      builder.Copy(r, InputRange(piece.offset, piece.count),
-                   OutputRange(own.offset + piece.offset, piece.count));
-    }
-  }
+  AllGatherBuffersAndOwnShards(options, builder);
   // The first dimension first, in place in the output: each level leaves a
   // member the shards of every rank that shares its coordinates above it.
   for (size_t level = 0; level < grid.size(); ++level) {
