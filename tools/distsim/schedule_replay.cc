@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string>
 #include <tuple>
@@ -72,11 +74,12 @@ class Replay {
     std::sort(release_order_.begin(), release_order_.end(),
               [&](int a, int b) { return devices_[a] < devices_[b]; });
     position_.resize(devices.size());
+    is_woken_.assign(devices.size(), 0);
     for (int p = 0; p < n_; ++p) position_[release_order_[p]] = p;
   }
 
   absl::StatusOr<ScheduleReplayResult> Run() {
-    for (int p = 0; p < n_; ++p) woken_.insert(p);
+    for (int p = 0; p < n_; ++p) Wake(p);
     simulator::SimActor actor(context_, "schedule replay");
     bool started = false;
     SimTime start = 0;
@@ -121,15 +124,17 @@ class Replay {
   void RunWoken() {
     std::vector<size_t> posts;
     while (!woken_.empty() && error_.ok()) {
-      const int rank = release_order_[*woken_.begin()];
-      woken_.erase(woken_.begin());
+      const int position = woken_.top();
+      woken_.pop();
+      is_woken_[static_cast<size_t>(position)] = 0;
+      const int rank = release_order_[static_cast<size_t>(position)];
       posts.clear();
       const std::optional<size_t> blocked = RunRank(rank, posts);
       for (size_t id : posts) Post(id);
       if (!blocked.has_value()) continue;
       Message& message = messages_[*blocked];
       if (message.done) {
-        woken_.insert(position_[rank]);
+        Wake(position_[rank]);
       } else {
         message.waiter = rank;
       }
@@ -263,9 +268,16 @@ class Replay {
     message.done = true;
     message.status = status;
     if (message.waiter >= 0) {
-      woken_.insert(position_[static_cast<size_t>(message.waiter)]);
+      Wake(position_[static_cast<size_t>(message.waiter)]);
       message.waiter = -1;
     }
+  }
+
+  void Wake(int position) {
+    char& woken = is_woken_[static_cast<size_t>(position)];
+    if (woken) return;
+    woken = 1;
+    woken_.push(position);
   }
 
   // "rank 3 waits for rank 2's message tag 7; ..." (a few of them).
@@ -295,7 +307,9 @@ class Replay {
   std::vector<char> pending_;       // posted and not yet waited for
   std::vector<int> release_order_;  // ranks by device index
   std::vector<int> position_;       // rank -> its place in release_order_
-  std::set<int> woken_;             // release positions
+  // Release positions of the woken ranks, lowest first, each once.
+  std::priority_queue<int, std::vector<int>, std::greater<int>> woken_;
+  std::vector<char> is_woken_;
   absl::flat_hash_map<MessageKey, size_t> unmatched_sends_;
   absl::flat_hash_map<MessageKey, size_t> unmatched_recvs_;
   std::optional<simulator::ActorWakeup> wake_;
