@@ -146,6 +146,8 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   } else {
     if (result->rows.empty()) {
       std::fputs(FormatSweepTable(*result).c_str(), stdout);
+    } else {
+      std::fputs(FormatSweepFooter(*result).c_str(), stdout);
     }
     if (!options.trace_path.empty()) {
       std::printf("# trace of the largest size written to %s\n",

@@ -167,11 +167,17 @@ using SweepRowCallback =
 absl::StatusOr<SweepResult> RunCollectiveSweep(
     const SweepOptions& options, const SweepRowCallback& on_row = {});
 
-// nccl-tests' table: two header lines of comments, then one line per row.
+// nccl-tests' table, in its columns: size, count, type (nccl-tests' names:
+// float, half, bfloat16, ...), redop, root, then time, algbw, busbw and
+// #wrong out of place and in place (the same simulated collective; #wrong
+// N/A, as nccl-tests -c 0 prints), then the algorithm that ran; the
+// header's comment lines first, and nccl-tests' footer ("# Out of bounds
+// values", "# Avg bus bandwidth") last.
 std::string FormatSweepTable(const SweepResult& result);
-// The table's parts: its header (for `op`) and one row's line.
+// The table's parts: its header (for `op`), one row's line, the footer.
 std::string FormatSweepHeader(const SweepResult& result, absl::string_view op);
 std::string FormatSweepRow(const SweepRow& row);
+std::string FormatSweepFooter(const SweepResult& result);
 
 // One JSON array of {"op","bytes","count","dtype","algorithm","time_us",
 // "algbw","busbw"} objects, ending in a newline.

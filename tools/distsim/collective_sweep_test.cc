@@ -143,16 +143,30 @@ TEST(CollectiveSweepTest, TableHasNcclTestsColumns) {
   const SweepResult result = Sweep(options);
   const std::vector<std::string> lines =
       absl::StrSplit(FormatSweepTable(result), '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), 6u);
+  ASSERT_EQ(lines.size(), 10u);
   EXPECT_TRUE(
       absl::StartsWith(lines[0], "# all_reduce on sim:dgx_h100;timing"));
-  EXPECT_TRUE(absl::StrContains(lines[2], "size"));
-  EXPECT_TRUE(absl::StrContains(lines[2], "busbw"));
-  EXPECT_TRUE(absl::StrContains(lines[3], "(GB/s)"));
-  EXPECT_TRUE(
-      absl::StartsWith(lines[4], "             8             2   float32"))
-      << lines[4];
-  EXPECT_TRUE(absl::EndsWith(lines[4], "nccl:ring/ll")) << lines[4];
+  EXPECT_TRUE(absl::StrContains(lines[2], "out-of-place"));
+  EXPECT_TRUE(absl::StrContains(lines[2], "in-place"));
+  EXPECT_TRUE(absl::StrContains(lines[3], "redop"));
+  EXPECT_TRUE(absl::StrContains(lines[3], "#wrong"));
+  EXPECT_TRUE(absl::StrContains(lines[4], "(GB/s)"));
+  // The columns nccl-tests parsers read, by position.
+  const std::vector<std::string> cols =
+      absl::StrSplit(lines[5], ' ', absl::SkipEmpty());
+  ASSERT_EQ(cols.size(), 14u) << lines[5];
+  EXPECT_EQ(cols[0], "8");
+  EXPECT_EQ(cols[1], "2");
+  EXPECT_EQ(cols[2], "float");
+  EXPECT_EQ(cols[3], "sum");
+  EXPECT_EQ(cols[4], "-1");
+  EXPECT_EQ(cols[5], cols[9]);   // time, out of place and in place
+  EXPECT_EQ(cols[7], cols[11]);  // busbw
+  EXPECT_EQ(cols[8], "N/A");
+  EXPECT_EQ(cols[13], "nccl:ring/ll");
+  EXPECT_EQ(lines[7], "# Out of bounds values : 0 OK");
+  EXPECT_TRUE(absl::StartsWith(lines[8], "# Avg bus bandwidth    : "))
+      << lines[8];
 }
 
 TEST(CollectiveSweepTest, NcclRowsNameTheChoice) {
@@ -299,8 +313,9 @@ TEST(CollectiveSweepTest, RowsArriveAsTheyAreComputed) {
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(seen.size(), 6u);  // 1K, 4K, ..., 1M
   EXPECT_TRUE(seen == result->rows);
-  // Printed a row at a time, the table reads as it does whole.
-  EXPECT_EQ(table, FormatSweepTable(*result));
+  // Printed a row at a time (and the footer at the end), the table reads
+  // as it does whole.
+  EXPECT_EQ(table + FormatSweepFooter(*result), FormatSweepTable(*result));
 }
 
 // The replay of schedules (one state machine per rank) and the threaded

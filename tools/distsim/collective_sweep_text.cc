@@ -119,22 +119,74 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   return value << shift;
 }
 
+namespace {
+
+// nccl-tests' name of a dtype ("float", "half", ...); ours where it has
+// none.
+std::string NcclTypeName(absl::string_view dtype) {
+  if (dtype == "float32") return "float";
+  if (dtype == "float64") return "double";
+  if (dtype == "float16") return "half";
+  return std::string(dtype);
+}
+
+// nccl-tests' redop and root columns for an operation.
+std::string RedOp(absl::string_view op) {
+  return op == "all_reduce" || op == "reduce" || op == "reduce_scatter"
+             ? "sum"
+             : "none";
+}
+int Root(absl::string_view op) {
+  return op == "broadcast" || op == "reduce" ? 0 : -1;
+}
+
+// nccl-tests' time column: fewer decimals as the time grows.
+std::string TimeColumn(double us) {
+  if (us >= 10000.0) return absl::StrFormat("%7.0f", us);
+  if (us >= 100.0) return absl::StrFormat("%7.1f", us);
+  return absl::StrFormat("%7.2f", us);
+}
+
+}  // namespace
+
 std::string FormatSweepHeader(const SweepResult& result, absl::string_view op) {
   std::string out;
   absl::StrAppendFormat(&out, "# %s on %s: %s\n", op, result.platform,
                         result.hardware);
   absl::StrAppend(&out, "#\n");
-  absl::StrAppendFormat(&out, "# %12s  %12s  %8s  %12s  %8s  %8s  %s\n", "size",
-                        "count", "type", "time", "algbw", "busbw", "algorithm");
-  absl::StrAppendFormat(&out, "# %12s  %12s  %8s  %12s  %8s  %8s\n", "(B)",
-                        "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+  absl::StrAppend(&out, "#", std::string(62, ' '), "out-of-place",
+                  std::string(23, ' '), "in-place\n");
+  absl::StrAppendFormat(
+      &out,
+      "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  "
+      "%6s  %s\n",
+      "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+      "#wrong", "time", "algbw", "busbw", "#wrong", "algorithm");
+  absl::StrAppendFormat(
+      &out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s\n",
+      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
+      "(GB/s)", "(GB/s)");
   return out;
 }
 
 std::string FormatSweepRow(const SweepRow& row) {
-  return absl::StrFormat("  %12d  %12d  %8s  %12.2f  %8.2f  %8.2f  %s\n",
-                         row.bytes, row.count, row.dtype, row.time_us,
-                         row.algbw, row.busbw, row.algorithm);
+  // Out of place and in place are the same simulated collective; data is
+  // not checked (nccl-tests -c 0 prints N/A).
+  const std::string placed =
+      absl::StrFormat("  %7s  %6.2f  %6.2f  %6s", TimeColumn(row.time_us),
+                      row.algbw, row.busbw, "N/A");
+  return absl::StrFormat("%12d  %12d  %8s  %6s  %6d%s%s  %s\n", row.bytes,
+                         row.count, NcclTypeName(row.dtype), RedOp(row.op),
+                         Root(row.op), placed, placed, row.algorithm);
+}
+
+std::string FormatSweepFooter(const SweepResult& result) {
+  double busbw = 0;
+  for (const SweepRow& row : result.rows) busbw += row.busbw;
+  if (!result.rows.empty()) busbw /= static_cast<double>(result.rows.size());
+  return absl::StrFormat(
+      "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n",
+      busbw);
 }
 
 std::string FormatSweepTable(const SweepResult& result) {
@@ -143,6 +195,7 @@ std::string FormatSweepTable(const SweepResult& result) {
   for (const SweepRow& row : result.rows) {
     absl::StrAppend(&out, FormatSweepRow(row));
   }
+  absl::StrAppend(&out, FormatSweepFooter(result));
   return out;
 }
 
