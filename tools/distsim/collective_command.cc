@@ -6,8 +6,9 @@
 //       --min_bytes=8 --max_bytes=8G --step_factor=2
 //   distsim collective --topology=dgx_h100_cluster:16 --algorithm=nccl --json
 //
-// With --json, stdout holds exactly one JSON array of rows; the host time
-// the sweep took goes to stderr either way.
+// With --json, stdout holds exactly one JSON array of rows, with --csv a
+// header line and a line per row (each as it is computed); the host time the
+// sweep took goes to stderr either way.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -97,9 +98,17 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
              "nccl: in-network reduction across nodes (the SHARP plugin: "
              "CollNet, NVLS with SHARP); off as in NCCL without the plugin");
   flags.Bool("json", &json, "print one JSON array of rows and nothing else");
+  bool csv = false;
+  flags.Bool("csv", &csv,
+             "print comma-separated rows under a header line and nothing "
+             "else");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
+  if (json && csv) {
+    return absl::InvalidArgumentError(
+        "--json and --csv both choose the output; give one of them");
+  }
   for (auto [value, field] :
        {std::pair{gpus_per_thread, &options.nccl.gpus_per_thread},
         std::pair{iters, &options.nccl.iters},
@@ -129,7 +138,13 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   // The table is printed a row at a time, as rows are computed, so that a
   // long sweep shows its progress; JSON is one array at the end.
   SweepRowCallback print_row;
-  if (!json) {
+  if (csv) {
+    std::fputs(SweepCsvHeader().c_str(), stdout);
+    print_row = [](const SweepResult&, const SweepRow& row) {
+      std::fputs(SweepRowToCsv(row).c_str(), stdout);
+      std::fflush(stdout);
+    };
+  } else if (!json) {
     print_row = [](const SweepResult& so_far, const SweepRow& row) {
       if (so_far.rows.size() == 1) {
         std::fputs(FormatSweepHeader(so_far, row.op).c_str(), stdout);
@@ -143,7 +158,7 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (json) {
     std::fputs(SweepRowsToJson(result->rows).c_str(), stdout);
-  } else {
+  } else if (!csv) {
     if (result->rows.empty()) {
       std::fputs(FormatSweepTable(*result).c_str(), stdout);
     } else {

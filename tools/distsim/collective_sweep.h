@@ -183,6 +183,11 @@ std::string FormatSweepFooter(const SweepResult& result);
 // "algbw","busbw"} objects, ending in a newline.
 std::string SweepRowsToJson(const std::vector<SweepRow>& rows);
 
+// CSV: "op,bytes,count,dtype,time_us,algbw,busbw,algorithm" and one line
+// per row with the same fields (numbers as JSON writes them).
+std::string SweepCsvHeader();
+std::string SweepRowToCsv(const SweepRow& row);
+
 }  // namespace distsim
 
 #endif  // TOOLS_DISTSIM_COLLECTIVE_SWEEP_H_

@@ -134,6 +134,22 @@ TEST(CollectiveSweepTest, JsonIsOneArrayOfRows) {
             result.rows.size() + 1);
 }
 
+TEST(CollectiveSweepTest, CsvHasAHeaderAndALinePerRow) {
+  SweepRow row;
+  row.op = "all_reduce";
+  row.bytes = 1024;
+  row.count = 256;
+  row.dtype = "float32";
+  row.algorithm = "auto:ring";
+  row.time_us = 12.5;
+  row.algbw = 0.08192;
+  row.busbw = 0.14336;
+  EXPECT_EQ(SweepCsvHeader(),
+            "op,bytes,count,dtype,time_us,algbw,busbw,algorithm\n");
+  EXPECT_EQ(SweepRowToCsv(row),
+            "all_reduce,1024,256,float32,12.5,0.08192,0.14336,auto:ring\n");
+}
+
 TEST(CollectiveSweepTest, TableHasNcclTestsColumns) {
   SweepOptions options;
   options.topology = "dgx_h100";

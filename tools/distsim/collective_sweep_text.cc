@@ -215,4 +215,15 @@ std::string SweepRowsToJson(const std::vector<SweepRow>& rows) {
   return out;
 }
 
+std::string SweepCsvHeader() {
+  return "op,bytes,count,dtype,time_us,algbw,busbw,algorithm\n";
+}
+
+std::string SweepRowToCsv(const SweepRow& row) {
+  // Algorithm labels ("auto:ring", "nccl:nvls/simple") hold no comma.
+  return absl::StrCat(row.op, ",", row.bytes, ",", row.count, ",", row.dtype,
+                      ",", JsonNumber(row.time_us), ",", JsonNumber(row.algbw),
+                      ",", JsonNumber(row.busbw), ",", row.algorithm, "\n");
+}
+
 }  // namespace distsim
