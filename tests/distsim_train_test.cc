@@ -60,10 +60,38 @@ TEST(DistsimTrainTest, UnwritableTraceFailsBeforeTraining) {
       RunDistsim({"train", "--platform=sim:dgx_h100", "--steps=3",
                   absl::StrCat("--trace=", dir, "/sub/t.json")},
                  "trace");
-  EXPECT_TRUE(ran.exit.exited && ran.exit.code == 1) << ran.err;
+  EXPECT_TRUE(ran.exit.exited && ran.exit.code == 2) << ran.err;
   EXPECT_THAT(ran.err, HasSubstr("--trace=")) << ran.err;
   EXPECT_THAT(ran.err, HasSubstr("cannot write there")) << ran.err;
   EXPECT_THAT(ran.out, Not(HasSubstr("step "))) << ran.out;
+}
+
+// The CLI's own conventions: `distsim --help` lists the subcommands,
+// `distsim help CMD` shows CMD's flags, a bad flag or value exits 2 (a usage
+// error), a failure while running exits 1.
+TEST(DistsimCliTest, HelpAndExitStatus) {
+  const distsim_test::Finished list = RunDistsim({"--help"}, "help");
+  EXPECT_TRUE(list.ok()) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("collective"));
+  EXPECT_THAT(list.out, HasSubstr("validate"));
+  const distsim_test::Finished flags =
+      RunDistsim({"help", "collective"}, "help_collective");
+  EXPECT_TRUE(flags.ok()) << flags.err;
+  EXPECT_THAT(flags.out + flags.err, HasSubstr("--topology"));
+  for (const std::vector<std::string>& usage :
+       {std::vector<std::string>{"collective", "--json", "--csv"},
+        std::vector<std::string>{"collective", "--no_such_flag=1"},
+        std::vector<std::string>{"no_such_command"}}) {
+    const distsim_test::Finished bad = RunDistsim(usage, "usage");
+    EXPECT_TRUE(bad.exit.exited && bad.exit.code == 2)
+        << usage[0] << ": " << bad.err;
+  }
+  // A run that fails for another reason (it diverged).
+  const distsim_test::Finished failed =
+      RunDistsim({"train", "--strategy=one_device", "--platform=host",
+                  "--steps=50", "--global_batch=32", "--learning_rate=1e30"},
+                 "runtime");
+  EXPECT_TRUE(failed.exit.exited && failed.exit.code == 1) << failed.err;
 }
 
 // stdout is a file here (as under Slurm or `| tee`): once the output shows

@@ -5,8 +5,12 @@
 //   distsim devices [--platform=SPEC]
 //                                lists the registered platforms and the
 //                                devices a platform finds
-//   distsim help                 lists the subcommands
+//   distsim help, distsim --help lists the subcommands
+//   distsim help CMD             CMD's flags
 //
+// Exit status: 0 on success, 2 for a usage error (a subcommand's
+// INVALID_ARGUMENT: a bad flag or flag value; an unknown subcommand), 1 for
+// any other failure.
 // Each subcommand lives in its own file (distsim/<name>.cc) and is listed in
 // Subcommands() below; flags are parsed by the subcommand itself.
 #include <cstdio>
@@ -30,7 +34,10 @@ void PrintHelp(const std::vector<Subcommand>& commands) {
     std::printf("  %-12s %s\n", std::string(c.name).c_str(),
                 std::string(c.summary).c_str());
   }
-  std::printf("  %-12s %s\n", "help", "this list");
+  std::printf("  %-12s %s\n", "help [CMD]", "this list, or CMD's flags");
+  std::printf(
+      "\nExit status: 0 on success, 2 for a bad flag or flag value, 1 for "
+      "any other failure.\n");
 }
 
 }  // namespace
@@ -49,6 +56,19 @@ int main(int argc, char** argv) {
     name = argv[1];
     first = 2;
   }
+  if (argc == 2 && (absl::string_view(argv[1]) == "--help" ||
+                    absl::string_view(argv[1]) == "-h")) {
+    distsim::PrintHelp(commands);
+    return 0;
+  }
+  // `distsim help CMD`: CMD's flags.
+  if (name == "help" && argc > 2) {
+    name = argv[2];
+    first = 3;
+    for (const distsim::Subcommand& c : commands) {
+      if (c.name == name) return c.run({"--help"}).ok() ? 0 : 1;
+    }
+  }
   // The main job (no subcommand) also writes its Chrome trace.
   if (first == 1) args.emplace_back("--trace=distsim_trace.json");
   for (int i = first; i < argc; ++i) args.emplace_back(argv[i]);
@@ -62,7 +82,9 @@ int main(int argc, char** argv) {
     if (!status.ok()) {
       std::fprintf(stderr, "distsim %s: %s\n", std::string(name).c_str(),
                    status.ToString().c_str());
-      return 1;
+      // INVALID_ARGUMENT is what the commands return for a bad flag or
+      // flag value: a usage error, as shells expect it (2).
+      return absl::IsInvalidArgument(status) ? 2 : 1;
     }
     return 0;
   }
