@@ -39,9 +39,11 @@ absl::StatusOr<std::unique_ptr<Platform>> PlatformRegistry::Create(
   if (!factory) {
     std::vector<std::string> known = List();
     return absl::NotFoundError(absl::StrCat(
-        "no platform factory for '", prefix, "' (spec '", spec,
-        "'); registered: ", known.empty() ? "none" : absl::StrJoin(known, ", "),
-        ". Register one first, e.g. with devices::RegisterHostPlatform()"));
+        "no platform named '", prefix, "' (spec '", spec,
+        "'); the platforms are: ",
+        known.empty() ? "none" : absl::StrJoin(known, ", "),
+        " (e.g. host:4, sim:dgx_h100); a C++ program registers them with "
+        "devices::RegisterHostPlatform() and the like"));
   }
   // Called without the lock: a factory may use the registry itself.
   return factory(spec);

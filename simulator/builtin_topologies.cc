@@ -354,7 +354,8 @@ absl::StatusOr<TopologyDef> BuiltinTopologyDef(absl::string_view name) {
   }
   return absl::NotFoundError(absl::StrCat(
       "no built-in topology '", name, "'; the built-ins are ", KnownNames(),
-      " (or load your own file with Topology::FromFile)"));
+      ", or the path of a topology .textproto file (Topology::FromFile "
+      "in C++)"));
 }
 
 absl::StatusOr<Topology> BuiltinTopology(absl::string_view name) {
