@@ -65,7 +65,8 @@ absl::StatusOr<float> FitLine(devices::Platform& platform, int epochs) {
       // The replicas' sum, then one update of every copy of w.
       auto total = (*strategy)->Reduce(ReduceOp::kSum, (*grads)[0]);
       if (!total.ok()) return total.status();
-      const float delta = kLearningRate * total->data<float>()[0] / kGlobalBatch;
+      const float delta =
+          kLearningRate * total->data<float>()[0] / kGlobalBatch;
       absl::Status updated =
           (*w)->AssignSub(Tensor::FromVector<float>({delta}));
       if (!updated.ok()) return updated;

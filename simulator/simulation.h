@@ -147,9 +147,8 @@ class Simulation {
   // dead device, a cut link, an unknown index, a negative duration) are
   // returned and `done` is dropped.
   absl::Status StartCollective(const std::vector<int>& devices,
-                               const std::vector<int>& links,
-                               SimTime duration, std::string name,
-                               std::vector<TraceArg> args,
+                               const std::vector<int>& links, SimTime duration,
+                               std::string name, std::vector<TraceArg> args,
                                absl::AnyInvocable<void(absl::Status)> done);
 
   // OK if the device and its host are alive; UNAVAILABLE naming the dead

@@ -76,13 +76,19 @@ TEST(MultiWorkerUtilTest, ChecksNameWhatIsWrong) {
     std::string message;
   };
   const Case cases[] = {
-      {{{"worker", {"w:1"}}, {"trainer", {"t:1"}}}, "worker", 0,
+      {{{"worker", {"w:1"}}, {"trainer", {"t:1"}}},
+       "worker",
+       0,
        "job \"trainer\""},
       {{{"worker", {"w:1"}}}, "driver", 0, "unrecognized task type \"driver\""},
       {{{"worker", {"w:1"}}}, "ps", 0, "\"ps\" is not a job"},
-      {{{"chief", {"c:1", "c:2"}}, {"worker", {"w:1"}}}, "worker", 0,
+      {{{"chief", {"c:1", "c:2"}}, {"worker", {"w:1"}}},
+       "worker",
+       0,
        "at most one chief"},
-      {{{"evaluator", {"e:1", "e:2"}}, {"worker", {"w:1"}}}, "worker", 0,
+      {{{"evaluator", {"e:1", "e:2"}}, {"worker", {"w:1"}}},
+       "worker",
+       0,
        "at most one evaluator"},
       {{{"worker", {"w:1", "w:2"}}}, "worker", 2, "exceeds the largest id"},
       {{{"worker", {"w:1"}}}, "worker", -1, "negative"},
