@@ -159,14 +159,24 @@ struct GridGroup {
   Shard range;
   SegmentFn segment;
 };
+// The ranks that differ from `first` (whose coordinate `level` is 0) only
+// in coordinate `level`, in order.
+std::vector<int32_t> GridMembers(const std::vector<int32_t>& grid,
+                                 const std::vector<int64_t>& stride,
+                                 int32_t first, size_t level) {
+  std::vector<int32_t> members;
+  for (int32_t c = 0; c < grid[level]; ++c) {
+    members.push_back(static_cast<int32_t>(first + c * stride[level]));
+  }
+  return members;
+}
+
 GridGroup GridGroupOf(const std::vector<int32_t>& grid,
                       const std::vector<int64_t>& stride, int64_t count,
                       int32_t first, size_t level) {
   const int32_t n = static_cast<int32_t>(stride.back());
   GridGroup g;
-  for (int32_t c = 0; c < grid[level]; ++c) {
-    g.members.push_back(static_cast<int32_t>(first + c * stride[level]));
-  }
+  g.members = GridMembers(grid, stride, first, level);
   const int64_t block = first / stride[level + 1] * stride[level + 1];
   g.range = ShardsOf(count, n, block, stride[level + 1]);
   const int64_t per = stride[level];
@@ -207,8 +217,7 @@ absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
                        levels > 1 ? options.count : 0);
   }
   const int64_t count = options.count;
-  std::vector<int64_t> stride(levels, 1);
-  for (int32_t k = 1; k < levels; ++k) stride[k] = stride[k - 1] * grid[k - 1];
+  const std::vector<int64_t> stride = Strides(grid);
   // The range a rank reduces at level k: shard c0 of the whole, then shard
   // c1 of that, ..., shard c_{k-1}: what the ranks of its level-k group
   // (equal in every coordinate but c_k) share.
@@ -221,21 +230,11 @@ absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
     }
     return range;
   };
-  // The group of level k that holds `first`, its coordinate k at 0.
   auto group_of = [&](int32_t first, int32_t level) {
-    std::vector<int32_t> members;
-    for (int32_t c = 0; c < grid[level]; ++c) {
-      members.push_back(static_cast<int32_t>(first + c * stride[level]));
-    }
-    return members;
+    return GridMembers(grid, stride, first, static_cast<size_t>(level));
   };
-  // The first rank of every level-k group, in rank order.
   auto leaders = [&](int32_t level) {
-    std::vector<int32_t> out;
-    for (int32_t r = 0; r < n; ++r) {
-      if (r / stride[level] % grid[level] == 0) out.push_back(r);
-    }
-    return out;
+    return GridLeaders(grid, stride, static_cast<size_t>(level));
   };
   // All-gather of a level-k group's range (in place in the output).
   auto all_gather = [&](int32_t first, int32_t level) {
