@@ -43,9 +43,11 @@ class SettingsBoard {
       int call, int w, MultiWorkerMirroredStrategy::Settings mine,
       absl::Time deadline) {
     absl::MutexLock lock(&mu_);
-    auto& round = calls_[call];
+    Round& entry = calls_[call];
+    auto& round = entry.given;
     round.resize(static_cast<size_t>(workers_));
     round[static_cast<size_t>(w)] = std::move(mine);
+
     auto all_here = [&round] {
       for (const auto& s : round) {
         if (!s.has_value()) return false;
@@ -62,6 +64,8 @@ class SettingsBoard {
         out.push_back(*round[v]);
       }
     }
+    // The last worker to leave a call forgets it.
+    if (++entry.left == workers_) calls_.erase(call);
     if (!missing.empty()) {
       return absl::DeadlineExceededError(absl::StrCat(
           "MultiWorkerMirroredStrategy: worker(s) ",
@@ -76,9 +80,11 @@ class SettingsBoard {
  private:
   const int workers_;
   absl::Mutex mu_;
-  std::map<int,
-           std::vector<std::optional<MultiWorkerMirroredStrategy::Settings>>>
-      calls_ ABSL_GUARDED_BY(mu_);
+  struct Round {
+    std::vector<std::optional<MultiWorkerMirroredStrategy::Settings>> given;
+    int left = 0;  // workers that have returned from Meet
+  };
+  std::map<int, Round> calls_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace internal
@@ -304,6 +310,43 @@ absl::StatusOr<std::string> FetchFromWorker(
   }
 }
 
+// Publishes `mine` under `key` on `server` and fetches every other
+// worker's value (`names` and `targets` in worker order, `me` this one),
+// saying while it waits (FetchFromWorker). Returns the values in worker
+// order, `mine` included, once the others have fetched this worker's too
+// (or the deadline passed): a worker that gives up, or fails later and
+// stops its server, would otherwise leave a peer still fetching it waiting
+// out the timeout, not knowing why. A peer that does not answer: its
+// fetch's error, naming it and `what` it did not give.
+absl::StatusOr<std::vector<std::string>> ExchangeWithWorkers(
+    Server& server, const std::vector<std::string>& names,
+    const std::vector<std::string>& targets, int me, const BlobKey& key,
+    std::string mine, absl::Duration timeout, absl::string_view what) {
+  absl::Status published = PublishBlob(server, key, mine);
+  if (!published.ok()) return published;
+  const absl::Time deadline = absl::Now() + timeout;
+  std::vector<std::string> values(targets.size());
+  values[static_cast<size_t>(me)] = std::move(mine);
+  for (size_t w = 0; w < targets.size(); ++w) {
+    if (static_cast<int>(w) == me) continue;
+    absl::StatusOr<std::string> value =
+        FetchFromWorker(server, names[w], targets[w], key, deadline, timeout);
+    if (!value.ok()) {
+      return absl::Status(
+          value.status().code(),
+          absl::StrCat("MultiWorkerMirroredStrategy: worker ", names[w],
+                       " did not give ", what, ": ", value.status().message()));
+    }
+    values[w] = *std::move(value);
+  }
+  server
+      .AwaitBlobFetches(key.ToString(),
+                        static_cast<int64_t>(targets.size()) - 1,
+                        std::max(deadline - absl::Now(), absl::ZeroDuration()))
+      .IgnoreError();
+  return values;
+}
+
 // Every worker publishes its AllReduceProfile on its server and fetches the
 // others' (from `targets`, within `timeout`). Workers that take different
 // all-reduces (say NCCL on a worker of GPUs beside gRPC's on a worker of
@@ -318,46 +361,27 @@ absl::StatusOr<bool> AgreeOnTheAllReduce(
     const std::vector<std::string>& targets, const AllReduceProfile& mine,
     absl::Duration timeout) {
   const BlobKey key{"multi-worker-mirrored/all-reduce", 0};
-  absl::Status published = PublishBlob(server, key, mine.Serialize());
-  if (!published.ok()) return published;
+  absl::StatusOr<std::vector<std::string>> values =
+      ExchangeWithWorkers(server, workers.names, targets, workers.index, key,
+                          mine.Serialize(), timeout, "its all-reduce");
+  if (!values.ok()) return values.status();
   const size_t n = targets.size();
   std::vector<AllReduceProfile> profiles(n);
-  profiles[static_cast<size_t>(workers.index)] = mine;
   bool agree = true;
-  bool device_memory = mine.device_memory;
-  const absl::Time deadline = absl::Now() + timeout;
+  bool device_memory = false;
   for (size_t w = 0; w < n; ++w) {
-    if (static_cast<int>(w) == workers.index) continue;
-    absl::StatusOr<std::string> value = FetchFromWorker(
-        server, workers.names[w], targets[w], key, deadline, timeout);
-    if (!value.ok()) {
-      return absl::Status(
-          value.status().code(),
-          absl::StrCat("MultiWorkerMirroredStrategy: worker ", workers.names[w],
-                       " did not tell which all-reduce it takes: ",
-                       value.status().message()));
-    }
-    std::optional<AllReduceProfile> theirs = AllReduceProfile::Parse(*value);
+    std::optional<AllReduceProfile> theirs =
+        AllReduceProfile::Parse((*values)[w]);
     if (!theirs.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("MultiWorkerMirroredStrategy: worker ", workers.names[w],
-                       " described its all-reduce as \"", absl::CEscape(*value),
-                       "\"; is it a build of another version?"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MultiWorkerMirroredStrategy: worker ", workers.names[w],
+          " described its all-reduce as \"", absl::CEscape((*values)[w]),
+          "\"; is it a build of another version?"));
     }
     agree = agree && theirs->all_reduce == mine.all_reduce;
     device_memory = device_memory || theirs->device_memory;
     profiles[w] = *std::move(theirs);
   }
-  // Leave only once every other worker has this one's profile: a worker
-  // that gives up now, or fails later (say in Bind's rendezvous) and stops
-  // its server, would otherwise leave a peer still fetching it waiting out
-  // the timeout, not knowing why. A peer that never fetches (it died
-  // meanwhile) holds this worker until the deadline; Bind then names what
-  // is missing.
-  server
-      .AwaitBlobFetches(key.ToString(), static_cast<int64_t>(n) - 1,
-                        std::max(deadline - absl::Now(), absl::ZeroDuration()))
-      .IgnoreError();
   for (size_t w = 0; w < n && !device_memory; ++w) {
     agree = agree && profiles[w].bytes_per_pack == mine.bytes_per_pack;
   }
@@ -967,60 +991,37 @@ absl::Status MultiWorkerMirroredStrategy::AgreeOnSettings(
     const Settings& settings, absl::Duration timeout) {
   const int call = settings_calls_++;
   const int me = WorkerIndex();
-  const absl::Time deadline = absl::Now() + timeout;
+  std::vector<Settings> all;
   if (settings_board_ != nullptr) {
-    absl::StatusOr<std::vector<Settings>> all =
-        settings_board_->Meet(call, me, settings, deadline);
-    if (!all.ok()) return all.status();
-    for (size_t w = 0; w < all->size(); ++w) {
-      if (static_cast<int>(w) == me) continue;
-      absl::Status same =
-          CompareSettings(settings, worker_names_[static_cast<size_t>(me)],
-                          (*all)[w], worker_names_[w]);
-      if (!same.ok()) return same;
+    absl::StatusOr<std::vector<Settings>> met =
+        settings_board_->Meet(call, me, settings, absl::Now() + timeout);
+    if (!met.ok()) return met.status();
+    all = *std::move(met);
+  } else if (server_ != nullptr && worker_targets_.size() > 1) {
+    absl::StatusOr<std::vector<std::string>> values = ExchangeWithWorkers(
+        *server_, worker_names_, worker_targets_, me,
+        BlobKey{"multi-worker-mirrored/settings", call},
+        SerializeSettings(settings), timeout, "its settings");
+    if (!values.ok()) return values.status();
+    for (size_t w = 0; w < values->size(); ++w) {
+      std::optional<Settings> theirs = ParseSettings((*values)[w]);
+      if (!theirs.has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "MultiWorkerMirroredStrategy: worker ", worker_names_[w],
+            " sent settings this build cannot read: \"",
+            absl::CEscape((*values)[w]), "\""));
+      }
+      all.push_back(*std::move(theirs));
     }
-    return absl::OkStatus();
   }
-  if (server_ == nullptr || worker_targets_.size() < 2) {
-    return absl::OkStatus();
-  }
-  const BlobKey key{"multi-worker-mirrored/settings", call};
-  absl::Status published =
-      PublishBlob(*server_, key, SerializeSettings(settings));
-  if (!published.ok()) return published;
-  absl::Status result;
-  for (size_t w = 0; w < worker_targets_.size(); ++w) {
+  for (size_t w = 0; w < all.size(); ++w) {
     if (static_cast<int>(w) == me) continue;
-    absl::StatusOr<std::string> value = FetchFromWorker(
-        *server_, worker_names_[w], worker_targets_[w], key, deadline, timeout);
-    if (!value.ok()) {
-      result = absl::Status(
-          value.status().code(),
-          absl::StrCat(
-              "MultiWorkerMirroredStrategy: worker ", worker_names_[w],
-              " did not give its settings: ", value.status().message()));
-      break;
-    }
-    std::optional<Settings> theirs = ParseSettings(*value);
-    if (!theirs.has_value()) {
-      result = absl::InvalidArgumentError(
-          absl::StrCat("MultiWorkerMirroredStrategy: worker ", worker_names_[w],
-                       " sent settings this build cannot read: \"",
-                       absl::CEscape(*value), "\""));
-      break;
-    }
-    result = CompareSettings(settings, worker_names_[static_cast<size_t>(me)],
-                             *theirs, worker_names_[w]);
-    if (!result.ok()) break;
+    absl::Status same =
+        CompareSettings(settings, worker_names_[static_cast<size_t>(me)],
+                        all[w], worker_names_[w]);
+    if (!same.ok()) return same;
   }
-  // Leave once the others have this worker's settings, so that each of
-  // them reaches its own verdict instead of waiting out its timeout.
-  server_
-      ->AwaitBlobFetches(key.ToString(),
-                         static_cast<int64_t>(worker_targets_.size()) - 1,
-                         std::max(deadline - absl::Now(), absl::ZeroDuration()))
-      .IgnoreError();
-  return result;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>>
