@@ -103,16 +103,22 @@ TEST(CollectiveSweepTest, SameSweepTwiceGivesIdenticalRows) {
   EXPECT_EQ(SweepRowsToJson(first.rows), SweepRowsToJson(second.rows));
 }
 
-TEST(CollectiveSweepTest, JsonIsOneArrayOfRows) {
+// A row of 1 KiB of float32 in 12.5 us by `algorithm`.
+SweepRow SampleRow(const std::string& algorithm) {
   SweepRow row;
   row.op = "all_reduce";
   row.bytes = 1024;
   row.count = 256;
   row.dtype = "float32";
-  row.algorithm = "nccl:ring/ll";
+  row.algorithm = algorithm;
   row.time_us = 12.5;
   row.algbw = 0.08192;
   row.busbw = 0.14336;
+  return row;
+}
+
+TEST(CollectiveSweepTest, JsonIsOneArrayOfRows) {
+  const SweepRow row = SampleRow("nccl:ring/ll");
   EXPECT_EQ(SweepRowsToJson({row, row}),
             "[{\"op\":\"all_reduce\",\"bytes\":1024,\"count\":256,"
             "\"dtype\":\"float32\",\"algorithm\":\"nccl:ring/ll\","
@@ -135,15 +141,7 @@ TEST(CollectiveSweepTest, JsonIsOneArrayOfRows) {
 }
 
 TEST(CollectiveSweepTest, CsvHasAHeaderAndALinePerRow) {
-  SweepRow row;
-  row.op = "all_reduce";
-  row.bytes = 1024;
-  row.count = 256;
-  row.dtype = "float32";
-  row.algorithm = "auto:ring";
-  row.time_us = 12.5;
-  row.algbw = 0.08192;
-  row.busbw = 0.14336;
+  const SweepRow row = SampleRow("auto:ring");
   EXPECT_EQ(SweepCsvHeader(),
             "op,bytes,count,dtype,time_us,algbw,busbw,algorithm\n");
   EXPECT_EQ(SweepRowToCsv(row),
