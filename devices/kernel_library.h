@@ -8,11 +8,13 @@
 // semantics, errors and KernelCost of the host kernel of the same name; the
 // tensors must be in the library's memory (memory_space()).
 //
-// Each call does its work in order with the device's other work and has
-// finished when it returns: the host library computes on the calling
-// thread; a device library runs the kernel on the device's queue (its
-// stream) and waits for it. A library does not charge time to a simulated
-// device: callers charge the returned cost (ReplicaContext::Execute).
+// Each call does its work in order with the device's other work. The host
+// library computes on the calling thread and has finished when it returns;
+// a device library queues the kernel on the device's stream and returns
+// once it is launched, and the device's later work (kernels, collectives,
+// the copies out, which wait for it) sees its results. A library does not
+// charge time to a simulated device: callers charge the returned cost
+// (ReplicaContext::Execute).
 //
 // Example:
 //   const devices::KernelLibrary& k = device.kernels();

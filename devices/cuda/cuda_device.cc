@@ -315,6 +315,20 @@ absl::Status CudaDevice::CopyToDevice(const Tensor& src, Tensor& dst) {
                                          cudaMemcpyDeviceToDevice, stream_),
                          absl::StrCat("cudaMemcpyAsync within ", name_));
         } else {
+          // Kernels queued on the other GPU's stream return before they
+          // run, and dst's block may have served one of them before it was
+          // freed and handed out again: let that GPU finish them first.
+          s = CudaStatus(cudaSetDevice(dst_ordinal),
+                         "cudaSetDevice to the CopyToDevice destination");
+          if (s.ok()) {
+            s = CudaStatus(cudaDeviceSynchronize(),
+                           absl::StrCat("cudaDeviceSynchronize of GPU ",
+                                        dst_ordinal, " before a peer copy"));
+          }
+          absl::Status back = CudaStatus(cudaSetDevice(ordinal_),
+                                         "cudaSetDevice on the queue thread");
+          if (s.ok()) s = back;
+          if (!s.ok()) return s;
           s = CudaStatus(
               cudaMemcpyPeerAsync(dst.raw_data(), dst_ordinal, src.raw_data(),
                                   ordinal_, bytes, stream_),

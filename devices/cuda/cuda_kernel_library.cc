@@ -8,6 +8,8 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "devices/cuda/cuda_ops_util.h"
 #include "devices/cuda/ops.h"
 #include "devices/cuda/training_ops.h"
@@ -196,7 +198,12 @@ class CudaKernelLibrary final : public KernelLibrary {
         absl::UnknownError("the kernel did not run");
   };
 
-  // Runs `op` on the device's queue and waits until the GPU has done it.
+  // Runs `op` on the device's queue and waits until it has launched its
+  // kernels on the stream (not until the GPU has run them): the stream
+  // orders them before the device's later kernels, copies and collectives,
+  // and the copies out wait, so callers see finished results without a
+  // round trip per kernel. A fault of the GPU while running them shows at
+  // the device's next wait (a copy out, Synchronize), as CUDA reports it.
   absl::StatusOr<KernelCost> Run(absl::string_view kernel, Op op) const {
     auto outcome = std::make_shared<Outcome>();
     std::shared_ptr<CudaEvent> done =
@@ -209,11 +216,23 @@ class CudaKernelLibrary final : public KernelLibrary {
                               outcome->cost = std::move(cost);
                               return status;
                             });
-    absl::Status waited = done->Wait(kCopyTimeout);
+    if (!done->WaitLaunched(absl::Now() + kCopyTimeout)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          kernel, " on ", device_.name(), " did not start within ",
+          absl::FormatDuration(kCopyTimeout),
+          "; the device's queue is stuck behind earlier work (a collective "
+          "waiting for a peer?)"));
+    }
     absl::MutexLock lock(&outcome->mu);
-    if (!outcome->ran) return waited;  // Still queued past the timeout.
-    if (!outcome->cost.ok()) return outcome->cost.status();
-    if (!waited.ok()) return waited;  // A fault of the GPU while running it.
+    if (!outcome->ran) {
+      // Dequeued without running: the queue could not make the device
+      // current, and the event carries why.
+      absl::Status why = done->Wait(kCopyTimeout);
+      return why.ok() ? absl::InternalError(
+                            absl::StrCat(kernel, " on ", device_.name(),
+                                         " was dequeued without running"))
+                      : why;
+    }
     return outcome->cost;
   }
 

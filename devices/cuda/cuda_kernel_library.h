@@ -2,14 +2,17 @@
 // (what CudaDevice::kernels() hands out on the CUDA platform). Each method
 // checks its arguments as the Tensor-level CUDA kernel does (devices/cuda/
 // ops.h: the host kernels' semantics, errors and KernelCosts; every tensor
-// must be on this GPU), runs the kernel on the device's queue (its stream,
-// ordered after the work enqueued before) and waits until the GPU has done
-// it, so a returned tensor can be read or copied at once, as with the host
-// library. Waiting after every kernel costs a round trip per op; the price
-// of a seam whose callers treat results as ready.
+// must be on this GPU) and queues the kernel on the device's stream,
+// ordered after the work enqueued before, returning once it is launched:
+// the GPU runs it while the caller goes on to queue the next, and every
+// later use of the result on this device (kernels, copies out, which wait
+// for the stream, NCCL collectives) is ordered after it. Argument errors
+// come back from the call; a fault of the GPU itself from the device's next
+// wait (a copy out, Synchronize).
 //
 // Do not call it from a function running on the same device's queue (the
-// wait would never end): call it from replica threads or the main thread.
+// wait for the launch would never end): call it from replica threads or the
+// main thread.
 //
 // Example:
 //   std::unique_ptr<devices::KernelLibrary> k =
