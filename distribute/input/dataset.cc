@@ -1,5 +1,7 @@
 #include "distribute/input/dataset.h"
 
+#include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -101,6 +103,25 @@ absl::StatusOr<Dataset> Dataset::Zip(std::vector<Dataset> datasets) {
 
 Dataset Dataset::Map(MapFn fn) const {
   return Dataset(internal::MakeMapNode(*this, std::move(fn)));
+}
+
+absl::StatusOr<Dataset> Dataset::Map(MapFn fn,
+                                     int64_t num_parallel_calls) const {
+  if (num_parallel_calls == kAutotune) {
+    num_parallel_calls =
+        std::max<int64_t>(1, std::thread::hardware_concurrency());
+  }
+  if (num_parallel_calls <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_parallel_calls must be positive or kAutotune (",
+                     kAutotune, "), got ", num_parallel_calls));
+  }
+  // More threads than this would only contend: the bound is the machine's.
+  const int64_t threads = std::min<int64_t>(
+      num_parallel_calls,
+      std::max<int64_t>(64, 4 * std::thread::hardware_concurrency()));
+  return Dataset(internal::MakeParallelMapNode(*this, std::move(fn),
+                                               static_cast<int>(threads)));
 }
 
 absl::StatusOr<Dataset> Dataset::Batch(int64_t batch_size,

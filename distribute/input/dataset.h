@@ -76,7 +76,8 @@ class Dataset {
   // producer thread).
   using GeneratorFn =
       std::function<absl::StatusOr<std::optional<Element>>(int64_t index)>;
-  // Transforms one element. Called from one thread at a time.
+  // Transforms one element. Called from one thread at a time (by Map; from
+  // several at once by a parallel Map).
   using MapFn = std::function<absl::StatusOr<Element>(Element)>;
   // Opens one file (any named source) as a dataset of records.
   using ReaderFn = std::function<absl::StatusOr<Dataset>(const std::string&)>;
@@ -125,6 +126,16 @@ class Dataset {
   // fn(element) for every element; an error from fn is returned by GetNext
   // in place of that element.
   Dataset Map(MapFn fn) const;
+  // The same on `num_parallel_calls` threads (tf.data's map with
+  // num_parallel_calls and deterministic=True): up to that many elements
+  // are read ahead and mapped at once, on threads started by the first
+  // GetNext and joined when the iterator is destroyed; elements and errors
+  // come out in input order, so the output equals Map's. fn must be
+  // thread-safe. kAutotune uses one thread per hardware thread; counts
+  // past max(64, 4 per hardware thread) use that many threads.
+  // INVALID_ARGUMENT for 0 or a negative count other than kAutotune.
+  static constexpr int64_t kAutotune = -1;
+  absl::StatusOr<Dataset> Map(MapFn fn, int64_t num_parallel_calls) const;
 
   // Stacks `batch_size` consecutive elements along a new dim 0. The last
   // batch is partial unless drop_remainder. INVALID_ARGUMENT for

@@ -105,6 +105,8 @@ NodePtr MakeRangeNode(int64_t start, int64_t stop, int64_t step);
 NodePtr MakeReaderNode(std::vector<std::string> files,
                        Dataset::ReaderFn reader);
 NodePtr MakeMapNode(Dataset input, Dataset::MapFn fn);
+// parallelism >= 1 threads.
+NodePtr MakeParallelMapNode(Dataset input, Dataset::MapFn fn, int parallelism);
 NodePtr MakeTakeNode(Dataset input, int64_t count);
 NodePtr MakeSkipNode(Dataset input, int64_t count);
 NodePtr MakeRepeatNode(Dataset input, int64_t count);

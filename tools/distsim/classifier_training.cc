@@ -142,26 +142,29 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
   auto indices = distribute::data::Dataset::Range(examples).Repeat().Batch(
       options.global_batch);
   if (!indices.ok()) return indices.status();
-  auto batched = std::optional<
-      distribute::data::
-          Dataset>(indices->Map([generator,
-                                 num_features](distribute::data::Element batch)
-                                    -> absl::StatusOr<
-                                        distribute::data::Element> {
-    const int64_t rows = batch[0].num_elements();
-    const int64_t* index = batch[0].data<int64_t>();
-    absl::StatusOr<Tensor> features = Tensor::Host(
-        devices::DType::kFloat32, devices::Shape({rows, num_features}));
-    if (!features.ok()) return features.status();
-    absl::StatusOr<Tensor> labels =
-        Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
-    if (!labels.ok()) return labels.status();
-    for (int64_t r = 0; r < rows; ++r) {
-      labels->data<int32_t>()[r] = generator->Example(
-          index[r], features->data<float>() + r * num_features);
-    }
-    return distribute::data::Element{*std::move(features), *std::move(labels)};
-  }));
+  // Batches are made on one thread per core, in order (tf.data's
+  // map(num_parallel_calls=AUTOTUNE)): making one takes longer than a GPU
+  // step, so a single producer would hold the steps back.
+  auto batched = indices->Map(
+      [generator, num_features](distribute::data::Element batch)
+          -> absl::StatusOr<distribute::data::Element> {
+        const int64_t rows = batch[0].num_elements();
+        const int64_t* index = batch[0].data<int64_t>();
+        absl::StatusOr<Tensor> features = Tensor::Host(
+            devices::DType::kFloat32, devices::Shape({rows, num_features}));
+        if (!features.ok()) return features.status();
+        absl::StatusOr<Tensor> labels =
+            Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
+        if (!labels.ok()) return labels.status();
+        for (int64_t r = 0; r < rows; ++r) {
+          labels->data<int32_t>()[r] = generator->Example(
+              index[r], features->data<float>() + r * num_features);
+        }
+        return distribute::data::Element{*std::move(features),
+                                         *std::move(labels)};
+      },
+      distribute::data::Dataset::kAutotune);
+  if (!batched.ok()) return batched.status();
   // The next batches are made on a background thread while a step runs
   // (tf.data's prefetch), as a GPU step takes less time than making its
   // batch on the host.
