@@ -128,6 +128,14 @@ absl::StatusOr<std::string> EncodeCheckpoint(
   return out;
 }
 
+// Fuzzing builds (tools/fuzz) skip the CRC checks, so that mutated files
+// reach the checks behind them.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+constexpr bool kCheckCrcs = false;
+#else
+constexpr bool kCheckCrcs = true;
+#endif
+
 absl::StatusOr<std::vector<CheckpointEntry>> DecodeCheckpoint(
     absl::string_view bytes, absl::string_view path) {
   if (bytes.size() < kHeaderSize + kFooterSize) {
@@ -169,17 +177,28 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeCheckpoint(
     return Corrupt(path, "the index location in the footer is out of range");
   }
   const absl::string_view index = bytes.substr(index_offset, index_size);
-  if (Crc32c(index) != index_crc) {
+  if (Crc32c(index) != index_crc && kCheckCrcs) {
     return Corrupt(path, "the index's CRC-32C does not match");
   }
   Reader r(index);
   const uint32_t count = r.U32();
   std::vector<CheckpointEntry> entries;
+  std::set<std::string> names;
+  // The encoder writes the entries' data back to back from the header on,
+  // in index order, and the index right after them: any other layout is
+  // not one of its files.
+  uint64_t next_offset = kHeaderSize;
   for (uint32_t i = 0; i < count && r.ok(); ++i) {
     const std::string name = r.String();
     const std::string dtype_name = r.String();
     const uint32_t rank = r.U32();
     if (!r.ok() || rank > 64) break;
+    if (name.empty()) {
+      return Corrupt(path, absl::StrCat("entry ", i, " has an empty name"));
+    }
+    if (!names.insert(name).second) {
+      return Corrupt(path, absl::StrCat("entry '", name, "' appears twice"));
+    }
     std::vector<int64_t> dims;
     for (uint32_t d = 0; d < rank; ++d)
       dims.push_back(static_cast<int64_t>(r.U64()));
@@ -189,7 +208,7 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeCheckpoint(
     if (!r.ok()) break;
     const std::string entry = absl::StrCat("entry '", name, "'");
     absl::StatusOr<devices::DType> dtype = devices::ParseDType(dtype_name);
-    if (!dtype.ok()) {
+    if (!dtype.ok() || devices::DTypeName(*dtype) != dtype_name) {
       return Corrupt(
           path, absl::StrCat(entry, " has unknown dtype '", dtype_name, "'"));
     }
@@ -199,27 +218,48 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeCheckpoint(
           path,
           absl::StrCat(entry, " has a bad shape: ", shape.status().message()));
     }
-    const uint64_t expected = static_cast<uint64_t>(shape->num_elements()) *
-                              devices::DTypeSize(*dtype);
-    if (size != expected || offset < kHeaderSize || offset > index_offset ||
+    // num_elements * dtype size, where it fits in the file (no wrap).
+    const uint64_t elements = static_cast<uint64_t>(shape->num_elements());
+    const uint64_t element_size = devices::DTypeSize(*dtype);
+    const bool fits = element_size == 0 ||
+                      elements <= (index_offset - kHeaderSize) / element_size;
+    if (!fits || size != elements * element_size || offset != next_offset ||
         size > index_offset - offset) {
       return Corrupt(path,
                      absl::StrCat(entry, " has its data out of range (offset ",
-                                  offset, ", ", size, " bytes)"));
+                                  offset, ", ", size, " bytes, ", elements,
+                                  " elements of ", dtype_name, ")"));
     }
+    next_offset += size;
     const absl::string_view data = bytes.substr(offset, size);
-    if (Crc32c(data) != crc) {
+    if (Crc32c(data) != crc && kCheckCrcs) {
       return Corrupt(
           path, absl::StrCat(entry, ": its data's CRC-32C does not match"));
     }
     absl::StatusOr<devices::Tensor> value =
         devices::Tensor::Host(*dtype, *shape);
     if (!value.ok()) return value.status();
+    if (*dtype == devices::DType::kBool) {
+      // A bool is stored as one byte, 0 or 1: any other byte is not a bool.
+      for (size_t b = 0; b < data.size(); ++b) {
+        if (static_cast<unsigned char>(data[b]) > 1) {
+          return Corrupt(
+              path,
+              absl::StrCat(entry, " holds byte ", static_cast<int>(data[b]),
+                           " at element ", b, ", not a bool (0 or 1)"));
+        }
+      }
+    }
     if (size > 0) std::memcpy(value->raw_data(), data.data(), size);
     entries.push_back({name, *std::move(value)});
   }
   if (!r.ok() || !r.done() || entries.size() != count) {
     return Corrupt(path, "the index does not parse");
+  }
+  if (next_offset != index_offset) {
+    return Corrupt(
+        path, absl::StrCat("the index starts at ", index_offset,
+                           " but the entries' data ends at ", next_offset));
   }
   return entries;
 }

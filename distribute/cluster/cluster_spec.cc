@@ -14,6 +14,8 @@ namespace cluster {
 namespace {
 
 constexpr int64_t kMaxTaskIndex = std::numeric_limits<int32_t>::max();
+// The longest list job_tasks() makes (a million tasks).
+constexpr int64_t kMaxJobTasksSlots = int64_t{1} << 20;
 
 std::string JobList(const std::map<std::string, ClusterSpec::JobTasks>& jobs) {
   if (jobs.empty()) return "the cluster has no jobs";
@@ -368,6 +370,15 @@ absl::StatusOr<std::vector<std::optional<std::string>>> ClusterSpec::job_tasks(
   }
   std::vector<std::optional<std::string>> tasks;
   if (it->second.empty()) return tasks;
+  const int64_t slots = it->second.rbegin()->first + 1;
+  if (slots > kMaxJobTasksSlots) {
+    return absl::OutOfRangeError(
+        absl::StrCat("job '", job, "' has ", it->second.size(),
+                     " tasks but indices up to ", slots - 1, "; a list of ",
+                     slots, " addresses (over ", kMaxJobTasksSlots,
+                     ") is not made: read a sparse job with task_indices() and "
+                     "task_address()"));
+  }
   tasks.resize(static_cast<size_t>(it->second.rbegin()->first) + 1);
   for (const auto& [index, address] : it->second) {
     tasks[static_cast<size_t>(index)] = address;

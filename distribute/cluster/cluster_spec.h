@@ -80,7 +80,9 @@ class ClusterSpec {
   absl::StatusOr<std::string> task_address(absl::string_view job,
                                            int64_t index) const;
   // The addresses of `job` by index, from 0 to the largest index, with
-  // nullopt where a sparse job defines no task. NOT_FOUND for an unknown job.
+  // nullopt where a sparse job defines no task. NOT_FOUND for an unknown job;
+  // OUT_OF_RANGE when the list would exceed 2^20 entries (a sparse job with a
+  // huge index: read it with task_indices() and task_address()).
   absl::StatusOr<std::vector<std::optional<std::string>>> job_tasks(
       absl::string_view job) const;
   // True when `job` exists and its indices are exactly 0..n-1.

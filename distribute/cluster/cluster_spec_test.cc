@@ -86,6 +86,24 @@ TEST(ClusterSpecTest, SparseJobs) {
             "3: worker3:2222}}");
 }
 
+TEST(ClusterSpecTest, AHugeSparseIndexIsReadByIndexNotAsAList) {
+  // One task at the largest index: accepted, but not listed densely (2^31
+  // slots); its address is read through the sparse accessors.
+  absl::StatusOr<ClusterSpec> spec =
+      ClusterSpec::FromJson(R"({"w": {"2147483647": "h:1"}})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(*spec->num_tasks("w"), 1);
+  EXPECT_EQ(*spec->task_address("w", 2147483647), "h:1");
+  absl::StatusOr<std::vector<std::optional<std::string>>> list =
+      spec->job_tasks("w");
+  EXPECT_EQ(list.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(list.status().message(), HasSubstr("task_indices()"));
+  // A sparse job within the bound is still listed.
+  spec = ClusterSpec::FromJson(R"({"w": {"1048575": "h:1"}})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->job_tasks("w")->size(), 1048576u);
+}
+
 TEST(ClusterSpecTest, EmptyJobIsAllowed) {
   absl::StatusOr<ClusterSpec> spec = ClusterSpec::Create({{"worker", {}}});
   ASSERT_TRUE(spec.ok()) << spec.status();

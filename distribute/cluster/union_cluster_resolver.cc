@@ -58,9 +58,11 @@ absl::StatusOr<ClusterSpec> UnionClusterResolver::cluster_spec() const {
   for (size_t r = 0; r < specs.size(); ++r) {
     for (const auto& [name, tasks] : specs[r].job_map()) {
       std::vector<const ClusterSpec::JobTasks*>& before = taken[name];
+      const ClusterSpec::JobTasks& these = tasks;  // (C++17: no capture
+                                                   // of a binding)
       if (std::any_of(
               before.begin(), before.end(),
-              [&](const ClusterSpec::JobTasks* t) { return *t == tasks; })) {
+              [&](const ClusterSpec::JobTasks* t) { return *t == these; })) {
         continue;
       }
       before.push_back(&tasks);
