@@ -32,10 +32,11 @@ namespace {
 #define TSAN_ABSL_STR2(x) #x
 #define TSAN_ABSL_STR(x) TSAN_ABSL_STR2(x)
 
-// The Itanium mangling of absl::<inline namespace>::<rest>; `rest` is
-// the mangled class and member, e.g. "5Mutex4LockEv".
-std::string Mangle(bool is_const, const char* rest) {
-  std::string name = is_const ? "_ZNK4absl" : "_ZN4absl";
+// The Itanium mangling of the non-const member absl::<inline
+// namespace>::<rest>; `rest` is the mangled class and member, e.g.
+// "5Mutex4LockEv".
+std::string Mangle(const char* rest) {
+  std::string name = "_ZN4absl";
 #if ABSL_OPTION_USE_INLINE_NAMESPACE
   const char* ns = TSAN_ABSL_STR(ABSL_OPTION_INLINE_NAMESPACE_NAME);
   name += std::to_string(std::strlen(ns));
@@ -47,8 +48,8 @@ std::string Mangle(bool is_const, const char* rest) {
 
 // The system library's definition of the function mangled as `rest`.
 template <typename Fn>
-Fn Real(bool is_const, const char* rest) {
-  const std::string name = Mangle(is_const, rest);
+Fn Real(const char* rest) {
+  const std::string name = Mangle(rest);
   void* fn = dlsym(RTLD_NEXT, name.c_str());
   if (fn == nullptr) {
     std::fprintf(stderr, "tsan_absl_sync: %s not found in the system Abseil\n",
@@ -58,8 +59,8 @@ Fn Real(bool is_const, const char* rest) {
   return reinterpret_cast<Fn>(fn);
 }
 
-#define REAL(is_const, rest, type)                     \
-  static const auto real = Real<type>(is_const, rest); \
+#define REAL(rest, type)                     \
+  static const auto real = Real<type>(rest); \
   const Scope scope
 
 void* Addr(const absl::Mutex* mu) { return const_cast<absl::Mutex*>(mu); }
@@ -110,35 +111,35 @@ namespace absl {
 ABSL_NAMESPACE_BEGIN
 
 void Mutex::Lock() {
-  REAL(false, "5Mutex4LockEv", void (*)(Mutex*));
+  REAL("5Mutex4LockEv", void (*)(Mutex*));
   PreLock(scope, this, 0);
   real(this);
   PostLock(scope, this, 0);
 }
 
 void Mutex::ReaderLock() {
-  REAL(false, "5Mutex10ReaderLockEv", void (*)(Mutex*));
+  REAL("5Mutex10ReaderLockEv", void (*)(Mutex*));
   PreLock(scope, this, kRead);
   real(this);
   PostLock(scope, this, kRead);
 }
 
 void Mutex::Unlock() {
-  REAL(false, "5Mutex6UnlockEv", void (*)(Mutex*));
+  REAL("5Mutex6UnlockEv", void (*)(Mutex*));
   PreUnlock(scope, this, 0);
   real(this);
   PostUnlock(scope, this, 0);
 }
 
 void Mutex::ReaderUnlock() {
-  REAL(false, "5Mutex12ReaderUnlockEv", void (*)(Mutex*));
+  REAL("5Mutex12ReaderUnlockEv", void (*)(Mutex*));
   PreUnlock(scope, this, kRead);
   real(this);
   PostUnlock(scope, this, kRead);
 }
 
 bool Mutex::TryLock() {
-  REAL(false, "5Mutex7TryLockEv", bool (*)(Mutex*));
+  REAL("5Mutex7TryLockEv", bool (*)(Mutex*));
   PreLock(scope, this, __tsan_mutex_try_lock);
   const bool locked = real(this);
   PostLock(scope, this,
@@ -147,7 +148,7 @@ bool Mutex::TryLock() {
 }
 
 bool Mutex::ReaderTryLock() {
-  REAL(false, "5Mutex13ReaderTryLockEv", bool (*)(Mutex*));
+  REAL("5Mutex13ReaderTryLockEv", bool (*)(Mutex*));
   PreLock(scope, this, __tsan_mutex_try_read_lock);
   const bool locked = real(this);
   PostLock(
@@ -157,15 +158,14 @@ bool Mutex::ReaderTryLock() {
 }
 
 void Mutex::LockWhen(const Condition& cond) {
-  REAL(false, "5Mutex8LockWhenERKNS0_9ConditionE",
-       void (*)(Mutex*, const Condition&));
+  REAL("5Mutex8LockWhenERKNS0_9ConditionE", void (*)(Mutex*, const Condition&));
   PreLock(scope, this, 0);
   real(this, cond);
   PostLock(scope, this, 0);
 }
 
 void Mutex::ReaderLockWhen(const Condition& cond) {
-  REAL(false, "5Mutex14ReaderLockWhenERKNS0_9ConditionE",
+  REAL("5Mutex14ReaderLockWhenERKNS0_9ConditionE",
        void (*)(Mutex*, const Condition&));
   PreLock(scope, this, kRead);
   real(this, cond);
@@ -175,7 +175,7 @@ void Mutex::ReaderLockWhen(const Condition& cond) {
 // The *WithTimeout/*WithDeadline forms hold the mutex on return whether
 // or not the condition became true.
 bool Mutex::LockWhenWithTimeout(const Condition& cond, absl::Duration timeout) {
-  REAL(false, "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE",
+  REAL("5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE",
        bool (*)(Mutex*, const Condition&, absl::Duration));
   PreLock(scope, this, 0);
   const bool met = real(this, cond, timeout);
@@ -184,7 +184,7 @@ bool Mutex::LockWhenWithTimeout(const Condition& cond, absl::Duration timeout) {
 }
 
 bool Mutex::LockWhenWithDeadline(const Condition& cond, absl::Time deadline) {
-  REAL(false, "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE",
+  REAL("5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE",
        bool (*)(Mutex*, const Condition&, absl::Time));
   PreLock(scope, this, 0);
   const bool met = real(this, cond, deadline);
@@ -194,8 +194,7 @@ bool Mutex::LockWhenWithDeadline(const Condition& cond, absl::Time deadline) {
 
 bool Mutex::ReaderLockWhenWithTimeout(const Condition& cond,
                                       absl::Duration timeout) {
-  REAL(false,
-       "5Mutex25ReaderLockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE",
+  REAL("5Mutex25ReaderLockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE",
        bool (*)(Mutex*, const Condition&, absl::Duration));
   PreLock(scope, this, kRead);
   const bool met = real(this, cond, timeout);
@@ -205,7 +204,7 @@ bool Mutex::ReaderLockWhenWithTimeout(const Condition& cond,
 
 bool Mutex::ReaderLockWhenWithDeadline(const Condition& cond,
                                        absl::Time deadline) {
-  REAL(false, "5Mutex26ReaderLockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE",
+  REAL("5Mutex26ReaderLockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE",
        bool (*)(Mutex*, const Condition&, absl::Time));
   PreLock(scope, this, kRead);
   const bool met = real(this, cond, deadline);
@@ -218,8 +217,7 @@ bool Mutex::ReaderLockWhenWithDeadline(const Condition& cond,
 // next accesses. (A reader lock is not told apart here; the project awaits
 // under writer locks.)
 void Mutex::Await(const Condition& cond) {
-  REAL(false, "5Mutex5AwaitERKNS0_9ConditionE",
-       void (*)(Mutex*, const Condition&));
+  REAL("5Mutex5AwaitERKNS0_9ConditionE", void (*)(Mutex*, const Condition&));
   PreUnlock(scope, this, 0);
   PostUnlock(scope, this, 0);
   PreLock(scope, this, 0);
@@ -228,7 +226,7 @@ void Mutex::Await(const Condition& cond) {
 }
 
 bool Mutex::AwaitWithTimeout(const Condition& cond, absl::Duration timeout) {
-  REAL(false, "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE",
+  REAL("5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE",
        bool (*)(Mutex*, const Condition&, absl::Duration));
   PreUnlock(scope, this, 0);
   PostUnlock(scope, this, 0);
@@ -239,7 +237,7 @@ bool Mutex::AwaitWithTimeout(const Condition& cond, absl::Duration timeout) {
 }
 
 bool Mutex::AwaitWithDeadline(const Condition& cond, absl::Time deadline) {
-  REAL(false, "5Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE",
+  REAL("5Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE",
        bool (*)(Mutex*, const Condition&, absl::Time));
   PreUnlock(scope, this, 0);
   PostUnlock(scope, this, 0);
@@ -250,13 +248,13 @@ bool Mutex::AwaitWithDeadline(const Condition& cond, absl::Time deadline) {
 }
 
 Mutex::~Mutex() {
-  REAL(false, "5MutexD2Ev", void (*)(Mutex*));
+  REAL("5MutexD2Ev", void (*)(Mutex*));
   if (scope.outer()) __tsan_mutex_destroy(this, __tsan_mutex_not_static);
   real(this);
 }
 
 void CondVar::Wait(Mutex* mu) {
-  REAL(false, "7CondVar4WaitEPNS0_5MutexE", void (*)(CondVar*, Mutex*));
+  REAL("7CondVar4WaitEPNS0_5MutexE", void (*)(CondVar*, Mutex*));
   PreUnlock(scope, mu, 0);
   PostUnlock(scope, mu, 0);
   PreLock(scope, mu, 0);
@@ -265,7 +263,7 @@ void CondVar::Wait(Mutex* mu) {
 }
 
 bool CondVar::WaitWithTimeout(Mutex* mu, absl::Duration timeout) {
-  REAL(false, "7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE",
+  REAL("7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE",
        bool (*)(CondVar*, Mutex*, absl::Duration));
   PreUnlock(scope, mu, 0);
   PostUnlock(scope, mu, 0);
@@ -276,7 +274,7 @@ bool CondVar::WaitWithTimeout(Mutex* mu, absl::Duration timeout) {
 }
 
 bool CondVar::WaitWithDeadline(Mutex* mu, absl::Time deadline) {
-  REAL(false, "7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE",
+  REAL("7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE",
        bool (*)(CondVar*, Mutex*, absl::Time));
   PreUnlock(scope, mu, 0);
   PostUnlock(scope, mu, 0);
@@ -291,7 +289,7 @@ bool CondVar::WaitWithDeadline(Mutex* mu, absl::Time deadline) {
 // reads it without the mutex, with an instrumented acquire load, which
 // synchronizes with this release on the flag's address.
 void Notification::Notify() {
-  REAL(false, "12Notification6NotifyEv", void (*)(Notification*));
+  REAL("12Notification6NotifyEv", void (*)(Notification*));
   if (scope.outer())
     __tsan_release(&reinterpret_cast<NotificationLayout*>(this)->notified);
   real(this);

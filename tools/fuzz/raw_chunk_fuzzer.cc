@@ -2,11 +2,13 @@
 // the DeliverChunk header, the payload), in slices cut where the input's
 // first byte says. An accepted chunk's pieces hold exactly the bytes after
 // the header, and a chunk the sender serializes is read back intact.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "distribute/server/internal/raw_chunk.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
