@@ -128,7 +128,19 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
   auto write = [&](int c) {
     absl::Status s = var.CopyOnWrite(var.components_[c]);
     if (!s.ok()) return s;
-    return fn(var.components_[c], resolve(c));
+    devices::Tensor& component = var.components_[c];
+    s = fn(component, resolve(c));
+    if (!s.ok()) return s;
+    if (component.dtype() != var.dtype() ||
+        !(component.shape() == var.shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the update function of variable '", var.name(),
+          "' replaced its ", devices::DTypeName(var.dtype()),
+          var.shape().DebugString(), " value with ", component.DebugString(),
+          "; a variable keeps the dtype and shape it was created with: "
+          "write into the tensor it is given"));
+    }
+    return absl::OkStatus();
   };
   if (!in_replica) {
     for (size_t c = 0; c < var.components_.size(); ++c) {
@@ -231,6 +243,10 @@ absl::StatusOr<std::shared_ptr<Variable>> StrategyExtended::CreateVariable(
     }
     absl::Status s = cross_device_ops_->BroadcastFromRank(0, components);
     if (!s.ok()) return s;
+  }
+  if (components.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable '", options.name, "' would live on no device"));
   }
   return std::shared_ptr<Variable>(
       new Variable(kind, owner, std::move(options), std::move(components)));

@@ -73,8 +73,9 @@ class Variable {
     return options_.synchronization;
   }
   VariableAggregation aggregation() const { return options_.aggregation; }
-  devices::DType dtype() const { return components_[0].dtype(); }
-  const devices::Shape& shape() const { return components_[0].shape(); }
+  // Fixed at creation: every component keeps them through every update.
+  devices::DType dtype() const { return dtype_; }
+  const devices::Shape& shape() const { return shape_; }
   // The strategy that created it (never null: the default strategy for
   // variables made outside scopes).
   Strategy& strategy() const { return *strategy_; }
@@ -107,6 +108,8 @@ class Variable {
       : kind_(kind),
         strategy_(strategy),
         options_(std::move(options)),
+        dtype_(components.front().dtype()),
+        shape_(components.front().shape()),
         components_(std::move(components)) {}
 
   // Before `component` (one of components_) is written: where another
@@ -124,6 +127,11 @@ class Variable {
   const Kind kind_;
   Strategy* const strategy_;
   const VariableOptions options_;
+  // Read without mu_ by replicas that check an update's operand while
+  // another replica replaces a component (copy-on-write): so not read from
+  // components_.
+  const devices::DType dtype_;
+  const devices::Shape shape_;
   std::vector<devices::Tensor> components_;
   // Serialises cross-replica-context updates and reads of the first
   // component: replicas of a strategy that update a variable it does not

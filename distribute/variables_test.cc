@@ -346,6 +346,24 @@ TEST_F(VariablesTest, ReadValuesAreSnapshots) {
   EXPECT_EQ(v->values()[0].raw_data(), where);
 }
 
+// A variable's dtype and shape are fixed at creation: an update function
+// that swaps in a tensor of another shape is refused, and the variable
+// still reports what it was created with.
+TEST_F(VariablesTest, UpdateThatChangesTheShapeIsRefused) {
+  ScopeGuard scope = *strategy_->Scope();
+  std::shared_ptr<Variable> v = *strategy_->CreateVariable(Scalar(2));
+  absl::Status s = strategy_->extended().Update(
+      *v, [](Tensor& c, const std::vector<Tensor>&) {
+        c = *Tensor::Host(devices::DType::kFloat32, devices::Shape({2}));
+        return absl::OkStatus();
+      });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("keeps the dtype and shape"), std::string::npos)
+      << s;
+  EXPECT_EQ(v->shape(), devices::Shape({1}));
+  EXPECT_EQ(v->dtype(), devices::DType::kFloat32);
+}
+
 TEST(DefaultStrategyTest, PlainVariableAndDirectRun) {
   auto v = DefaultStrategy().CreateVariable(Scalar(2));
   ASSERT_TRUE(v.ok()) << v.status();
