@@ -32,11 +32,16 @@ namespace {
 #define TSAN_ABSL_STR2(x) #x
 #define TSAN_ABSL_STR(x) TSAN_ABSL_STR2(x)
 
-// The Itanium mangling of the non-const member absl::<inline
-// namespace>::<rest>; `rest` is the mangled class and member, e.g.
-// "5Mutex4LockEv".
+// The Itanium mangling of the member absl::<inline namespace>::<rest>;
+// `rest` is the mangled class and member, e.g. "5Mutex4LockEv", and a
+// leading 'K' marks a const member ("K12Notification...").
 std::string Mangle(const char* rest) {
-  std::string name = "_ZN4absl";
+  std::string name = "_ZN";
+  if (*rest == 'K') {
+    name += 'K';
+    ++rest;
+  }
+  name += "4absl";
 #if ABSL_OPTION_USE_INLINE_NAMESPACE
   const char* ns = TSAN_ABSL_STR(ABSL_OPTION_INLINE_NAMESPACE_NAME);
   name += std::to_string(std::strlen(ns));
@@ -295,6 +300,45 @@ void Notification::Notify() {
   real(this);
 }
 
+// The waits read the flag inside the library when it is already set, so
+// ThreadSanitizer sees no acquire there: each that returns notified
+// acquires the flag's address itself, pairing with Notify's release.
+void Notification::WaitForNotification() const {
+  REAL("K12Notification19WaitForNotificationEv",
+       void (*)(const Notification*));
+  real(this);
+  if (scope.outer()) {
+    __tsan_acquire(&reinterpret_cast<NotificationLayout*>(
+                        const_cast<Notification*>(this))
+                        ->notified);
+  }
+}
+
+bool Notification::WaitForNotificationWithTimeout(
+    absl::Duration timeout) const {
+  REAL("K12Notification30WaitForNotificationWithTimeoutENS0_8DurationE",
+       bool (*)(const Notification*, absl::Duration));
+  const bool notified = real(this, timeout);
+  if (notified && scope.outer()) {
+    __tsan_acquire(&reinterpret_cast<NotificationLayout*>(
+                        const_cast<Notification*>(this))
+                        ->notified);
+  }
+  return notified;
+}
+
+bool Notification::WaitForNotificationWithDeadline(absl::Time deadline) const {
+  REAL("K12Notification31WaitForNotificationWithDeadlineENS0_4TimeE",
+       bool (*)(const Notification*, absl::Time));
+  const bool notified = real(this, deadline);
+  if (notified && scope.outer()) {
+    __tsan_acquire(&reinterpret_cast<NotificationLayout*>(
+                        const_cast<Notification*>(this))
+                        ->notified);
+  }
+  return notified;
+}
+
 ABSL_NAMESPACE_END
 }  // namespace absl
 
@@ -311,5 +355,7 @@ __tsan_default_suppressions() {
          "called_from_lib:libgrpc++.so\n"
          "called_from_lib:libabsl_status.so\n"
          "called_from_lib:libabsl_synchronization.so\n"
-         "called_from_lib:libabsl_cord.so\n";
+         "called_from_lib:libabsl_cord.so\n"
+         "called_from_lib:libabsl_cord_internal.so\n"
+         "called_from_lib:libabsl_random_internal_pool_urbg.so\n";
 }

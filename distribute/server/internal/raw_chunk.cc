@@ -1,7 +1,10 @@
 #include "distribute/server/internal/raw_chunk.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -79,9 +82,16 @@ struct PayloadPins::State {
   int64_t count ABSL_GUARDED_BY(mu) = 0;
 };
 
-// One pinned slice; owned by gRPC's slice until Release.
+// One pinned slice; owned by gRPC's slice until Release, which may run on
+// a gRPC thread. gRPC's slice refcount orders Pin before Release, but it is
+// not visible to ThreadSanitizer (the system gRPC is not instrumented), so
+// `pinned` carries the same order in the project's own code.
 struct PayloadPins::Ref {
+  explicit Ref(std::shared_ptr<State> s) : state(std::move(s)) {
+    pinned.store(true, std::memory_order_release);
+  }
   std::shared_ptr<State> state;
+  std::atomic<bool> pinned{false};
 };
 
 PayloadPins::PayloadPins() : state_(std::make_shared<State>()) {}
@@ -93,11 +103,12 @@ grpc::Slice PayloadPins::Pin(const std::byte* data, size_t size) {
   }
   // gRPC never writes through the pointer; its API only takes it non-const.
   return grpc::Slice(const_cast<std::byte*>(data), size, &PayloadPins::Release,
-                     new Ref{state_});
+                     new Ref(state_));
 }
 
 void PayloadPins::Release(void* ref) {
   std::unique_ptr<Ref> owned(static_cast<Ref*>(ref));
+  (void)owned->pinned.load(std::memory_order_acquire);
   absl::MutexLock lock(&owned->state->mu);
   --owned->state->count;
 }
@@ -150,6 +161,7 @@ Status SerializationTraits<distribute::server_internal::InboundChunk, void>::
                 distribute::server_internal::InboundChunk* m) {
   ByteBuffer owned;
   owned.Swap(buffer);  // Ours now; freed when `owned` goes.
+  (void)m->handed_back.load(std::memory_order_acquire);
   m->slices.clear();
   m->pieces.clear();
   m->size = 0;

@@ -17,6 +17,7 @@
 #ifndef DISTRIBUTE_SERVER_INTERNAL_RAW_CHUNK_H_
 #define DISTRIBUTE_SERVER_INTERNAL_RAW_CHUNK_H_
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -76,11 +77,21 @@ struct OutboundChunk {
 
 // A received chunk: its meta (header, offset) and its payload as pieces of
 // the slices gRPC read, which `slices` keeps alive.
+//
+// A reader that reads the next chunk into the same object calls
+// HandBack() first: gRPC deserializes (and frees the previous slices) on
+// one of its own threads, ordered after the reader's Read call by gRPC's
+// queues, which ThreadSanitizer cannot see (the system gRPC is not
+// instrumented); HandBack and Deserialize carry that order in the
+// project's code.
 struct InboundChunk {
+  void HandBack() { handed_back.store(true, std::memory_order_release); }
+
   server::DeliverChunk meta;
   std::vector<grpc::Slice> slices;
   std::vector<absl::string_view> pieces;
   size_t size = 0;
+  std::atomic<bool> handed_back{false};
 };
 
 }  // namespace server_internal

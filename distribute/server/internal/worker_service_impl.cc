@@ -166,7 +166,11 @@ grpc::Status WorkerServiceImpl::DeliverRaw(
     return mailbox->AddChunk(*message, chunk.meta.offset(), chunk.pieces);
   };
   absl::Status status = add();
-  while (status.ok() && reader->Read(&chunk)) status = add();
+  while (status.ok()) {
+    chunk.HandBack();
+    if (!reader->Read(&chunk)) break;
+    status = add();
+  }
   if (status.ok() && context->IsCancelled()) {
     status = absl::CancelledError("the sender cancelled the message");
   }
