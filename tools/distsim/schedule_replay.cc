@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "simulator/actor_runtime.h"
@@ -246,13 +247,13 @@ class Replay {
     }
     const int src = devices_[static_cast<size_t>(s.src)];
     const int dst = devices_[static_cast<size_t>(s.dst)];
-    absl::StatusOr<std::vector<int>> route = context_.Route(src, dst);
+    absl::StatusOr<const std::vector<int>*> route = Route(s.src, s.dst);
     if (!route.ok()) {
       fail(route.status());
       return;
     }
     absl::Status started = context_.simulation().StartTransfer(
-        src, dst, *route, s.bytes,
+        src, dst, **route, s.bytes,
         absl::StrCat("rank ", s.src, "->", s.dst, " tag ", s.tag),
         [this, send, recv](absl::Status status) {
           Complete(send, status);
@@ -260,6 +261,24 @@ class Replay {
           if (wake_.has_value()) (*wake_)();
         });
     if (!started.ok()) fail(started);
+  }
+
+  // The route from rank `src`'s device to rank `dst`'s. A schedule sends
+  // between the same pairs again and again (a ring step after step), so
+  // each pair's route is asked of the router once.
+  absl::StatusOr<const std::vector<int>*> Route(int src, int dst) {
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(src))
+                          << 32) |
+                         static_cast<uint32_t>(dst);
+    auto it = routes_.find(key);
+    if (it == routes_.end()) {
+      absl::StatusOr<std::vector<int>> route =
+          context_.Route(devices_[static_cast<size_t>(src)],
+                         devices_[static_cast<size_t>(dst)]);
+      if (!route.ok()) return route.status();
+      it = routes_.emplace(key, *std::move(route)).first;
+    }
+    return &it->second;
   }
 
   void Complete(size_t id, const absl::Status& status) {
@@ -312,6 +331,9 @@ class Replay {
   std::vector<char> is_woken_;
   absl::flat_hash_map<MessageKey, size_t> unmatched_sends_;
   absl::flat_hash_map<MessageKey, size_t> unmatched_recvs_;
+  // By (sending rank << 32 | receiving rank); node_hash_map, as pointers
+  // to its values are handed out.
+  absl::node_hash_map<uint64_t, std::vector<int>> routes_;
   std::optional<simulator::ActorWakeup> wake_;
   int finished_ = 0;
   absl::Status error_;
