@@ -495,8 +495,32 @@ TEST(MultiWorkerMirroredStrategyTest, ReplicasAreGlobal) {
         0);
     ASSERT_TRUE(along.ok()) << along.status();
     EXPECT_EQ(along->data<float>()[0], 3.0f);
-    EXPECT_EQ(strategy.Gather(PerReplica({Floats({1.0f})})).status().code(),
-              absl::StatusCode::kUnimplemented);
+    // Gather spans the workers too (TF's strategy.gather under
+    // MultiWorkerMirroredStrategy): every worker gets every replica's rows,
+    // in replica order, sizes along the axis may differ.
+    auto rows =
+        strategy.Gather(PerReplica({w == 0 ? Floats({1, 2, 3}) : Floats({6})}));
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ASSERT_EQ(rows->shape(), devices::Shape({4}));
+    EXPECT_EQ(rows->data<float>()[2], 3.0f);
+    EXPECT_EQ(rows->data<float>()[3], 6.0f);
+    // Along axis 1: worker w's [2, w + 1] make a [2, 3].
+    auto columns = strategy.Gather(
+        PerReplica({*devices::Tensor::FromVector<float>(
+            w == 0 ? std::vector<float>{1, 2} : std::vector<float>{3, 4, 5, 6},
+            devices::Shape({2, w + 1}))}),
+        1);
+    ASSERT_TRUE(columns.ok()) << columns.status();
+    ASSERT_EQ(columns->shape(), devices::Shape({2, 3}));
+    const float want[] = {1, 3, 4, 2, 5, 6};
+    for (int i = 0; i < 6; ++i) {
+      EXPECT_EQ(columns->data<float>()[i], want[i]) << i;
+    }
+    // This worker's replicas, not more: refused before any collective.
+    EXPECT_EQ(strategy.Gather(PerReplica({Floats({1}), Floats({2})}))
+                  .status()
+                  .code(),
+              absl::StatusCode::kInvalidArgument);
   });
 }
 

@@ -308,12 +308,7 @@ absl::StatusOr<devices::Tensor> Strategy::Gather(const DistributedValues& value,
   if (value.num_replicas() == 0) {
     return absl::InvalidArgumentError("Gather of a value with no components");
   }
-  if (NumWorkers() > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        name(),
-        ": Gather across workers is not implemented; gather inside "
-        "Run with ReplicaContext::AllGather, which spans every worker"));
-  }
+  if (NumWorkers() > 1) return GatherAcrossWorkers(value, axis);
   std::vector<devices::Tensor> host;
   for (const devices::Tensor& t : value.values()) {
     absl::StatusOr<devices::Tensor> h =
@@ -364,6 +359,32 @@ absl::StatusOr<devices::Tensor> Strategy::Gather(const DistributedValues& value,
     }
   }
   return out;
+}
+
+absl::StatusOr<devices::Tensor> Strategy::GatherAcrossWorkers(
+    const DistributedValues& value, int axis) {
+  const int local = static_cast<int>(extended_->WorkerDevices().size());
+  if (value.num_replicas() != local) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Gather: the value has ", value.num_replicas(),
+                     " components but this worker has ", local,
+                     " replicas; pass this worker's per-replica values"));
+  }
+  // As TF's CollectiveAllReduce gathers for strategy.gather: every replica
+  // of every worker all-gathers its component (sizes along `axis` may
+  // differ), so each worker ends with the whole concatenation, in global
+  // replica order.
+  absl::StatusOr<std::vector<PerReplica>> gathered = Run(
+      [axis](ReplicaContext& ctx, const std::vector<devices::Tensor>& in)
+          -> absl::StatusOr<std::vector<devices::Tensor>> {
+        absl::StatusOr<devices::Tensor> all = ctx.AllGather(in[0], axis);
+        if (!all.ok()) return all.status();
+        return std::vector<devices::Tensor>{*std::move(all)};
+      },
+      {value});
+  if (!gathered.ok()) return gathered.status();
+  return devices::ToHostTensor(extended_->platform(),
+                               (*gathered)[0].value(0));
 }
 
 absl::StatusOr<PerReplica> Strategy::ExperimentalDistributeValuesFromFunction(

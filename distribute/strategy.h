@@ -270,8 +270,12 @@ class Strategy {
   absl::StatusOr<devices::Tensor> Reduce(
       ReduceOp op, const DistributedValues& value,
       std::optional<int> axis = std::nullopt);
-  // Every replica's component concatenated along `axis`, on the host.
-  // UNIMPLEMENTED for a multi-worker strategy (use ReplicaContext::AllGather).
+  // Every replica's component concatenated along `axis` (in replica order;
+  // components may differ along `axis` only), on the host. For a
+  // multi-worker strategy every worker's replicas, a collective that every
+  // worker must make (`value` holds this process's replicas), and each
+  // worker gets the whole result. INVALID_ARGUMENT for a bad axis or
+  // mismatched components.
   absl::StatusOr<devices::Tensor> Gather(const DistributedValues& value,
                                          int axis = 0);
   std::vector<devices::Tensor> ExperimentalLocalResults(
@@ -296,6 +300,9 @@ class Strategy {
   // Reduce of a multi-worker strategy: a collective over every worker.
   absl::StatusOr<devices::Tensor> ReduceAcrossWorkers(
       ReduceOp op, const DistributedValues& value, std::optional<int> axis);
+  // Gather of a multi-worker strategy: an all-gather over every worker.
+  absl::StatusOr<devices::Tensor> GatherAcrossWorkers(
+      const DistributedValues& value, int axis);
 
   std::unique_ptr<StrategyExtended> extended_;
 };
