@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "devices/transport_conformance.h"
 #include "gtest/gtest.h"
 
 namespace devices {
@@ -466,6 +467,28 @@ TEST(HostTransportTest, LargeMessageAfterTheReceiverTimedOut) {
   EXPECT_TRUE(recv->Wait(kLong).ok());
   EXPECT_EQ(received, message);
 }
+
+}  // namespace
+}  // namespace devices
+
+namespace devices {
+namespace {
+
+using conformance::TransportConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(
+    Host, TransportConformanceTest,
+    ::testing::Values(conformance::TransportBackend{
+        "host",
+        [](int n) -> absl::StatusOr<conformance::TransportGroup> {
+          absl::StatusOr<std::vector<std::unique_ptr<Transport>>> group =
+              CreateHostTransportGroup(Names(n));
+          if (!group.ok()) return group.status();
+          conformance::TransportGroup out;
+          out.endpoints = *std::move(group);
+          return out;
+        }}),
+    conformance::BackendName);
 
 }  // namespace
 }  // namespace devices

@@ -87,8 +87,10 @@ class Transport {
 
   // Aborts the whole group: every pending request of every rank fails with
   // UNAVAILABLE carrying `reason` (DEADLINE_EXCEEDED when `reason` is: see
-  // GroupAbortCode), and so do later Send/Recv calls. The first reason
-  // wins; later calls change nothing and return OK.
+  // GroupAbortCode), and so do later Send/Recv calls. The first reason an
+  // endpoint learns of wins there: a later Abort on an endpoint that knows
+  // of one changes nothing and returns OK. (Ranks in different processes
+  // that abort before either hears of the other may each keep their own.)
   // INVALID_ARGUMENT if `reason` is OK (an abort needs a cause).
   virtual absl::Status Abort(absl::Status reason) = 0;
 

@@ -16,6 +16,7 @@
 #include "absl/types/span.h"
 #include "devices/kernel_costs.h"
 #include "devices/transport.h"
+#include "devices/transport_conformance.h"
 #include "gtest/gtest.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/faults.h"
@@ -347,6 +348,38 @@ TEST(SimTransportTest, DestroyingAnUnmatchedRequestWithdrawsIt) {
   EXPECT_EQ(fresh, data);
   EXPECT_EQ(stale, std::vector<std::byte>(16));
 }
+
+}  // namespace
+}  // namespace simulator
+
+namespace simulator {
+namespace {
+
+using devices::conformance::TransportConformanceTest;
+
+// A functional platform (messages carry their bytes), with the default
+// deadlock grace: the suite's waits are on the host's clock.
+INSTANTIATE_TEST_SUITE_P(
+    Simulator, TransportConformanceTest,
+    ::testing::Values(devices::conformance::TransportBackend{
+        "sim",
+        [](int n) -> absl::StatusOr<devices::conformance::TransportGroup> {
+          absl::StatusOr<Topology> topology = BuiltinTopology("dgx_h100");
+          if (!topology.ok()) return topology.status();
+          absl::StatusOr<std::unique_ptr<SimPlatform>> platform =
+              SimPlatform::Create(*std::move(topology));
+          if (!platform.ok()) return platform.status();
+          std::vector<std::string> names;
+          for (int r = 0; r < n; ++r) names.push_back(absl::StrCat("GPU:", r));
+          absl::StatusOr<Endpoints> endpoints =
+              (*platform)->CreateTransportGroup(names);
+          if (!endpoints.ok()) return endpoints.status();
+          devices::conformance::TransportGroup group;
+          group.owner = std::shared_ptr<SimPlatform>(*std::move(platform));
+          group.endpoints = *std::move(endpoints);
+          return group;
+        }}),
+    devices::conformance::BackendName);
 
 }  // namespace
 }  // namespace simulator

@@ -6,15 +6,20 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "devices/cuda/cuda_kernels.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/cuda_test_util.h"
 #include "devices/cuda/ops.h"
 #include "devices/cuda/test_values.h"
+#include "devices/cuda/cuda_transport.h"
 #include "devices/platform_registry.h"
+#include "devices/transport_conformance.h"
 #include "gtest/gtest.h"
 
 namespace devices {
@@ -303,6 +308,32 @@ TEST_F(CudaPlatformTest, CommunicatorsSpanDistinctGpusOnly) {
   EXPECT_EQ((*comm)->name(), "nccl");
   EXPECT_EQ((*comm)->size(), 1);
 }
+
+// The Transport contract, with host buffers (the suite's), which the CUDA
+// transport moves as the host transport does; skipped without a GPU.
+using conformance::TransportConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(
+    Cuda, TransportConformanceTest,
+    ::testing::Values(conformance::TransportBackend{
+        "cuda", [](int n) -> absl::StatusOr<conformance::TransportGroup> {
+          if (std::optional<std::string> why = NoGpuReason()) {
+            return absl::FailedPreconditionError(
+                absl::StrCat("no CUDA GPU found: ", *why));
+          }
+          std::vector<std::string> names;
+          for (int r = 0; r < n; ++r) {
+            names.push_back(absl::StrCat(
+                "/job:localhost/replica:0/task:0/device:GPU:", r));
+          }
+          absl::StatusOr<std::vector<std::unique_ptr<Transport>>> group =
+              CreateCudaTransportGroup(names);
+          if (!group.ok()) return group.status();
+          conformance::TransportGroup out;
+          out.endpoints = *std::move(group);
+          return out;
+        }}),
+    conformance::BackendName);
 
 }  // namespace
 }  // namespace cuda

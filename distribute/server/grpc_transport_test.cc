@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "devices/transport.h"
+#include "devices/transport_conformance.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/collective/cost_model.h"
 #include "distribute/server/internal/tcp_proxy.h"
@@ -485,6 +486,42 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GrpcTransportTest,
                            return info.param == "grpc" ? std::string("grpc")
                                                        : std::string("tcp");
                          });
+
+// The Transport contract, over a cluster of servers in this process, with
+// either protocol.
+devices::conformance::TransportBackend GrpcBackend(std::string protocol) {
+  std::string name = protocol == "grpc" ? "grpc" : "grpc_tcp";
+  return {name,
+          [protocol](int n)
+              -> absl::StatusOr<devices::conformance::TransportGroup> {
+            ServerOptions options;
+            options.protocol = protocol;
+            absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, options);
+            if (!cluster.ok()) return cluster.status();
+            auto owner = std::make_shared<TestCluster>(*std::move(cluster));
+            devices::conformance::TransportGroup group;
+            for (int r = 0; r < n; ++r) {
+              GrpcTransportOptions transport;
+              transport.group_key = "conformance";
+              transport.rank_targets = owner->addresses;
+              transport.rank = r;
+              transport.connect_timeout = absl::Seconds(10);
+              auto endpoint =
+                  GrpcTransport::Create(*owner->servers[r], transport);
+              if (!endpoint.ok()) return endpoint.status();
+              group.endpoints.push_back(*std::move(endpoint));
+            }
+            group.owner = std::move(owner);
+            return group;
+          }};
+}
+
+using devices::conformance::TransportConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(Grpc, TransportConformanceTest,
+                         ::testing::Values(GrpcBackend("grpc"),
+                                           GrpcBackend("grpc+tcp")),
+                         devices::conformance::BackendName);
 
 TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
   ServerOptions with_token;
