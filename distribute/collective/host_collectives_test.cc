@@ -19,6 +19,7 @@
 #include "devices/reduce_kernels.h"
 #include "devices/tensor.h"
 #include "distribute/collective/cost_model.h"
+#include "devices/communicator_conformance.h"
 #include "distribute/collective/schedule_communicator.h"
 #include "gtest/gtest.h"
 
@@ -462,6 +463,45 @@ TEST(HostCollectivesTest,
   EXPECT_EQ(SharedMemoryTopology(3, 0).step_overhead_us,
             SharedMemoryTopology(3, 1).step_overhead_us);
 }
+
+// The Communicator contract over host transports, for AUTO (with the
+// shared-memory all-reduce) and for every all-reduce algorithm forced.
+devices::conformance::CommunicatorBackend HostBackend(
+    std::string name, std::optional<Algorithm> all_reduce,
+    Algorithm rooted = Algorithm::kBinaryTree) {
+  return {std::move(name),
+          [all_reduce, rooted](int n)
+              -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
+            std::vector<std::string> names;
+            for (int i = 0; i < n; ++i) {
+              names.push_back(absl::StrCat("/device:CPU:", i));
+            }
+            auto endpoints = devices::CreateHostTransportGroup(names);
+            if (!endpoints.ok()) return endpoints.status();
+            ScheduleCommunicatorOptions options;
+            options.all_reduce_algorithm = all_reduce;
+            options.broadcast_algorithm = rooted;
+            options.reduce_algorithm = rooted;
+            auto comm =
+                ScheduleCommunicator::Create(*std::move(endpoints), options);
+            if (!comm.ok()) return comm.status();
+            devices::conformance::CommunicatorGroup group;
+            group.communicator = *std::move(comm);
+            return group;
+          }};
+}
+
+using devices::conformance::CommunicatorConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(
+    Host, CommunicatorConformanceTest,
+    ::testing::Values(
+        HostBackend("host_auto", std::nullopt),
+        HostBackend("host_ring", Algorithm::kRing, Algorithm::kChain),
+        HostBackend("host_tree", Algorithm::kDoubleBinaryTree),
+        HostBackend("host_rhd", Algorithm::kRecursiveHalvingDoubling),
+        HostBackend("host_direct", Algorithm::kDirect)),
+    devices::conformance::CommunicatorBackendName);
 
 }  // namespace
 }  // namespace collective

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "devices/communicator_conformance.h"
 #include "devices/reduce_op.h"
 #include "devices/tensor.h"
 #include "devices/transport.h"
@@ -168,6 +170,52 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GrpcCollectiveTest,
                            return info.param == "grpc" ? std::string("grpc")
                                                        : std::string("tcp");
                          });
+
+// The Communicator contract: ScheduleCommunicator (AUTO, and the ring)
+// over gRPC transports among servers in this process, with each protocol.
+devices::conformance::CommunicatorBackend GrpcCommunicators(
+    std::string name, std::string protocol, std::optional<Algorithm> all_reduce) {
+  return {std::move(name),
+          [protocol, all_reduce](int n)
+              -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
+            ServerOptions server;
+            server.protocol = protocol;
+            absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, server);
+            if (!cluster.ok()) return cluster.status();
+            auto owner = std::make_shared<TestCluster>(*std::move(cluster));
+            std::vector<std::unique_ptr<devices::Transport>> endpoints;
+            for (int r = 0; r < n; ++r) {
+              GrpcTransportOptions transport;
+              transport.group_key = "conformance";
+              transport.rank_targets = owner->addresses;
+              transport.rank = r;
+              transport.connect_timeout = absl::Seconds(10);
+              auto endpoint =
+                  GrpcTransport::Create(*owner->servers[r], transport);
+              if (!endpoint.ok()) return endpoint.status();
+              endpoints.push_back(*std::move(endpoint));
+            }
+            ScheduleCommunicatorOptions options;
+            options.all_reduce_algorithm = all_reduce;
+            auto comm =
+                ScheduleCommunicator::Create(std::move(endpoints), options);
+            if (!comm.ok()) return comm.status();
+            devices::conformance::CommunicatorGroup group;
+            group.communicator = *std::move(comm);
+            group.owner = std::move(owner);
+            return group;
+          }};
+}
+
+using devices::conformance::CommunicatorConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(
+    Grpc, CommunicatorConformanceTest,
+    ::testing::Values(
+        GrpcCommunicators("grpc_auto", "grpc", std::nullopt),
+        GrpcCommunicators("grpc_ring", "grpc", Algorithm::kRing),
+        GrpcCommunicators("grpc_tcp_auto", "grpc+tcp", std::nullopt)),
+    devices::conformance::CommunicatorBackendName);
 
 }  // namespace
 }  // namespace distribute
