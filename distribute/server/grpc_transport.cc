@@ -578,11 +578,15 @@ absl::Status GrpcTransport::Abort(absl::Status reason) {
         "Transport::Abort needs a non-OK reason saying why the group is "
         "aborted");
   }
-  mailbox_->Abort(absl::Status(
-      devices::GroupAbortCode(reason.code()),
-      absl::StrCat("transport group \"", options_.group_key, "\" of ", size(),
-                   " ranks was aborted by rank ", rank_, " (task ", task_,
-                   "): ", reason.ToString())));
+  // An endpoint that already knows of an abort (its own, or a peer's that
+  // reached it) keeps that reason and tells no one of another.
+  if (!mailbox_->Abort(absl::Status(
+          devices::GroupAbortCode(reason.code()),
+          absl::StrCat("transport group \"", options_.group_key, "\" of ",
+                       size(), " ranks was aborted by rank ", rank_, " (task ",
+                       task_, "): ", reason.ToString())))) {
+    return absl::OkStatus();
+  }
   NotifyPeers(reason.ToString(), devices::GroupAbortCode(reason.code()));
   return absl::OkStatus();
 }
