@@ -70,8 +70,9 @@ class Device {
   // Appends `fn` to the device's queue and returns at once. Queued work runs
   // one item at a time in the order enqueued; `fn` runs exactly once and the
   // returned event completes with its status. A simulated device charges
-  // `cost` to its clock (on a timing-only device `fn` must not touch tensor
-  // data). Errors do not stop the queue; Synchronize() reports the first.
+  // `cost` to its clock; on a timing-only device (functional() false) `fn`
+  // is data work and does not run: the event completes OK once the cost is
+  // charged. Errors do not stop the queue; Synchronize() reports the first.
   // Thread-safe; `fn` may enqueue more work.
   virtual std::shared_ptr<Event> Enqueue(
       KernelCost cost, absl::AnyInvocable<absl::Status()> fn) = 0;

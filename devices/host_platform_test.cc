@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "devices/platform_conformance.h"
 #include "devices/platform_registry.h"
 #include "gtest/gtest.h"
 
@@ -197,6 +198,21 @@ TEST(HostPlatformTest, DevicesRunIndependently) {
   EXPECT_TRUE(other->Wait(absl::Seconds(30)).ok());
   EXPECT_TRUE(blocked->Wait(absl::Seconds(30)).ok());
 }
+
+using conformance::PlatformConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(
+    Host, PlatformConformanceTest,
+    ::testing::Values(conformance::PlatformBackend{
+        "host", []() -> absl::StatusOr<std::unique_ptr<Platform>> {
+          HostPlatformOptions options;
+          options.num_devices = 2;
+          absl::StatusOr<std::unique_ptr<HostPlatform>> p =
+              HostPlatform::Create(options);
+          if (!p.ok()) return p.status();
+          return std::unique_ptr<Platform>(*std::move(p));
+        }}),
+    conformance::PlatformBackendName);
 
 }  // namespace
 }  // namespace devices

@@ -56,7 +56,8 @@ class Platform {
 
   // A Communicator over `device_names` (rank i = device_names[i]), for
   // platforms with a native collective library. UNIMPLEMENTED naming the
-  // platform where there is none; otherwise the errors of
+  // platform where there is none; FAILED_PRECONDITION naming a device the
+  // library does not span (a CPU in an NCCL group); otherwise the errors of
   // CreateTransportGroup.
   virtual absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
       const std::vector<std::string>& device_names) = 0;

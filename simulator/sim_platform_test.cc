@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/device.h"
 #include "devices/kernel_costs.h"
+#include "devices/platform_conformance.h"
 #include "devices/platform_registry.h"
 #include "devices/tensor.h"
 #include "gtest/gtest.h"
@@ -404,6 +405,26 @@ TEST(SimPlatformTest, CopiesAreTransfersOverTheRoute) {
   EXPECT_EQ(gpu0->CopyToDevice(*a, host).code(),
             absl::StatusCode::kInvalidArgument);
 }
+
+devices::conformance::PlatformBackend SimBackend(std::string name,
+                                               std::string spec) {
+  return {std::move(name),
+          [spec]() -> absl::StatusOr<std::unique_ptr<devices::Platform>> {
+            absl::StatusOr<std::unique_ptr<SimPlatform>> p =
+                SimPlatform::FromSpec(spec);
+            if (!p.ok()) return p.status();
+            return std::unique_ptr<devices::Platform>(*std::move(p));
+          }};
+}
+
+using devices::conformance::PlatformConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(
+    Simulator, PlatformConformanceTest,
+    ::testing::Values(SimBackend("dgx_h100", "sim:dgx_h100"),
+                      SimBackend("dgx_h100_timing", "sim:dgx_h100;timing"),
+                      SimBackend("tpu_v4", "sim:tpu_v4:2x2x1")),
+    devices::conformance::PlatformBackendName);
 
 }  // namespace
 }  // namespace simulator

@@ -18,6 +18,7 @@
 #include "devices/cuda/ops.h"
 #include "devices/cuda/test_values.h"
 #include "devices/cuda/cuda_transport.h"
+#include "devices/platform_conformance.h"
 #include "devices/platform_registry.h"
 #include "devices/transport_conformance.h"
 #include "gtest/gtest.h"
@@ -334,6 +335,23 @@ INSTANTIATE_TEST_SUITE_P(
           return out;
         }}),
     conformance::BackendName);
+
+using conformance::PlatformConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(
+    Cuda, PlatformConformanceTest,
+    ::testing::Values(conformance::PlatformBackend{
+        "cuda", []() -> absl::StatusOr<std::unique_ptr<Platform>> {
+          if (std::optional<std::string> why = NoGpuReason()) {
+            return absl::FailedPreconditionError(
+                absl::StrCat("no CUDA GPU found: ", *why));
+          }
+          absl::StatusOr<std::unique_ptr<CudaPlatform>> p =
+              CudaPlatform::Create();
+          if (!p.ok()) return p.status();
+          return std::unique_ptr<Platform>(*std::move(p));
+        }}),
+    conformance::PlatformBackendName);
 
 }  // namespace
 }  // namespace cuda

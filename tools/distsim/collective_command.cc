@@ -24,9 +24,40 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tools/distsim/collective_sweep.h"
+#include "tools/distsim/plot.h"
 #include "tools/distsim/subcommands.h"
 
 namespace distsim {
+namespace {
+
+// Bus bandwidth against size, a line per algorithm (AUTO's picks are lines
+// of their own: "auto:ring", "auto:rhd", ...).
+Plot SweepPlot(const SweepOptions& options, const std::vector<SweepRow>& rows) {
+  Plot plot;
+  plot.title = absl::StrCat(rows.empty() ? options.op : rows[0].op, " on ",
+                            options.topology, ", ",
+                            rows.empty() ? options.dtype : rows[0].dtype);
+  plot.x_label = "message size (bytes)";
+  plot.y_label = "bus bandwidth (GB/s)";
+  plot.log_x = true;
+  plot.log_y = true;
+  plot.x_bytes = true;
+  for (const SweepRow& row : rows) {
+    // A barrier, or a size too small to move a byte, has no bandwidth.
+    if (row.bytes <= 0 || !(row.busbw > 0)) continue;
+    auto it = std::find_if(
+        plot.series.begin(), plot.series.end(),
+        [&](const PlotSeries& s) { return s.label == row.algorithm; });
+    if (it == plot.series.end()) {
+      plot.series.push_back({row.algorithm, {}});
+      it = plot.series.end() - 1;
+    }
+    it->points.push_back({static_cast<double>(row.bytes), row.busbw});
+  }
+  return plot;
+}
+
+}  // namespace
 
 absl::Status RunCollective(const std::vector<std::string>& args) {
   SweepOptions options;
@@ -98,6 +129,10 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
              "nccl: in-network reduction across nodes (the SHARP plugin: "
              "CollNet, NVLS with SHARP); off as in NCCL without the plugin");
   flags.Bool("json", &json, "print one JSON array of rows and nothing else");
+  std::string plot_path;
+  flags.String("plot", &plot_path,
+               "also draw busbw against size, a line per algorithm, into "
+               "this .png or .svg file (with gnuplot)");
   bool csv = false;
   flags.Bool("csv", &csv,
              "print comma-separated rows under a header line and nothing "
@@ -108,6 +143,12 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   if (json && csv) {
     return absl::InvalidArgumentError(
         "--json and --csv both choose the output; give one of them");
+  }
+  options.trace_path = UserPath(std::move(options.trace_path));
+  plot_path = UserPath(std::move(plot_path));
+  if (!plot_path.empty()) {
+    absl::Status checked = CheckPlotPath(plot_path);
+    if (!checked.ok()) return checked;
   }
   for (auto [value, field] :
        {std::pair{gpus_per_thread, &options.nccl.gpus_per_thread},
@@ -172,6 +213,12 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   std::fflush(stdout);
   std::fprintf(stderr, "distsim collective: %zu size(s) in %.2f s\n",
                result->rows.size(), seconds);
+  if (!plot_path.empty()) {
+    absl::Status drawn = WritePlot(SweepPlot(options, result->rows), plot_path);
+    if (!drawn.ok()) return drawn;
+    std::fprintf(json || csv ? stderr : stdout, "# plot written to %s\n",
+                 plot_path.c_str());
+  }
   return absl::OkStatus();
 }
 

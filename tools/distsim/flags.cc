@@ -1,5 +1,6 @@
 // FlagSet: the flag parser shared by distsim's subcommands.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,13 @@
 #include "tools/distsim/subcommands.h"
 
 namespace distsim {
+
+std::string UserPath(std::string path) {
+  if (path.empty() || path[0] == '/') return path;
+  const char* dir = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (dir == nullptr || *dir == '\0') return path;
+  return absl::StrCat(dir, "/", path);
+}
 
 void FlagSet::String(std::string name, std::string* value, std::string help) {
   flags_.push_back(

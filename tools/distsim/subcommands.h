@@ -64,6 +64,11 @@ class FlagSet {
   std::vector<Flag> flags_;
 };
 
+// A path the user gave on the command line: relative paths mean the
+// directory the user ran `bazel run` from (BUILD_WORKING_DIRECTORY), not
+// the runfiles tree bazel runs the tool in; unchanged outside bazel run.
+std::string UserPath(std::string path);
+
 // The subcommands' entry points, one file each.
 absl::Status RunCollective(const std::vector<std::string>& args);
 absl::Status RunDevices(const std::vector<std::string>& args);

@@ -373,13 +373,7 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
   options.seed = static_cast<uint64_t>(seed);
-  // Under `bazel run` the working directory is the runfiles tree; relative
-  // paths mean the directory the user ran the command from.
-  if (!trace_path.empty() && trace_path[0] != '/') {
-    if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY")) {
-      trace_path = absl::StrCat(dir, "/", trace_path);
-    }
-  }
+  trace_path = UserPath(std::move(trace_path));
   if (!trace_path.empty()) {
     // Found out now, not after the last step.
     std::FILE* file = std::fopen(trace_path.c_str(), "a");

@@ -5,6 +5,7 @@
 //   distsim validate                      # the built-in set, tables
 //   distsim validate --split=holdout      # only the held-out points
 //   distsim validate --points=FILE --json # your own measurements
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "distribute/cluster/json.h"
 #include "simulator/validation/validation.h"
+#include "tools/distsim/plot.h"
 #include "tools/distsim/subcommands.h"
 
 namespace distsim {
@@ -88,6 +90,33 @@ std::string ToText(const simulator::ValidationReport& report) {
   return out;
 }
 
+// Predicted against measured microseconds, log-log, a series per split,
+// over the line where they agree.
+Plot ValidationPlot(const simulator::ValidationReport& report) {
+  Plot plot;
+  plot.title = "the NCCL model against published measurements";
+  plot.x_label = "measured (us)";
+  plot.y_label = "predicted (us)";
+  plot.log_x = true;
+  plot.log_y = true;
+  plot.scatter = true;
+  plot.diagonal = true;
+  for (const simulator::PointResult& r : report.results) {
+    const std::string label = r.point.split().empty()
+                                  ? std::string("points")
+                                  : r.point.split();
+    auto it =
+        std::find_if(plot.series.begin(), plot.series.end(),
+                     [&](const PlotSeries& s) { return s.label == label; });
+    if (it == plot.series.end()) {
+      plot.series.push_back({label, {}});
+      it = plot.series.end() - 1;
+    }
+    it->points.push_back({r.measured_us, r.predicted_us});
+  }
+  return plot;
+}
+
 }  // namespace
 
 absl::Status RunValidate(const std::vector<std::string>& args) {
@@ -104,12 +133,22 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
                "or holdout (never fitted on)");
   flags.Bool("json", &json,
              "print one JSON object {\"points\":[...],\"categories\":[...]}");
+  std::string plot_path;
+  flags.String("plot", &plot_path,
+               "also draw predicted against measured times, a point per "
+               "measurement, into this .png or .svg file (with gnuplot)");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
   if (split != "all" && split != "fit" && split != "holdout") {
     return absl::InvalidArgumentError(
         absl::StrCat("--split=", split, ": use all, fit or holdout"));
+  }
+  points_file = UserPath(std::move(points_file));
+  plot_path = UserPath(std::move(plot_path));
+  if (!plot_path.empty()) {
+    absl::Status checked = CheckPlotPath(plot_path);
+    if (!checked.ok()) return checked;
   }
   absl::StatusOr<std::vector<simulator::ValidationPoint>> points =
       points_file.empty() ? simulator::BuiltinValidationPoints()
@@ -128,6 +167,12 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
   if (!report.ok()) return report.status();
   std::fputs(json ? ToJson(*report).c_str() : ToText(*report).c_str(), stdout);
   std::fflush(stdout);
+  if (!plot_path.empty()) {
+    absl::Status drawn = WritePlot(ValidationPlot(*report), plot_path);
+    if (!drawn.ok()) return drawn;
+    std::fprintf(json ? stderr : stdout, "# plot written to %s\n",
+                 plot_path.c_str());
+  }
   return absl::OkStatus();
 }
 
