@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "devices/host_platform.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
 #include "gtest/gtest.h"
 
 namespace distribute {

@@ -23,9 +23,10 @@
 #include "distribute/collective/routed_transport.h"
 #include "distribute/collective/schedule_communicator.h"
 #include "distribute/cross_device_ops.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
 #include "distribute/server/blob_exchange.h"
 #include "distribute/server/grpc_transport.h"
+#include "distribute/strategy_devices.h"
 
 namespace distribute {
 namespace internal {

@@ -11,8 +11,10 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "devices/host_platform.h"
+#include "distribute/central_storage_strategy.h"
 #include "distribute/input/input_context.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
+#include "distribute/one_device_strategy.h"
 #include "gtest/gtest.h"
 
 namespace distribute {

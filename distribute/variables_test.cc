@@ -8,7 +8,8 @@
 
 #include "absl/status/status.h"
 #include "devices/host_platform.h"
-#include "distribute/local_strategies.h"
+#include "distribute/central_storage_strategy.h"
+#include "distribute/mirrored_strategy.h"
 #include "distribute/strategy.h"
 #include "gtest/gtest.h"
 

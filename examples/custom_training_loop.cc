@@ -6,8 +6,9 @@
 #include "devices/tensor.h"
 #include "distribute/input/dataset.h"
 #include "distribute/input_lib.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
 #include "distribute/reduce_op.h"
+#include "distribute/strategy_devices.h"
 
 namespace examples {
 

@@ -13,7 +13,9 @@
 #include "absl/status/status.h"
 #include "devices/cuda/cuda_platform.h"
 #include "devices/host_platform.h"
-#include "distribute/local_strategies.h"
+#include "distribute/central_storage_strategy.h"
+#include "distribute/mirrored_strategy.h"
+#include "distribute/one_device_strategy.h"
 #include "gtest/gtest.h"
 #include "tools/distsim/classifier_training.h"
 

@@ -23,7 +23,7 @@
 #include "devices/host_platform.h"
 #include "devices/platform_registry.h"
 #include "distribute/in_process_cluster.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulator/sim_platform.h"

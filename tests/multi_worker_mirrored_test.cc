@@ -23,7 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
 #include "distribute/server/channel.h"
 #include "distribute/server/remote_function_client.h"
 #include "gmock/gmock.h"

@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "devices/host_platform.h"
+#include "distribute/central_storage_strategy.h"
 #include "distribute/cluster/simple_cluster_resolver.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/cross_device_ops.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
+#include "distribute/one_device_strategy.h"
 #include "distribute/tpu/tpu_strategy.h"
 #include "gtest/gtest.h"
 #include "simulator/builtin_topologies.h"

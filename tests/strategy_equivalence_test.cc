@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "devices/host_platform.h"
-#include "distribute/local_strategies.h"
+#include "distribute/central_storage_strategy.h"
+#include "distribute/mirrored_strategy.h"
+#include "distribute/one_device_strategy.h"
 #include "gtest/gtest.h"
 #include "tools/distsim/classifier_training.h"
 

@@ -10,7 +10,7 @@
 
 #include "devices/host_platform.h"
 #include "distribute/checkpoint/file_util.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -8,10 +8,12 @@
 #include "absl/status/status.h"
 #include "devices/host_platform.h"
 #include "devices/tensor.h"
-#include "distribute/local_strategies.h"
+#include "distribute/central_storage_strategy.h"
+#include "distribute/mirrored_strategy.h"
 #include "distribute/models/adam.h"
 #include "distribute/models/execution_context.h"
 #include "distribute/models/sgd.h"
+#include "distribute/one_device_strategy.h"
 #include "gtest/gtest.h"
 
 namespace distribute {

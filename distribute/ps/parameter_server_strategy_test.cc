@@ -17,6 +17,7 @@
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/partitioners.h"
+#include "distribute/ps/cluster_coordinator.h"
 #include "distribute/ps/ps_checkpoint.h"
 #include "distribute/ps/ps_client.h"
 #include "distribute/server/internal/test_cluster.h"

@@ -8,7 +8,7 @@
 #include "devices/dtype.h"
 #include "devices/shape.h"
 #include "distribute/context.h"
-#include "distribute/local_strategies.h"
+#include "distribute/strategy_devices.h"
 
 namespace distribute {
 namespace {

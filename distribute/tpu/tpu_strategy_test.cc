@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/platform.h"
 #include "devices/tensor.h"
-#include "distribute/local_strategies.h"
+#include "distribute/strategy.h"
 #include "distribute/tpu/device_assignment.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -36,7 +36,7 @@
 #include "devices/cuda/ops.h"
 #include "devices/host_platform.h"
 #include "devices/kernels.h"
-#include "distribute/local_strategies.h"
+#include "distribute/one_device_strategy.h"
 #include "tools/distsim/classifier_training.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include "benchmark/benchmark.h"
 #include "devices/host_platform.h"
 #include "devices/tensor.h"
-#include "distribute/local_strategies.h"
+#include "distribute/mirrored_strategy.h"
 #include "distribute/reduce_op.h"
 #include "distribute/strategy.h"
 #include "tools/distsim/classifier_training.h"

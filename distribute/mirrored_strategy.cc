@@ -1,0 +1,32 @@
+#include "distribute/mirrored_strategy.h"
+
+#include <optional>
+#include <utility>
+
+#include "distribute/strategy_devices.h"
+
+namespace distribute {
+
+absl::StatusOr<std::unique_ptr<MirroredStrategy>> MirroredStrategy::Create(
+    devices::Platform& platform, std::vector<std::string> devices,
+    std::shared_ptr<CrossDeviceOps> cross_device_ops) {
+  if (devices.empty()) devices = DefaultDevices(platform);
+  absl::StatusOr<std::vector<std::string>> resolved =
+      ResolveDevices(platform, devices);
+  if (!resolved.ok()) return resolved.status();
+  std::string reason = "given by the user";
+  if (cross_device_ops == nullptr) {
+    CrossDeviceOpsChoice choice = SelectCrossDeviceOps(platform, *resolved);
+    cross_device_ops = choice.ops;
+    reason = choice.reason;
+  }
+  absl::Status s = cross_device_ops->Bind(platform, *resolved);
+  if (!s.ok()) return s;
+  auto strategy = std::unique_ptr<MirroredStrategy>(
+      new MirroredStrategy(std::make_unique<StrategyExtended>(
+          &platform, *resolved, std::nullopt, std::move(cross_device_ops))));
+  strategy->reason_ = std::move(reason);
+  return strategy;
+}
+
+}  // namespace distribute

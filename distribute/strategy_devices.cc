@@ -1,0 +1,51 @@
+#include "distribute/strategy_devices.h"
+
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace distribute {
+
+absl::StatusOr<std::vector<std::string>> ResolveDevices(
+    devices::Platform& platform, const std::vector<std::string>& names) {
+  if (names.empty()) {
+    return absl::InvalidArgumentError("Must specify at least one device.");
+  }
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& n : names) {
+    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
+    if (!d.ok()) return d.status();
+    if (!seen.insert((*d)->name()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("No duplicates allowed in `devices` argument: [",
+                       absl::StrJoin(names, ", "), "]"));
+    }
+    out.push_back((*d)->name());
+  }
+  return out;
+}
+
+std::vector<std::string> DevicesOfKind(devices::Platform& platform,
+                                       devices::DeviceKind kind) {
+  std::vector<std::string> found;
+  for (const std::string& n : platform.DeviceNames()) {
+    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
+    if (d.ok() && (*d)->kind() == kind) found.push_back(n);
+  }
+  return found;
+}
+
+std::vector<std::string> DefaultDevices(devices::Platform& platform) {
+  std::vector<std::string> gpus =
+      DevicesOfKind(platform, devices::DeviceKind::kGPU);
+  if (!gpus.empty()) return gpus;
+  std::vector<std::string> cpus =
+      DevicesOfKind(platform, devices::DeviceKind::kCPU);
+  if (!cpus.empty()) return {cpus[0]};
+  return {platform.DeviceNames().at(0)};
+}
+
+}  // namespace distribute

@@ -1,0 +1,29 @@
+// Which devices a strategy runs on: names resolved through the platform
+// (short forms such as "/gpu:1" or "GPU:1" are accepted and kept in their
+// canonical form) and TF's default devices.
+#ifndef DISTRIBUTE_STRATEGY_DEVICES_H_
+#define DISTRIBUTE_STRATEGY_DEVICES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "devices/device.h"
+#include "devices/platform.h"
+
+namespace distribute {
+
+// Canonical names of `names` on the platform; INVALID_ARGUMENT on an empty
+// list or duplicates (TF's messages); NOT_FOUND for an unknown device,
+// listing the devices the platform has.
+absl::StatusOr<std::vector<std::string>> ResolveDevices(
+    devices::Platform& platform, const std::vector<std::string>& names);
+// All GPUs of the platform, else its first CPU (TF's default devices).
+std::vector<std::string> DefaultDevices(devices::Platform& platform);
+// The platform's devices of `kind`, in its order.
+std::vector<std::string> DevicesOfKind(devices::Platform& platform,
+                                       devices::DeviceKind kind);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_STRATEGY_DEVICES_H_
