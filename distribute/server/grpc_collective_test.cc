@@ -183,22 +183,13 @@ devices::conformance::CommunicatorBackend GrpcCommunicators(
             absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, server);
             if (!cluster.ok()) return cluster.status();
             auto owner = std::make_shared<TestCluster>(*std::move(cluster));
-            std::vector<std::unique_ptr<devices::Transport>> endpoints;
-            for (int r = 0; r < n; ++r) {
-              GrpcTransportOptions transport;
-              transport.group_key = "conformance";
-              transport.rank_targets = owner->addresses;
-              transport.rank = r;
-              transport.connect_timeout = absl::Seconds(10);
-              auto endpoint =
-                  GrpcTransport::Create(*owner->servers[r], transport);
-              if (!endpoint.ok()) return endpoint.status();
-              endpoints.push_back(*std::move(endpoint));
-            }
+            auto endpoints =
+                server_internal::GrpcTransportGroup(*owner, "conformance");
+            if (!endpoints.ok()) return endpoints.status();
             ScheduleCommunicatorOptions options;
             options.all_reduce_algorithm = all_reduce;
             auto comm =
-                ScheduleCommunicator::Create(std::move(endpoints), options);
+                ScheduleCommunicator::Create(*std::move(endpoints), options);
             if (!comm.ok()) return comm.status();
             devices::conformance::CommunicatorGroup group;
             group.communicator = *std::move(comm);

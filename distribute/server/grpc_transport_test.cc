@@ -499,18 +499,11 @@ devices::conformance::TransportBackend GrpcBackend(std::string protocol) {
             absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, options);
             if (!cluster.ok()) return cluster.status();
             auto owner = std::make_shared<TestCluster>(*std::move(cluster));
+            auto endpoints =
+                server_internal::GrpcTransportGroup(*owner, "conformance");
+            if (!endpoints.ok()) return endpoints.status();
             devices::conformance::TransportGroup group;
-            for (int r = 0; r < n; ++r) {
-              GrpcTransportOptions transport;
-              transport.group_key = "conformance";
-              transport.rank_targets = owner->addresses;
-              transport.rank = r;
-              transport.connect_timeout = absl::Seconds(10);
-              auto endpoint =
-                  GrpcTransport::Create(*owner->servers[r], transport);
-              if (!endpoint.ok()) return endpoint.status();
-              group.endpoints.push_back(*std::move(endpoint));
-            }
+            group.endpoints = *std::move(endpoints);
             group.owner = std::move(owner);
             return group;
           }};

@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "distribute/server/grpc_transport.h"
 
 namespace distribute {
 namespace server_internal {
@@ -80,6 +82,23 @@ absl::StatusOr<TestCluster> TestCluster::Start(int n, ServerOptions options) {
     if (last.code() != absl::StatusCode::kUnavailable) return last;
   }
   return last;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>
+GrpcTransportGroup(const TestCluster& cluster, const std::string& key) {
+  std::vector<std::unique_ptr<devices::Transport>> endpoints;
+  for (size_t r = 0; r < cluster.servers.size(); ++r) {
+    GrpcTransportOptions transport;
+    transport.group_key = key;
+    transport.rank_targets = cluster.addresses;
+    transport.rank = static_cast<int>(r);
+    transport.connect_timeout = absl::Seconds(10);
+    absl::StatusOr<std::unique_ptr<devices::Transport>> endpoint =
+        GrpcTransport::Create(*cluster.servers[r], transport);
+    if (!endpoint.ok()) return endpoint.status();
+    endpoints.push_back(*std::move(endpoint));
+  }
+  return endpoints;
 }
 
 }  // namespace server_internal

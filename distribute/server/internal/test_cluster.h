@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "devices/transport.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/server/server.h"
 
@@ -39,6 +40,11 @@ struct TestCluster {
   std::vector<std::string> addresses;
   std::vector<std::unique_ptr<Server>> servers;
 };
+
+// One GrpcTransport endpoint per task of `cluster` (rank i on task i), for
+// the transport group `key`; the errors of GrpcTransport::Create.
+absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>
+GrpcTransportGroup(const TestCluster& cluster, const std::string& key);
 
 }  // namespace server_internal
 }  // namespace distribute
