@@ -36,7 +36,8 @@ ScheduleOptions Options(int32_t n, int64_t count) {
 // Removes a step; steps that waited for it wait for its deps instead.
 void RemoveStep(Schedule* schedule, int32_t rank, int32_t index) {
   std::vector<Step>& steps = schedule->ranks[rank].steps;
-  const std::vector<int32_t> inherited = steps[index].deps;
+  const std::vector<int32_t> inherited(steps[index].deps.begin(),
+                                       steps[index].deps.end());
   steps.erase(steps.begin() + index);
   for (Step& step : steps) {
     std::vector<int32_t> deps;
@@ -47,7 +48,7 @@ void RemoveStep(Schedule* schedule, int32_t rank, int32_t index) {
         deps.push_back(dep > index ? dep - 1 : dep);
       }
     }
-    step.deps = std::move(deps);
+    step.deps.assign(deps.begin(), deps.end());
   }
 }
 
@@ -75,7 +76,7 @@ Step MakeStep(StepKind kind, BufferRange src, BufferRange dst,
   step.kind = kind;
   step.src = src;
   step.dst = dst;
-  step.deps = std::move(deps);
+  step.deps.assign(deps.begin(), deps.end());
   step.peer = peer;
   step.tag = tag;
   return step;
@@ -160,7 +161,8 @@ TEST(CheckerTest, DoubledReduceCountsAContributionTwice) {
   Schedule s = Built(BuildDirectAllReduce(Options(3, 10)));
   std::vector<Step>& steps = s.ranks[0].steps;
   Step again = steps[FindStep(s, 0, StepKind::kReduce, 1)];
-  again.deps = AllBefore(static_cast<int32_t>(steps.size()));
+  const std::vector<int32_t> all = AllBefore(static_cast<int32_t>(steps.size()));
+  again.deps.assign(all.begin(), all.end());
   steps.push_back(again);
   ExpectInternal(s, "would count the contribution of rank 2 twice");
 }

@@ -20,7 +20,7 @@ Step Make(StepKind kind, int32_t peer, int64_t tag, BufferRange src,
   s.tag = tag;
   s.src = src;
   s.dst = dst;
-  s.deps = std::move(deps);
+  s.deps.assign(deps.begin(), deps.end());
   return s;
 }
 
@@ -55,7 +55,7 @@ TEST(IssueOrderTest, IndependentSendMovesAheadOfTheWait) {
   EXPECT_EQ(steps[2].kind, StepKind::kSend);
   EXPECT_EQ(steps[3].kind, StepKind::kReduce);
   // The reduce's dependencies follow the steps to their new places.
-  EXPECT_EQ(steps[3].deps, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(steps[3].deps, (StepDeps{0, 1}));
   EXPECT_EQ(s.ranks[1].steps, Stalling().ranks[1].steps);
 }
 

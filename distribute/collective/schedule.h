@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -106,13 +107,17 @@ struct BufferRange {
 //  kRecv:   writes `dst`; peer, tag.
 //  kReduce: dst = dst (op) src; src and dst have the same count.
 //  kCopy:   dst = src; same count.
+// A step's dependencies: almost always a few, kept inside the step (a
+// schedule of 16,384 ranks has millions of steps).
+using StepDeps = absl::InlinedVector<int32_t, 4>;
+
 struct Step {
   StepKind kind = StepKind::kCopy;
   int32_t peer = -1;
   int64_t tag = -1;
   BufferRange src;
   BufferRange dst;
-  std::vector<int32_t> deps;  // sorted, unique, each < this step's index
+  StepDeps deps;  // sorted, unique, each < this step's index
 
   bool operator==(const Step& other) const {
     return kind == other.kind && peer == other.peer && tag == other.tag &&

@@ -98,7 +98,7 @@ void ScheduleBuilder::SplitAt(RegionMap& regions, int64_t position) {
 }
 
 void ScheduleBuilder::NoteRead(int32_t rank, const BufferRange& range,
-                               int32_t step, std::vector<int32_t>* deps) {
+                               int32_t step, StepDeps* deps) {
   if (range.count == 0) return;
   RegionMap& regions = Regions(rank, range.buffer);
   SplitAt(regions, range.offset);
@@ -111,7 +111,7 @@ void ScheduleBuilder::NoteRead(int32_t rank, const BufferRange& range,
 }
 
 void ScheduleBuilder::NoteWrite(int32_t rank, const BufferRange& range,
-                                int32_t step, std::vector<int32_t>* deps) {
+                                int32_t step, StepDeps* deps) {
   if (range.count == 0) return;
   RegionMap& regions = Regions(rank, range.buffer);
   SplitAt(regions, range.offset);
@@ -129,7 +129,7 @@ void ScheduleBuilder::NoteWrite(int32_t rank, const BufferRange& range,
 }
 
 int32_t ScheduleBuilder::Append(int32_t rank, Step step) {
-  std::vector<int32_t>& deps = step.deps;
+  StepDeps& deps = step.deps;
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   std::vector<Step>& steps = schedule_.ranks[rank].steps;

@@ -94,9 +94,9 @@ class ScheduleBuilder {
   RegionMap& Regions(int32_t rank, BufferKind buffer);
   static void SplitAt(RegionMap& regions, int64_t position);
   void NoteRead(int32_t rank, const BufferRange& range, int32_t step,
-                std::vector<int32_t>* deps);
+                StepDeps* deps);
   void NoteWrite(int32_t rank, const BufferRange& range, int32_t step,
-                 std::vector<int32_t>* deps);
+                 StepDeps* deps);
   int32_t Append(int32_t rank, Step step);
 
   Schedule schedule_;
