@@ -16,6 +16,10 @@
 namespace devices {
 namespace {
 
+// What every transport must do is checked by the conformance suite,
+// instantiated at the end of this file; the cases here are the host
+// transport's own (matching while posting, its messages, spinning).
+
 constexpr absl::Duration kLong = absl::Seconds(30);
 
 std::vector<std::string> Names(int n) {
@@ -61,26 +65,6 @@ TEST(HostTransportTest, GroupShape) {
   EXPECT_EQ(group[0]->device(-1), "");
   EXPECT_EQ(CreateHostTransportGroup({}).status().code(),
             absl::StatusCode::kInvalidArgument);
-}
-
-TEST(HostTransportTest, SendThenRecvAcrossThreads) {
-  auto group = Group(2);
-  const std::vector<std::byte> message = Bytes(4096, 1);
-  std::vector<std::byte> received(4096);
-  std::thread sender([&] {
-    auto send = Post(group[0]->Send(1, 7, message));
-    ASSERT_NE(send, nullptr);
-    EXPECT_TRUE(send->Wait(kLong).ok());
-    EXPECT_TRUE(send->IsComplete());
-  });
-  std::thread receiver([&] {
-    auto recv = Post(group[1]->Recv(0, 7, absl::MakeSpan(received)));
-    ASSERT_NE(recv, nullptr);
-    EXPECT_TRUE(recv->Wait(kLong).ok());
-  });
-  sender.join();
-  receiver.join();
-  EXPECT_EQ(received, message);
 }
 
 TEST(HostTransportTest, BothPostingOrdersDeliver) {
@@ -129,22 +113,6 @@ TEST(HostTransportTest, TagsAreIndependentAndOrderedWithinATag) {
   for (auto& r : recvs) EXPECT_TRUE(r->Wait(kLong).ok());
   for (auto& s : sends) EXPECT_TRUE(s->Wait(kLong).ok());
   for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], messages[i]) << i;
-}
-
-TEST(HostTransportTest, DirectionsAndPeersAreSeparate) {
-  auto group = Group(3);
-  const auto from0 = Bytes(8, 0);
-  const auto from2 = Bytes(8, 2);
-  std::vector<std::byte> out0(8), out2(8);
-  // Rank 1 receives tag 5 from rank 2 and from rank 0.
-  auto r2 = Post(group[1]->Recv(2, 5, absl::MakeSpan(out2)));
-  auto r0 = Post(group[1]->Recv(0, 5, absl::MakeSpan(out0)));
-  auto s0 = Post(group[0]->Send(1, 5, from0));
-  auto s2 = Post(group[2]->Send(1, 5, from2));
-  EXPECT_TRUE(r0->Wait(kLong).ok());
-  EXPECT_TRUE(r2->Wait(kLong).ok());
-  EXPECT_EQ(out0, from0);
-  EXPECT_EQ(out2, from2);
 }
 
 TEST(HostTransportTest, SelfSendAndEmptyMessages) {
@@ -207,17 +175,6 @@ TEST(HostTransportTest, WaitTimesOutWithoutHanging) {
   EXPECT_NE(send_status.message().find("to rank 1 tag 43"),
             absl::string_view::npos)
       << send_status.message();
-}
-
-TEST(HostTransportTest, BadPeerIsInvalidArgument) {
-  auto group = Group(2);
-  std::vector<std::byte> buffer(4);
-  EXPECT_EQ(group[0]->Send(2, 0, buffer).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(group[0]->Send(-1, 0, buffer).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(group[0]->Recv(5, 0, absl::MakeSpan(buffer)).status().code(),
-            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(HostTransportTest, AbortFailsPendingAndLaterRequests) {
@@ -286,22 +243,6 @@ TEST(HostTransportTest, GonePeerFailsRequests) {
   EXPECT_TRUE(recv->Wait(kLong).ok());
   EXPECT_TRUE(unrelated->Wait(kLong).ok());
   EXPECT_EQ(out, to_one);
-}
-
-TEST(HostTransportTest, DestroyedRequestIsWithdrawn) {
-  auto group = Group(2);
-  {
-    std::vector<std::byte> doomed(8);
-    auto recv = Post(group[1]->Recv(0, 1, absl::MakeSpan(doomed)));
-    EXPECT_EQ(recv->Wait(absl::Milliseconds(1)).code(),
-              absl::StatusCode::kDeadlineExceeded);
-  }  // Request and buffer gone; the message must go to the next Recv.
-  std::vector<std::byte> out(8);
-  const auto payload = Bytes(8, 6);
-  auto send = Post(group[0]->Send(1, 1, payload));
-  auto recv = Post(group[1]->Recv(0, 1, absl::MakeSpan(out)));
-  EXPECT_TRUE(recv->Wait(kLong).ok());
-  EXPECT_EQ(out, Bytes(8, 6));
 }
 
 TEST(HostTransportTest, RequestsMayOutliveTheirEndpoints) {

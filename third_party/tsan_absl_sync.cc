@@ -357,5 +357,7 @@ __tsan_default_suppressions() {
          "called_from_lib:libabsl_synchronization.so\n"
          "called_from_lib:libabsl_cord.so\n"
          "called_from_lib:libabsl_cord_internal.so\n"
-         "called_from_lib:libabsl_random_internal_pool_urbg.so\n";
+         "called_from_lib:libabsl_random_internal_pool_urbg.so\n"
+         "called_from_lib:libssl.so\n"
+         "called_from_lib:libcrypto.so\n";
 }
