@@ -108,7 +108,15 @@ absl::StatusOr<std::string> GnuplotScript(const Plot& plot,
 }
 
 absl::Status WritePlot(const Plot& plot, absl::string_view path) {
-  absl::StatusOr<std::string> script = GnuplotScript(plot, path);
+  absl::Status checked = CheckPlotPath(path);
+  if (!checked.ok()) return checked;
+  // gnuplot draws into a file of its own beside `path`, renamed over it
+  // only once drawn: a picture already at `path` is lost only to a new one.
+  const std::string out(path);
+  const size_t dot = out.rfind('.');
+  const std::string partial =
+      absl::StrCat(out.substr(0, dot), ".partial", out.substr(dot));
+  absl::StatusOr<std::string> script = GnuplotScript(plot, partial);
   if (!script.ok()) return script.status();
   const char* tmp = std::getenv("TMPDIR");
   std::string name = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
@@ -133,8 +141,7 @@ absl::Status WritePlot(const Plot& plot, absl::string_view path) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot write gnuplot's script to ", name));
   }
-  const std::string out(path);
-  unlink(out.c_str());  // so that an old picture cannot pass for a new one
+  absl::Cleanup remove_partial = [&partial] { unlink(partial.c_str()); };
   absl::StatusOr<distribute::cluster::ChildResult> ran =
       distribute::cluster::RunChild({"gnuplot", name}, kGnuplotTimeout);
   if (absl::IsNotFound(ran.status())) {
@@ -150,11 +157,15 @@ absl::Status WritePlot(const Plot& plot, absl::string_view path) {
                      said.empty() ? std::string("it printed nothing") : said));
   }
   struct stat info;
-  if (stat(out.c_str(), &info) != 0 || info.st_size == 0) {
+  if (stat(partial.c_str(), &info) != 0 || info.st_size == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "gnuplot wrote nothing to ", out,
+        "gnuplot wrote nothing to ", partial,
         said.empty() ? std::string() : absl::StrCat(": ", said),
         "; is its directory writable?"));
+  }
+  if (std::rename(partial.c_str(), out.c_str()) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot move the drawn picture to ", out, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }

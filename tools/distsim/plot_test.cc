@@ -84,6 +84,20 @@ TEST(WritePlotTest, DrawsPngAndSvg) {
   EXPECT_TRUE(absl::StrContains(drawn, "ring"));
 }
 
+// A failed drawing leaves a picture already there as it was.
+TEST(WritePlotTest, AFailedDrawingKeepsTheOldPicture) {
+  const std::string png = TempPath("kept.png");
+  ASSERT_TRUE(WritePlot(TwoLines(), png).ok());
+  const std::string before = Contents(png);
+  Plot bad = TwoLines();
+  bad.title = "a title\nacross two lines";  // breaks gnuplot's quoted string
+  absl::Status s = WritePlot(bad, png);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "gnuplot could not draw")) << s;
+  EXPECT_EQ(Contents(png), before);
+  EXPECT_TRUE(Contents(TempPath("kept.partial.png")).empty());
+}
+
 TEST(WritePlotTest, AnUnwritablePlaceIsAnError) {
   absl::Status s =
       WritePlot(TwoLines(), TempPath("no/such/directory/lines.png"));
