@@ -92,9 +92,8 @@ class Ranks {
     return Floats(group_.to_host ? group_.to_host(rank, t) : t);
   }
   Tensor Filled(int rank, int64_t count, float value) {
-    return ToRank(rank,
-                  HostTensor(std::vector<float>(static_cast<size_t>(count),
-                                                value)));
+    return ToRank(rank, HostTensor(std::vector<float>(
+                            static_cast<size_t>(count), value)));
   }
 
   // body(rank) on every rank at once; each rank's status.
@@ -125,8 +124,8 @@ bool AllOkOrUnimplemented(const std::vector<absl::Status>& statuses,
   }
   if (unimplemented) return true;
   for (size_t r = 0; r < statuses.size(); ++r) {
-    EXPECT_TRUE(statuses[r].ok()) << what << ", rank " << r << ": "
-                                  << statuses[r];
+    EXPECT_TRUE(statuses[r].ok())
+        << what << ", rank " << r << ": " << statuses[r];
   }
   return false;
 }
@@ -189,8 +188,8 @@ TEST_P(CommunicatorConformanceTest, AllReduce) {
     Ranks ranks(*group);
     int salt = 0;
     for (int64_t count : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}}) {
-      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMin,
-                          ReduceOp::kMax}) {
+      for (ReduceOp op :
+           {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMin, ReduceOp::kMax}) {
         for (bool in_place : {false, true}) {
           ++salt;
           std::vector<std::vector<float>> got(static_cast<size_t>(n));
@@ -216,10 +215,12 @@ TEST_P(CommunicatorConformanceTest, AllReduce) {
             for (int64_t i = 0; i < count; ++i) {
               std::vector<float> xs;
               for (int k = 0; k < n; ++k) {
-                xs.push_back(inputs[static_cast<size_t>(k)][static_cast<size_t>(i)]);
+                xs.push_back(
+                    inputs[static_cast<size_t>(k)][static_cast<size_t>(i)]);
               }
-              ASSERT_FLOAT_EQ(got[static_cast<size_t>(r)][static_cast<size_t>(i)],
-                              Reduce(op, xs))
+              ASSERT_FLOAT_EQ(
+                  got[static_cast<size_t>(r)][static_cast<size_t>(i)],
+                  Reduce(op, xs))
                   << what << ", rank " << r << ", element " << i;
             }
           }
@@ -467,8 +468,8 @@ TEST_P(CommunicatorConformanceTest, AbortFailsTheWaitingRanks) {
       return absl::OkStatus();
     }
     Tensor t = ranks.Filled(r, 4, 1);
-    return ranks.comm().AllReduce(
-        r, t, t, Options(ReduceOp::kSum, absl::Seconds(10)));
+    return ranks.comm().AllReduce(r, t, t,
+                                  Options(ReduceOp::kSum, absl::Seconds(10)));
   });
   if (absl::IsUnimplemented(abort)) {
     GTEST_SKIP() << ranks.comm().name() << " cannot abort: " << abort;

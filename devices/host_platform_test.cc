@@ -201,18 +201,18 @@ TEST(HostPlatformTest, DevicesRunIndependently) {
 
 using conformance::PlatformConformanceTest;
 
-INSTANTIATE_TEST_SUITE_P(
-    Host, PlatformConformanceTest,
-    ::testing::Values(conformance::PlatformBackend{
-        "host", []() -> absl::StatusOr<std::unique_ptr<Platform>> {
-          HostPlatformOptions options;
-          options.num_devices = 2;
-          absl::StatusOr<std::unique_ptr<HostPlatform>> p =
-              HostPlatform::Create(options);
-          if (!p.ok()) return p.status();
-          return std::unique_ptr<Platform>(*std::move(p));
-        }}),
-    conformance::PlatformBackendName);
+INSTANTIATE_TEST_SUITE_P(Host, PlatformConformanceTest,
+                         ::testing::Values(conformance::PlatformBackend{
+                             "host",
+                             []() -> absl::StatusOr<std::unique_ptr<Platform>> {
+                               HostPlatformOptions options;
+                               options.num_devices = 2;
+                               absl::StatusOr<std::unique_ptr<HostPlatform>> p =
+                                   HostPlatform::Create(options);
+                               if (!p.ok()) return p.status();
+                               return std::unique_ptr<Platform>(*std::move(p));
+                             }}),
+                         conformance::PlatformBackendName);
 
 }  // namespace
 }  // namespace devices

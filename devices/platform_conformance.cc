@@ -78,7 +78,8 @@ TEST_P(PlatformConformanceTest, DevicesAreNamedAndFound) {
   EXPECT_EQ(platform().FindDevice("not a device name").status().code(),
             absl::StatusCode::kInvalidArgument);
   absl::Status unknown =
-      platform().FindDevice("/job:nowhere/replica:0/task:0/device:CPU:977")
+      platform()
+          .FindDevice("/job:nowhere/replica:0/task:0/device:CPU:977")
           .status();
   EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound) << unknown;
 }
@@ -192,10 +193,9 @@ TEST_P(PlatformConformanceTest, GroupFactoriesCheckTheirDevices) {
   const std::vector<std::string> names = platform().DeviceNames();
   EXPECT_EQ(platform().CreateTransportGroup({}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(platform().CreateTransportGroup({names[0], names[0]})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      platform().CreateTransportGroup({names[0], names[0]}).status().code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(platform()
                 .CreateTransportGroup(
                     {"/job:nowhere/replica:0/task:0/device:CPU:977"})

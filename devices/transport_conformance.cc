@@ -24,8 +24,8 @@ constexpr absl::Duration kLong = absl::Seconds(30);
 std::vector<std::byte> Bytes(size_t n, int seed) {
   std::vector<std::byte> bytes(n);
   for (size_t i = 0; i < n; ++i) {
-    bytes[i] = static_cast<std::byte>((i * 31 + static_cast<size_t>(seed) * 7) &
-                                      0xff);
+    bytes[i] =
+        static_cast<std::byte>((i * 31 + static_cast<size_t>(seed) * 7) & 0xff);
   }
   return bytes;
 }
@@ -57,9 +57,8 @@ std::string BackendName(
 
 void TransportConformanceTest::SetUp() {
   absl::StatusOr<TransportGroup> group = GetParam().make(kGroupSize);
-  if (!group.ok() &&
-      (absl::IsFailedPrecondition(group.status()) ||
-       absl::IsUnavailable(group.status()))) {
+  if (!group.ok() && (absl::IsFailedPrecondition(group.status()) ||
+                      absl::IsUnavailable(group.status()))) {
     GTEST_SKIP() << GetParam().name
                  << " cannot run here: " << group.status().message();
   }
@@ -91,7 +90,8 @@ TEST_P(TransportConformanceTest, DeliversInEitherPostingOrder) {
   uint64_t tag = 1;
   for (size_t bytes : {size_t{0}, size_t{1}, size_t{4096}, size_t{1} << 20}) {
     for (bool send_first : {true, false}) {
-      const std::vector<std::byte> message = Bytes(bytes, static_cast<int>(tag));
+      const std::vector<std::byte> message =
+          Bytes(bytes, static_cast<int>(tag));
       std::vector<std::byte> received(bytes);
       std::unique_ptr<Request> send, recv;
       if (send_first) send = Posted(rank(0).Send(1, tag, message));
@@ -103,8 +103,8 @@ TEST_P(TransportConformanceTest, DeliversInEitherPostingOrder) {
       EXPECT_TRUE(send->Wait(kLong).ok()) << bytes;
       EXPECT_TRUE(recv->IsComplete());
       EXPECT_TRUE(send->IsComplete());
-      EXPECT_EQ(received, message) << bytes << " bytes, send first "
-                                   << send_first;
+      EXPECT_EQ(received, message)
+          << bytes << " bytes, send first " << send_first;
       ++tag;
     }
   }
@@ -160,13 +160,14 @@ TEST_P(TransportConformanceTest, TagsAreIndependentAndOrderedWithinATag) {
 TEST_P(TransportConformanceTest, PairsDirectionsAndSelfAreSeparate) {
   const std::vector<std::byte> zero_to_one = Bytes(32, 1),
                                one_to_zero = Bytes(32, 2),
-                               two_to_one = Bytes(32, 3),
-                               self = Bytes(32, 4);
-  std::vector<std::byte> at_one_from_zero(32), at_zero(32),
-      at_one_from_two(32), at_self(32);
+                               two_to_one = Bytes(32, 3), self = Bytes(32, 4);
+  std::vector<std::byte> at_one_from_zero(32), at_zero(32), at_one_from_two(32),
+      at_self(32);
   std::vector<std::unique_ptr<Request>> requests;
-  requests.push_back(Posted(rank(1).Recv(2, 5, absl::MakeSpan(at_one_from_two))));
-  requests.push_back(Posted(rank(1).Recv(0, 5, absl::MakeSpan(at_one_from_zero))));
+  requests.push_back(
+      Posted(rank(1).Recv(2, 5, absl::MakeSpan(at_one_from_two))));
+  requests.push_back(
+      Posted(rank(1).Recv(0, 5, absl::MakeSpan(at_one_from_zero))));
   requests.push_back(Posted(rank(0).Recv(1, 5, absl::MakeSpan(at_zero))));
   requests.push_back(Posted(rank(0).Recv(0, 5, absl::MakeSpan(at_self))));
   requests.push_back(Posted(rank(0).Send(1, 5, zero_to_one)));
@@ -230,10 +231,9 @@ TEST_P(TransportConformanceTest, PeerOutsideTheGroupIsInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(rank(0).Send(-1, 0, buffer).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(rank(1).Recv(kGroupSize + 2, 0, absl::MakeSpan(buffer))
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      rank(1).Recv(kGroupSize + 2, 0, absl::MakeSpan(buffer)).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 // A receive destroyed before its message came is withdrawn: the message
@@ -301,8 +301,8 @@ TEST_P(TransportConformanceTest, AbortForATimeoutIsDeadlineExceeded) {
   std::unique_ptr<Request> recv =
       Posted(rank(1).Recv(0, 1, absl::MakeSpan(buffer)));
   ASSERT_NE(recv, nullptr);
-  EXPECT_TRUE(rank(0).Abort(absl::DeadlineExceededError("step 3 timed out"))
-                  .ok());
+  EXPECT_TRUE(
+      rank(0).Abort(absl::DeadlineExceededError("step 3 timed out")).ok());
   const absl::Status status = recv->Wait(kLong);
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_TRUE(Mentions(status, "step 3 timed out")) << status;

@@ -50,8 +50,7 @@ struct TransportBackend {
 // gtest prints a backend by its name.
 void PrintTo(const TransportBackend& backend, std::ostream* os);
 
-std::string BackendName(
-    const ::testing::TestParamInfo<TransportBackend>& info);
+std::string BackendName(const ::testing::TestParamInfo<TransportBackend>& info);
 
 class TransportConformanceTest
     : public ::testing::TestWithParam<TransportBackend> {

@@ -517,10 +517,9 @@ TEST(MultiWorkerMirroredStrategyTest, ReplicasAreGlobal) {
       EXPECT_EQ(columns->data<float>()[i], want[i]) << i;
     }
     // This worker's replicas, not more: refused before any collective.
-    EXPECT_EQ(strategy.Gather(PerReplica({Floats({1}), Floats({2})}))
-                  .status()
-                  .code(),
-              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        strategy.Gather(PerReplica({Floats({1}), Floats({2})})).status().code(),
+        absl::StatusCode::kInvalidArgument);
   });
 }
 

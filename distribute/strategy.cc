@@ -383,8 +383,7 @@ absl::StatusOr<devices::Tensor> Strategy::GatherAcrossWorkers(
       },
       {value});
   if (!gathered.ok()) return gathered.status();
-  return devices::ToHostTensor(extended_->platform(),
-                               (*gathered)[0].value(0));
+  return devices::ToHostTensor(extended_->platform(), (*gathered)[0].value(0));
 }
 
 absl::StatusOr<PerReplica> Strategy::ExperimentalDistributeValuesFromFunction(

@@ -134,9 +134,9 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
     if (component.dtype() != var.dtype() ||
         !(component.shape() == var.shape())) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the update function of variable '", var.name(),
-          "' replaced its ", devices::DTypeName(var.dtype()),
-          var.shape().DebugString(), " value with ", component.DebugString(),
+          "the update function of variable '", var.name(), "' replaced its ",
+          devices::DTypeName(var.dtype()), var.shape().DebugString(),
+          " value with ", component.DebugString(),
           "; a variable keeps the dtype and shape it was created with: "
           "write into the tensor it is given"));
     }
@@ -245,8 +245,8 @@ absl::StatusOr<std::shared_ptr<Variable>> StrategyExtended::CreateVariable(
     if (!s.ok()) return s;
   }
   if (components.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "variable '", options.name, "' would live on no device"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable '", options.name, "' would live on no device"));
   }
   return std::shared_ptr<Variable>(
       new Variable(kind, owner, std::move(options), std::move(components)));

@@ -116,55 +116,55 @@ TEST(SimCollectivesTest, AllReduceOnDgxH100IsRightAndReproducible) {
 // together (a BindingBarrier), as strategies run them.
 enum class SimBackend { kNccl, kAuto, kRing };
 
-devices::conformance::CommunicatorBackend SimCommunicators(
-    std::string name, SimBackend kind) {
-  return {std::move(name),
-          [kind](int n)
-              -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
-            absl::StatusOr<Topology> topology = BuiltinTopology("dgx_h100");
-            if (!topology.ok()) return topology.status();
-            absl::StatusOr<std::unique_ptr<SimPlatform>> made =
-                SimPlatform::Create(*std::move(topology));
-            if (!made.ok()) return made.status();
-            std::shared_ptr<SimPlatform> platform = *std::move(made);
-            std::vector<std::string> names;
-            for (int r = 0; r < n; ++r) names.push_back(absl::StrCat("GPU:", r));
-            devices::conformance::CommunicatorGroup group;
-            if (kind == SimBackend::kNccl) {
-              auto comm = platform->CreateCommunicator(names);
-              if (!comm.ok()) return comm.status();
-              group.communicator = *std::move(comm);
-            } else {
-              auto endpoints = platform->CreateTransportGroup(names);
-              if (!endpoints.ok()) return endpoints.status();
-              distribute::collective::ScheduleCommunicatorOptions options;
-              if (kind == SimBackend::kRing) {
-                options.all_reduce_algorithm =
-                    distribute::collective::Algorithm::kRing;
-              }
-              auto comm = distribute::collective::ScheduleCommunicator::Create(
-                  *std::move(endpoints), options);
-              if (!comm.ok()) return comm.status();
-              group.communicator = *std::move(comm);
-            }
-            SimPlatform* p = platform.get();
-            group.run_ranks = [p, names](const std::function<void(int)>& body) {
-              BindingBarrier start(static_cast<int>(names.size()));
-              std::vector<std::thread> threads;
-              for (size_t r = 0; r < names.size(); ++r) {
-                SimDevice* device = *p->FindSimDevice(names[r]);
-                threads.emplace_back([&, device, r] {
-                  std::unique_ptr<devices::ThreadBinding> bound =
-                      device->BindThread();
-                  start.Wait();
-                  body(static_cast<int>(r));
-                });
-              }
-              for (std::thread& t : threads) t.join();
-            };
-            group.owner = std::move(platform);
-            return group;
-          }};
+devices::conformance::CommunicatorBackend SimCommunicators(std::string name,
+                                                           SimBackend kind) {
+  return {
+      std::move(name),
+      [kind](int n) -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
+        absl::StatusOr<Topology> topology = BuiltinTopology("dgx_h100");
+        if (!topology.ok()) return topology.status();
+        absl::StatusOr<std::unique_ptr<SimPlatform>> made =
+            SimPlatform::Create(*std::move(topology));
+        if (!made.ok()) return made.status();
+        std::shared_ptr<SimPlatform> platform = *std::move(made);
+        std::vector<std::string> names;
+        for (int r = 0; r < n; ++r) names.push_back(absl::StrCat("GPU:", r));
+        devices::conformance::CommunicatorGroup group;
+        if (kind == SimBackend::kNccl) {
+          auto comm = platform->CreateCommunicator(names);
+          if (!comm.ok()) return comm.status();
+          group.communicator = *std::move(comm);
+        } else {
+          auto endpoints = platform->CreateTransportGroup(names);
+          if (!endpoints.ok()) return endpoints.status();
+          distribute::collective::ScheduleCommunicatorOptions options;
+          if (kind == SimBackend::kRing) {
+            options.all_reduce_algorithm =
+                distribute::collective::Algorithm::kRing;
+          }
+          auto comm = distribute::collective::ScheduleCommunicator::Create(
+              *std::move(endpoints), options);
+          if (!comm.ok()) return comm.status();
+          group.communicator = *std::move(comm);
+        }
+        SimPlatform* p = platform.get();
+        group.run_ranks = [p, names](const std::function<void(int)>& body) {
+          BindingBarrier start(static_cast<int>(names.size()));
+          std::vector<std::thread> threads;
+          for (size_t r = 0; r < names.size(); ++r) {
+            SimDevice* device = *p->FindSimDevice(names[r]);
+            threads.emplace_back([&, device, r] {
+              std::unique_ptr<devices::ThreadBinding> bound =
+                  device->BindThread();
+              start.Wait();
+              body(static_cast<int>(r));
+            });
+          }
+          for (std::thread& t : threads) t.join();
+        };
+        group.owner = std::move(platform);
+        return group;
+      }};
 }
 
 using devices::conformance::CommunicatorConformanceTest;

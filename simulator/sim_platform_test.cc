@@ -407,7 +407,7 @@ TEST(SimPlatformTest, CopiesAreTransfersOverTheRoute) {
 }
 
 devices::conformance::PlatformBackend SimBackend(std::string name,
-                                               std::string spec) {
+                                                 std::string spec) {
   return {std::move(name),
           [spec]() -> absl::StatusOr<std::unique_ptr<devices::Platform>> {
             absl::StatusOr<std::unique_ptr<SimPlatform>> p =

@@ -304,13 +304,12 @@ void Notification::Notify() {
 // ThreadSanitizer sees no acquire there: each that returns notified
 // acquires the flag's address itself, pairing with Notify's release.
 void Notification::WaitForNotification() const {
-  REAL("K12Notification19WaitForNotificationEv",
-       void (*)(const Notification*));
+  REAL("K12Notification19WaitForNotificationEv", void (*)(const Notification*));
   real(this);
   if (scope.outer()) {
-    __tsan_acquire(&reinterpret_cast<NotificationLayout*>(
-                        const_cast<Notification*>(this))
-                        ->notified);
+    __tsan_acquire(
+        &reinterpret_cast<NotificationLayout*>(const_cast<Notification*>(this))
+             ->notified);
   }
 }
 
@@ -320,9 +319,9 @@ bool Notification::WaitForNotificationWithTimeout(
        bool (*)(const Notification*, absl::Duration));
   const bool notified = real(this, timeout);
   if (notified && scope.outer()) {
-    __tsan_acquire(&reinterpret_cast<NotificationLayout*>(
-                        const_cast<Notification*>(this))
-                        ->notified);
+    __tsan_acquire(
+        &reinterpret_cast<NotificationLayout*>(const_cast<Notification*>(this))
+             ->notified);
   }
   return notified;
 }
@@ -332,9 +331,9 @@ bool Notification::WaitForNotificationWithDeadline(absl::Time deadline) const {
        bool (*)(const Notification*, absl::Time));
   const bool notified = real(this, deadline);
   if (notified && scope.outer()) {
-    __tsan_acquire(&reinterpret_cast<NotificationLayout*>(
-                        const_cast<Notification*>(this))
-                        ->notified);
+    __tsan_acquire(
+        &reinterpret_cast<NotificationLayout*>(const_cast<Notification*>(this))
+             ->notified);
   }
   return notified;
 }

@@ -26,8 +26,12 @@ int counter = 0;  // deliberately unguarded in the racy case
 absl::Mutex mu;
 
 void Racy() {
-  std::thread a([] { for (int i = 0; i < 1000; ++i) ++counter; });
-  std::thread b([] { for (int i = 0; i < 1000; ++i) ++counter; });
+  std::thread a([] {
+    for (int i = 0; i < 1000; ++i) ++counter;
+  });
+  std::thread b([] {
+    for (int i = 0; i < 1000; ++i) ++counter;
+  });
   a.join();
   b.join();
 }

@@ -15,9 +15,9 @@
 #include "devices/cuda/cuda_kernels.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/cuda_test_util.h"
+#include "devices/cuda/cuda_transport.h"
 #include "devices/cuda/ops.h"
 #include "devices/cuda/test_values.h"
-#include "devices/cuda/cuda_transport.h"
 #include "devices/platform_conformance.h"
 #include "devices/platform_registry.h"
 #include "devices/transport_conformance.h"
@@ -317,15 +317,16 @@ using conformance::TransportConformanceTest;
 INSTANTIATE_TEST_SUITE_P(
     Cuda, TransportConformanceTest,
     ::testing::Values(conformance::TransportBackend{
-        "cuda", [](int n) -> absl::StatusOr<conformance::TransportGroup> {
+        "cuda",
+        [](int n) -> absl::StatusOr<conformance::TransportGroup> {
           if (std::optional<std::string> why = NoGpuReason()) {
             return absl::FailedPreconditionError(
                 absl::StrCat("no CUDA GPU found: ", *why));
           }
           std::vector<std::string> names;
           for (int r = 0; r < n; ++r) {
-            names.push_back(absl::StrCat(
-                "/job:localhost/replica:0/task:0/device:GPU:", r));
+            names.push_back(
+                absl::StrCat("/job:localhost/replica:0/task:0/device:GPU:", r));
           }
           absl::StatusOr<std::vector<std::unique_ptr<Transport>>> group =
               CreateCudaTransportGroup(names);
@@ -338,20 +339,21 @@ INSTANTIATE_TEST_SUITE_P(
 
 using conformance::PlatformConformanceTest;
 
-INSTANTIATE_TEST_SUITE_P(
-    Cuda, PlatformConformanceTest,
-    ::testing::Values(conformance::PlatformBackend{
-        "cuda", []() -> absl::StatusOr<std::unique_ptr<Platform>> {
-          if (std::optional<std::string> why = NoGpuReason()) {
-            return absl::FailedPreconditionError(
-                absl::StrCat("no CUDA GPU found: ", *why));
-          }
-          absl::StatusOr<std::unique_ptr<CudaPlatform>> p =
-              CudaPlatform::Create();
-          if (!p.ok()) return p.status();
-          return std::unique_ptr<Platform>(*std::move(p));
-        }}),
-    conformance::PlatformBackendName);
+INSTANTIATE_TEST_SUITE_P(Cuda, PlatformConformanceTest,
+                         ::testing::Values(conformance::PlatformBackend{
+                             "cuda",
+                             []() -> absl::StatusOr<std::unique_ptr<Platform>> {
+                               if (std::optional<std::string> why =
+                                       NoGpuReason()) {
+                                 return absl::FailedPreconditionError(
+                                     absl::StrCat("no CUDA GPU found: ", *why));
+                               }
+                               absl::StatusOr<std::unique_ptr<CudaPlatform>> p =
+                                   CudaPlatform::Create();
+                               if (!p.ok()) return p.status();
+                               return std::unique_ptr<Platform>(*std::move(p));
+                             }}),
+                         conformance::PlatformBackendName);
 
 }  // namespace
 }  // namespace cuda

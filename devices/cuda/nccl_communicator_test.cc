@@ -437,63 +437,62 @@ TEST_F(NcclTest, TimeoutAbortsTheCommunicator) {
 using conformance::CommunicatorConformanceTest;
 
 conformance::CommunicatorBackend NcclBackend() {
-  return {"nccl", [](int n) -> absl::StatusOr<conformance::CommunicatorGroup> {
-            if (std::optional<std::string> why = NoGpuReason()) {
-              return absl::FailedPreconditionError(
-                  absl::StrCat("no CUDA GPU found: ", *why));
-            }
-            absl::StatusOr<std::unique_ptr<CudaPlatform>> made =
-                CudaPlatform::Create();
-            if (!made.ok()) return made.status();
-            std::shared_ptr<CudaPlatform> platform = *std::move(made);
-            if (platform->num_gpus() < n) {
-              return absl::FailedPreconditionError(
-                  absl::StrCat("a group of ", n, " NCCL ranks needs ", n,
-                               " GPUs; this machine has ",
-                               platform->num_gpus()));
-            }
-            std::vector<CudaDevice*> devices;
-            for (int r = 0; r < n; ++r) devices.push_back(platform->gpu(r));
-            absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
-                NcclCommunicator::CreateLocal(devices);
-            if (!comm.ok()) return comm.status();
-            conformance::CommunicatorGroup group;
-            group.communicator = *std::move(comm);
-            group.to_rank = [devices](int r, const Tensor& host) {
-              CudaDevice& gpu = *devices[static_cast<size_t>(r)];
-              absl::StatusOr<Tensor> t = gpu.Allocate(host.dtype(), host.shape());
-              EXPECT_TRUE(t.ok()) << t.status();
-              if (!t.ok()) return Tensor();
-              if (host.bytes() > 0) {
-                EXPECT_TRUE(gpu.CopyFromHost(host.raw_data(), *t).ok());
-              }
-              return *std::move(t);
-            };
-            group.to_host = [devices](int r, const Tensor& on_gpu) {
-              CudaDevice& gpu = *devices[static_cast<size_t>(r)];
-              absl::StatusOr<Tensor> host =
-                  Tensor::Host(on_gpu.dtype(), on_gpu.shape());
-              EXPECT_TRUE(host.ok()) << host.status();
-              if (!host.ok()) return Tensor();
-              if (on_gpu.bytes() > 0) {
-                EXPECT_TRUE(gpu.CopyToHost(on_gpu, host->raw_data()).ok());
-              }
-              return *std::move(host);
-            };
-            group.run_ranks = [devices](const std::function<void(int)>& body) {
-              std::vector<std::thread> threads;
-              for (size_t r = 0; r < devices.size(); ++r) {
-                threads.emplace_back([&, r] {
-                  std::unique_ptr<ThreadBinding> bound =
-                      devices[r]->BindThread();
-                  body(static_cast<int>(r));
-                });
-              }
-              for (std::thread& t : threads) t.join();
-            };
-            group.owner = std::move(platform);
-            return group;
-          }};
+  return {
+      "nccl", [](int n) -> absl::StatusOr<conformance::CommunicatorGroup> {
+        if (std::optional<std::string> why = NoGpuReason()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("no CUDA GPU found: ", *why));
+        }
+        absl::StatusOr<std::unique_ptr<CudaPlatform>> made =
+            CudaPlatform::Create();
+        if (!made.ok()) return made.status();
+        std::shared_ptr<CudaPlatform> platform = *std::move(made);
+        if (platform->num_gpus() < n) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("a group of ", n, " NCCL ranks needs ", n,
+                           " GPUs; this machine has ", platform->num_gpus()));
+        }
+        std::vector<CudaDevice*> devices;
+        for (int r = 0; r < n; ++r) devices.push_back(platform->gpu(r));
+        absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
+            NcclCommunicator::CreateLocal(devices);
+        if (!comm.ok()) return comm.status();
+        conformance::CommunicatorGroup group;
+        group.communicator = *std::move(comm);
+        group.to_rank = [devices](int r, const Tensor& host) {
+          CudaDevice& gpu = *devices[static_cast<size_t>(r)];
+          absl::StatusOr<Tensor> t = gpu.Allocate(host.dtype(), host.shape());
+          EXPECT_TRUE(t.ok()) << t.status();
+          if (!t.ok()) return Tensor();
+          if (host.bytes() > 0) {
+            EXPECT_TRUE(gpu.CopyFromHost(host.raw_data(), *t).ok());
+          }
+          return *std::move(t);
+        };
+        group.to_host = [devices](int r, const Tensor& on_gpu) {
+          CudaDevice& gpu = *devices[static_cast<size_t>(r)];
+          absl::StatusOr<Tensor> host =
+              Tensor::Host(on_gpu.dtype(), on_gpu.shape());
+          EXPECT_TRUE(host.ok()) << host.status();
+          if (!host.ok()) return Tensor();
+          if (on_gpu.bytes() > 0) {
+            EXPECT_TRUE(gpu.CopyToHost(on_gpu, host->raw_data()).ok());
+          }
+          return *std::move(host);
+        };
+        group.run_ranks = [devices](const std::function<void(int)>& body) {
+          std::vector<std::thread> threads;
+          for (size_t r = 0; r < devices.size(); ++r) {
+            threads.emplace_back([&, r] {
+              std::unique_ptr<ThreadBinding> bound = devices[r]->BindThread();
+              body(static_cast<int>(r));
+            });
+          }
+          for (std::thread& t : threads) t.join();
+        };
+        group.owner = std::move(platform);
+        return group;
+      }};
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, CommunicatorConformanceTest,

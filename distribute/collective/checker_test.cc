@@ -161,7 +161,8 @@ TEST(CheckerTest, DoubledReduceCountsAContributionTwice) {
   Schedule s = Built(BuildDirectAllReduce(Options(3, 10)));
   std::vector<Step>& steps = s.ranks[0].steps;
   Step again = steps[FindStep(s, 0, StepKind::kReduce, 1)];
-  const std::vector<int32_t> all = AllBefore(static_cast<int32_t>(steps.size()));
+  const std::vector<int32_t> all =
+      AllBefore(static_cast<int32_t>(steps.size()));
   again.deps.assign(all.begin(), all.end());
   steps.push_back(again);
   ExpectInternal(s, "would count the contribution of rank 2 twice");

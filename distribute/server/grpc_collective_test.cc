@@ -174,7 +174,8 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GrpcCollectiveTest,
 // The Communicator contract: ScheduleCommunicator (AUTO, and the ring)
 // over gRPC transports among servers in this process, with each protocol.
 devices::conformance::CommunicatorBackend GrpcCommunicators(
-    std::string name, std::string protocol, std::optional<Algorithm> all_reduce) {
+    std::string name, std::string protocol,
+    std::optional<Algorithm> all_reduce) {
   return {std::move(name),
           [protocol, all_reduce](int n)
               -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
@@ -202,10 +203,10 @@ using devices::conformance::CommunicatorConformanceTest;
 
 INSTANTIATE_TEST_SUITE_P(
     Grpc, CommunicatorConformanceTest,
-    ::testing::Values(
-        GrpcCommunicators("grpc_auto", "grpc", std::nullopt),
-        GrpcCommunicators("grpc_ring", "grpc", Algorithm::kRing),
-        GrpcCommunicators("grpc_tcp_auto", "grpc+tcp", std::nullopt)),
+    ::testing::Values(GrpcCommunicators("grpc_auto", "grpc", std::nullopt),
+                      GrpcCommunicators("grpc_ring", "grpc", Algorithm::kRing),
+                      GrpcCommunicators("grpc_tcp_auto", "grpc+tcp",
+                                        std::nullopt)),
     devices::conformance::CommunicatorBackendName);
 
 }  // namespace

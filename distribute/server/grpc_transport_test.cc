@@ -492,11 +492,12 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GrpcTransportTest,
 devices::conformance::TransportBackend GrpcBackend(std::string protocol) {
   std::string name = protocol == "grpc" ? "grpc" : "grpc_tcp";
   return {name,
-          [protocol](int n)
-              -> absl::StatusOr<devices::conformance::TransportGroup> {
+          [protocol](
+              int n) -> absl::StatusOr<devices::conformance::TransportGroup> {
             ServerOptions options;
             options.protocol = protocol;
-            absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, options);
+            absl::StatusOr<TestCluster> cluster =
+                TestCluster::Start(n, options);
             if (!cluster.ok()) return cluster.status();
             auto owner = std::make_shared<TestCluster>(*std::move(cluster));
             auto endpoints =

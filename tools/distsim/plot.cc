@@ -57,8 +57,8 @@ absl::StatusOr<std::string> GnuplotScript(const Plot& plot,
   int points = 0;
   for (const PlotSeries& series : plot.series) {
     for (const auto& [x, y] : series.points) {
-      if (!std::isfinite(x) || !std::isfinite(y) ||
-          (plot.log_x && x <= 0) || (plot.log_y && y <= 0)) {
+      if (!std::isfinite(x) || !std::isfinite(y) || (plot.log_x && x <= 0) ||
+          (plot.log_y && y <= 0)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "cannot plot the point (", x, ", ", y, ") of ", series.label,
             plot.log_x || plot.log_y ? " on a logarithmic axis" : ""));
@@ -70,7 +70,7 @@ absl::StatusOr<std::string> GnuplotScript(const Plot& plot,
     return absl::InvalidArgumentError("nothing to plot: no rows");
   }
   std::string script = absl::StrCat("set terminal ", terminal, "\n",
-                                     "set output ", Quoted(path), "\n");
+                                    "set output ", Quoted(path), "\n");
   absl::StrAppend(&script, "set title ", Quoted(plot.title), "\n",
                   "set xlabel ", Quoted(plot.x_label), "\n", "set ylabel ",
                   Quoted(plot.y_label), "\n", "set grid\n",
@@ -158,10 +158,10 @@ absl::Status WritePlot(const Plot& plot, absl::string_view path) {
   }
   struct stat info;
   if (stat(partial.c_str(), &info) != 0 || info.st_size == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "gnuplot wrote nothing to ", partial,
-        said.empty() ? std::string() : absl::StrCat(": ", said),
-        "; is its directory writable?"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("gnuplot wrote nothing to ", partial,
+                     said.empty() ? std::string() : absl::StrCat(": ", said),
+                     "; is its directory writable?"));
   }
   if (std::rename(partial.c_str(), out.c_str()) != 0) {
     return absl::FailedPreconditionError(absl::StrCat(

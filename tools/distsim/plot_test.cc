@@ -106,10 +106,10 @@ TEST(WritePlotTest, AnUnwritablePlaceIsAnError) {
 
 TEST(PlotFlagTest, CollectiveDrawsItsSweep) {
   const std::string path = TempPath("sweep.png");
-  absl::Status s = RunCollective(
-      {"--topology=dgx_h100", "--op=all_reduce", "--algorithm=nccl",
-       "--min_bytes=1K", "--max_bytes=1M", "--csv",
-       absl::StrCat("--plot=", path)});
+  absl::Status s =
+      RunCollective({"--topology=dgx_h100", "--op=all_reduce",
+                     "--algorithm=nccl", "--min_bytes=1K", "--max_bytes=1M",
+                     "--csv", absl::StrCat("--plot=", path)});
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_TRUE(IsPng(Contents(path)));
 }

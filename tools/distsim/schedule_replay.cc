@@ -267,9 +267,9 @@ class Replay {
   // between the same pairs again and again (a ring step after step), so
   // each pair's route is asked of the router once.
   absl::StatusOr<const std::vector<int>*> Route(int src, int dst) {
-    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(src))
-                          << 32) |
-                         static_cast<uint32_t>(dst);
+    const uint64_t key =
+        (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) |
+        static_cast<uint32_t>(dst);
     auto it = routes_.find(key);
     if (it == routes_.end()) {
       absl::StatusOr<std::vector<int>> route =

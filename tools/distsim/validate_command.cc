@@ -102,9 +102,8 @@ Plot ValidationPlot(const simulator::ValidationReport& report) {
   plot.scatter = true;
   plot.diagonal = true;
   for (const simulator::PointResult& r : report.results) {
-    const std::string label = r.point.split().empty()
-                                  ? std::string("points")
-                                  : r.point.split();
+    const std::string label =
+        r.point.split().empty() ? std::string("points") : r.point.split();
     auto it =
         std::find_if(plot.series.begin(), plot.series.end(),
                      [&](const PlotSeries& s) { return s.label == label; });
