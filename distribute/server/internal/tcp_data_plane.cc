@@ -208,6 +208,46 @@ absl::StatusOr<std::unique_ptr<addrinfo, AddrInfoDeleter>> Resolve(
 
 }  // namespace
 
+std::string EncodeDataPlaneHello(const server::DataPlaneHello& hello) {
+  const std::string bytes = hello.SerializeAsString();
+  const uint32_t length = static_cast<uint32_t>(bytes.size());
+  std::string wire(sizeof(length), '\0');
+  for (size_t i = 0; i < sizeof(length); ++i) {
+    wire[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  }
+  return wire + bytes;
+}
+
+absl::Status CheckDataPlaneHelloLength(uint32_t length) {
+  if (length == 0 || length > kMaxHelloBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a grpc+tcp hello of ", length,
+                     " bytes; it must be in [1, ", kMaxHelloBytes, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<server::DataPlaneHello> DecodeDataPlaneHello(
+    absl::string_view bytes, const std::optional<std::string>& cluster_token,
+    absl::string_view task) {
+  server::DataPlaneHello hello;
+  if (!hello.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError("the grpc+tcp hello does not parse");
+  }
+  if (cluster_token.has_value() &&
+      !TokensMatch(hello.cluster_token(), *cluster_token)) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "task ", task,
+        hello.cluster_token().empty()
+            ? " requires a cluster token and the grpc+tcp hello carries none"
+            : " refused the grpc+tcp hello: wrong cluster token"));
+  }
+  if (absl::Status valid = CheckMessageHeader(hello.header()); !valid.ok()) {
+    return valid;
+  }
+  return hello;
+}
+
 // ---------------------------------------------------------------------------
 // TcpDataPlane
 
@@ -368,41 +408,24 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
   if (!ReadAll(fd, &length, sizeof(length), hello_deadline, stopping_)) {
     return;
   }
-  if (length == 0 || length > kMaxHelloBytes) {
-    WriteStatus(fd, absl::InvalidArgumentError(absl::StrCat(
-                        "a grpc+tcp hello of ", length,
-                        " bytes; it must be in [1, ", kMaxHelloBytes, "]")));
+  if (absl::Status valid = CheckDataPlaneHelloLength(length); !valid.ok()) {
+    WriteStatus(fd, valid);
     return;
   }
   std::string bytes(length, '\0');
   if (!ReadAll(fd, bytes.data(), length, hello_deadline, stopping_)) {
     return;
   }
-  server::DataPlaneHello hello;
-  if (!hello.ParseFromString(bytes)) {
-    WriteStatus(
-        fd, absl::InvalidArgumentError("the grpc+tcp hello does not parse"));
+  absl::StatusOr<server::DataPlaneHello> hello =
+      DecodeDataPlaneHello(bytes, config_.cluster_token, config_.task);
+  if (!hello.ok()) {
+    WriteStatus(fd, hello.status());
     return;
   }
-  if (config_.cluster_token.has_value() &&
-      !TokensMatch(hello.cluster_token(), *config_.cluster_token)) {
-    WriteStatus(fd, absl::UnauthenticatedError(absl::StrCat(
-                        "task ", config_.task,
-                        hello.cluster_token().empty()
-                            ? " requires a cluster token and the grpc+tcp "
-                              "hello carries none"
-                            : " refused the grpc+tcp hello: wrong cluster "
-                              "token")));
-    return;
-  }
-  const server::MessageHeader& who = hello.header();
-  if (absl::Status valid = CheckMessageHeader(who); !valid.ok()) {
-    WriteStatus(fd, valid);
-    return;
-  }
+  const server::MessageHeader& who = hello->header();
   if (config_.caller_check != nullptr) {
     absl::Status admitted = config_.caller_check->Check(
-        who.src_task(), hello.cluster_fingerprint(), peer);
+        who.src_task(), hello->cluster_fingerprint(), peer);
     if (!admitted.ok()) {
       WriteStatus(fd, admitted);
       return;
@@ -656,12 +679,10 @@ absl::Status TcpPeerSender::Connect() {
   if (cluster_token_.has_value()) hello.set_cluster_token(*cluster_token_);
   hello.set_cluster_fingerprint(cluster_fingerprint_);
   *hello.mutable_header() = header_;
-  const std::string bytes = hello.SerializeAsString();
-  const uint32_t length = static_cast<uint32_t>(bytes.size());
-  iovec iov[2] = {{const_cast<uint32_t*>(&length), sizeof(length)},
-                  {const_cast<char*>(bytes.data()), bytes.size()}};
+  const std::string wire = EncodeDataPlaneHello(hello);
+  iovec iov[1] = {{const_cast<char*>(wire.data()), wire.size()}};
   uint32_t head[2] = {0, 0};
-  if (!WriteAll(fd, iov, 2)) {
+  if (!WriteAll(fd, iov, 1)) {
     return absl::UnavailableError(
         absl::StrCat("cannot say hello to ", where, ": ", Errno("send")));
   }

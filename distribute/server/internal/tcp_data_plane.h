@@ -76,6 +76,24 @@ struct TcpDataPlaneConfig {
   int max_connections_before_hello = 64;
 };
 
+// The hello's bytes on the wire: u32 length (little-endian), then the
+// serialized hello.
+std::string EncodeDataPlaneHello(const server::DataPlaneHello& hello);
+
+// The receiver's check of a hello's length prefix: INVALID_ARGUMENT unless it
+// is in [1, 64 KiB] (the message is what the sender is told).
+absl::Status CheckDataPlaneHelloLength(uint32_t length);
+
+// The receiver's reading of a hello: `bytes` are the `length` bytes after the
+// prefix (the length was checked). Returns the hello if it parses, carries
+// the cluster token when `cluster_token` is set (compared in constant time)
+// and names a pair that could be received from (CheckMessageHeader).
+// Otherwise INVALID_ARGUMENT or UNAUTHENTICATED, whose message is what the
+// sender is told: it names `task` and never echoes either token.
+absl::StatusOr<server::DataPlaneHello> DecodeDataPlaneHello(
+    absl::string_view bytes, const std::optional<std::string>& cluster_token,
+    absl::string_view task);
+
 // The receiving side, inside a Server: accepts connections and feeds their
 // messages into the server's mailboxes.
 class TcpDataPlane {
