@@ -2,7 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "devices/tpu_topology.pb.h"
 
 namespace devices {
 
@@ -18,6 +20,18 @@ absl::StatusOr<TpuTopology> TpuTopology::Create(std::array<int, 4> mesh_shape,
       return absl::InvalidArgumentError(absl::StrCat(
           "TPU mesh axis ", kAxes[i], " is ",
           mesh_shape[static_cast<size_t>(i)], "; it must be >= 1"));
+    }
+  }
+  // Every axis is at least 1, so the running product never shrinks and
+  // stops before it could overflow.
+  int64_t places = 1;
+  for (int axis : mesh_shape) {
+    places *= axis;
+    if (places > kMaxMeshPlaces) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a TPU mesh of (", mesh_shape[0], ", ", mesh_shape[1], ", ",
+          mesh_shape[2], ", ", mesh_shape[3], ") has more than ",
+          kMaxMeshPlaces, " places, the most supported"));
     }
   }
   if (tasks.empty()) {
@@ -78,6 +92,90 @@ absl::StatusOr<TpuTopology> TpuTopology::Create(std::array<int, 4> mesh_shape,
   }
   topology.tasks_ = std::move(tasks);
   return topology;
+}
+
+std::string TpuTopology::Serialized() const {
+  TpuTopologyProto proto;
+  for (int axis : mesh_shape_) proto.add_mesh_shape(axis);
+  proto.set_num_tasks(num_tasks());
+  proto.set_num_tpu_devices_per_task(num_tpus_per_task());
+  for (const Task& task : tasks_) {
+    for (const Core& core : task.tpus) {
+      for (int c : core.coordinates.ToArray()) proto.add_device_coordinates(c);
+    }
+  }
+  return proto.SerializeAsString();
+}
+
+namespace {
+
+// TF's job names: a letter, then letters, digits and underscores.
+bool IsJobName(absl::string_view job) {
+  if (job.empty() || !absl::ascii_isalpha(static_cast<unsigned char>(job[0])))
+    return false;
+  for (char c : job) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<TpuTopology> TpuTopology::FromSerialized(
+    absl::string_view serialized, absl::string_view job) {
+  if (!IsJobName(job)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", job,
+        "\" is not a job name; use a letter followed by letters, digits or "
+        "underscores, e.g. \"worker\""));
+  }
+  TpuTopologyProto proto;
+  if (!proto.ParseFromArray(serialized.data(),
+                            static_cast<int>(serialized.size()))) {
+    return absl::InvalidArgumentError(
+        "the serialized TPU topology does not parse as a TopologyProto");
+  }
+  if (proto.mesh_shape_size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the serialized TPU topology has a mesh of ", proto.mesh_shape_size(),
+        " axes; it must have 4 (x, y, z, cores per chip)"));
+  }
+  std::array<int, 4> mesh{};
+  for (int i = 0; i < 4; ++i) mesh[static_cast<size_t>(i)] = proto.mesh_shape(i);
+  if (proto.num_tasks() < 1 || proto.num_tpu_devices_per_task() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the serialized TPU topology has ", proto.num_tasks(), " tasks of ",
+        proto.num_tpu_devices_per_task(),
+        " TPU devices; a topology has at least one task with at least one"));
+  }
+  const int64_t expected = int64_t{proto.num_tasks()} *
+                           proto.num_tpu_devices_per_task() * 4;
+  if (proto.device_coordinates_size() != expected) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the serialized TPU topology has ", proto.device_coordinates_size(),
+        " device coordinates; num_tasks (", proto.num_tasks(),
+        ") x num_tpu_devices_per_task (", proto.num_tpu_devices_per_task(),
+        ") x 4 axes is ", expected));
+  }
+  // The counts are bounded by the input's size from here on (each
+  // coordinate took at least a byte).
+  std::vector<Task> tasks(static_cast<size_t>(proto.num_tasks()));
+  int at = 0;
+  for (int t = 0; t < proto.num_tasks(); ++t) {
+    Task& task = tasks[static_cast<size_t>(t)];
+    const std::string prefix = absl::StrCat("/job:", job, "/replica:0/task:", t);
+    task.cpu_device = absl::StrCat(prefix, "/device:CPU:0");
+    for (int d = 0; d < proto.num_tpu_devices_per_task(); ++d) {
+      std::array<int, 4> c{};
+      for (int i = 0; i < 4; ++i) {
+        c[static_cast<size_t>(i)] = proto.device_coordinates(at++);
+      }
+      task.tpus.push_back(Core{TpuCoordinates::FromArray(c),
+                               absl::StrCat(prefix, "/device:TPU:", d)});
+    }
+  }
+  return Create(mesh, std::move(tasks));
 }
 
 absl::StatusOr<std::pair<int, int>> TpuTopology::Find(

@@ -12,6 +12,9 @@
 //   absl::StatusOr<std::string> name =
 //       topology->TpuDeviceNameAtCoordinates({1, 0, 0, 1});
 //   // "/job:worker/replica:0/task:0/device:TPU:3"
+//   std::string bytes = topology->Serialized();   // TF's TopologyProto
+//   absl::StatusOr<devices::TpuTopology> same =
+//       devices::TpuTopology::FromSerialized(bytes);
 #ifndef DEVICES_TPU_TOPOLOGY_H_
 #define DEVICES_TPU_TOPOLOGY_H_
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace devices {
 
@@ -72,6 +76,30 @@ class TpuTopology {
   // place, or a core without a name.
   static absl::StatusOr<TpuTopology> Create(std::array<int, 4> mesh_shape,
                                             std::vector<Task> tasks);
+
+  // The most places (x * y * z * cores_per_chip) a mesh may have: 2^22,
+  // hundreds of times a whole TPU v4 or v5p pod. Create and FromSerialized
+  // refuse larger meshes (INVALID_ARGUMENT).
+  static constexpr int64_t kMaxMeshPlaces = int64_t{1} << 22;
+
+  // The topology as TF serializes it (tf.tpu.experimental.Topology
+  // .serialized(): a TopologyProto of mesh_shape, num_tasks,
+  // num_tpu_devices_per_task and the flattened [task, device, axis]
+  // device_coordinates), byte for byte what TF writes for the same
+  // topology. Device names are not part of it.
+  std::string Serialized() const;
+
+  // A topology from TF's serialized form (as Topology(serialized=...)).
+  // The serialized form has no device names: task t's TPU d is named
+  // "/job:<job>/replica:0/task:<t>/device:TPU:<d>", its host
+  // "/job:<job>/replica:0/task:<t>/device:CPU:0". INVALID_ARGUMENT naming
+  // the problem for bytes that do not parse, a mesh that is not 4 positive
+  // axes or is larger than kMaxMeshPlaces, counts below 1 (a topology has
+  // at least one task and one TPU per task), a number of coordinates other
+  // than tasks x devices x 4, a job name that TF would refuse, and
+  // whatever Create refuses.
+  static absl::StatusOr<TpuTopology> FromSerialized(
+      absl::string_view serialized, absl::string_view job = "worker");
 
   // {x, y, z, cores_per_chip}.
   const std::array<int, 4>& mesh_shape() const { return mesh_shape_; }

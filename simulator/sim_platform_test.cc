@@ -181,6 +181,22 @@ TEST(SimPlatformTest, TpuTopologyPlacesEveryCoreTaskByTask) {
             "/job:worker/replica:0/task:1/device:TPU:1");
   EXPECT_EQ(topology->TpuDeviceNameAtCoordinates({4, 0, 0, 0}).status().code(),
             absl::StatusCode::kNotFound);
+  // TF's serialized form carries it whole: read back, every core has its
+  // place, ordinal and name (the platform names tasks as TF does).
+  absl::StatusOr<devices::TpuTopology> read =
+      devices::TpuTopology::FromSerialized(topology->Serialized());
+  ASSERT_TRUE(read.ok()) << read.status();
+  for (int t = 0; t < topology->num_tasks(); ++t) {
+    const devices::TpuTopology::Task& task =
+        topology->tasks()[static_cast<size_t>(t)];
+    const devices::TpuTopology::Task& again =
+        read->tasks()[static_cast<size_t>(t)];
+    EXPECT_EQ(again.cpu_device, task.cpu_device);
+    for (size_t o = 0; o < task.tpus.size(); ++o) {
+      EXPECT_EQ(again.tpus[o].coordinates, task.tpus[o].coordinates);
+      EXPECT_EQ(again.tpus[o].name, task.tpus[o].name);
+    }
+  }
 
   std::unique_ptr<SimPlatform> gpus = MakePlatform("sim:dgx_h100");
   ASSERT_NE(gpus, nullptr);
