@@ -1,5 +1,6 @@
 #include "tools/distsim/classifier_training.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "devices/device.h"
 #include "devices/platform.h"
+#include "distribute/checkpoint/checkpoint.h"
 #include "distribute/input/dataset.h"
 #include "distribute/input_lib.h"
 #include "distribute/models/adam.h"
@@ -126,6 +128,33 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
   std::vector<std::shared_ptr<Variable>>& vars = state->params;
   std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state->slots;
 
+  // Preemption: resume from the checkpoint directory's latest checkpoint
+  // (weights, optimizer slots and the steps done; the data set is read from
+  // the step it stopped at), and save there when the workers agree to stop.
+  std::optional<distribute::checkpoint::Checkpoint> ckpt;
+  std::unique_ptr<distribute::PreemptionCheckpointHandler> preemption;
+  int64_t first_step = 0;
+  if (!options.checkpoint_dir.empty()) {
+    auto made = distribute::checkpoint::Checkpoint::ForStrategy(strategy);
+    if (!made.ok()) return made.status();
+    ckpt.emplace(*std::move(made));
+    const std::vector<std::string> names = mlp->ParamNames();
+    for (size_t i = 0; i < vars.size(); ++i) {
+      absl::Status s = ckpt->TrackVariable(names[i], vars[i]);
+      if (!s.ok()) return s;
+      for (size_t k = 0; k < slots[i].size(); ++k) {
+        s = ckpt->TrackVariable(absl::StrCat(names[i], "/slot_", k),
+                                slots[i][k]);
+        if (!s.ok()) return s;
+      }
+    }
+    auto handler = distribute::PreemptionCheckpointHandler::Create(
+        strategy, *ckpt, options.checkpoint_dir, options.termination);
+    if (!handler.ok()) return handler.status();
+    preemption = *std::move(handler);
+    first_step = std::min(preemption->total_run_calls(), options.steps);
+  }
+
   // The data: global batches of the synthetic set, split across replicas.
   const int64_t examples = options.num_examples > 0
                                ? options.num_examples
@@ -139,13 +168,15 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
       *std::move(source));
   const int64_t num_features = options.num_features;
   // Global batches of example indices, made into examples batch by batch.
-  auto indices = distribute::data::Dataset::Range(examples).Repeat().Batch(
+  auto batches = distribute::data::Dataset::Range(examples).Repeat().Batch(
       options.global_batch);
-  if (!indices.ok()) return indices.status();
+  if (!batches.ok()) return batches.status();
+  // A resumed run starts at the batch of its first step.
+  const distribute::data::Dataset indices = batches->Skip(first_step);
   // Batches are made on one thread per core, in order (tf.data's
   // map(num_parallel_calls=AUTOTUNE)): making one takes longer than a GPU
   // step, so a single producer would hold the steps back.
-  auto batched = indices->Map(
+  auto batched = indices.Map(
       [generator, num_features](distribute::data::Element batch)
           -> absl::StatusOr<distribute::data::Element> {
         const int64_t rows = batch[0].num_elements();
@@ -178,7 +209,7 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
   const distribute::models::Mlp& model = *mlp;
   const distribute::models::Optimizer& opt = **optimizer;
   TrainResult result;
-  for (int64_t step = 0; step < options.steps; ++step) {
+  const auto one_step = [&](int64_t step) -> absl::Status {
     auto batch = (*iterator)->GetNext();
     if (!batch.ok()) return batch.status();
     auto out = strategy.Run(
@@ -253,6 +284,13 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                        ": the model diverged, so training stopped (as Keras' "
                        "TerminateOnNaN); lower the learning rate"));
     }
+    return absl::OkStatus();
+  };
+  for (int64_t step = first_step; step < options.steps; ++step) {
+    absl::Status s = preemption != nullptr
+                         ? preemption->Run([&] { return one_step(step); })
+                         : one_step(step);
+    if (!s.ok()) return s;
   }
   for (const auto& v : vars) {
     const Tensor& w = v->values()[0];

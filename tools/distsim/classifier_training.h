@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "devices/tensor.h"
+#include "distribute/checkpoint/preemption_checkpoint_handler.h"
 #include "distribute/collective/communication_options.h"
 #include "distribute/strategy.h"
 
@@ -38,6 +39,14 @@ struct TrainOptions {
   // Examples in the data set; 0: steps * global_batch (no example repeats).
   int64_t num_examples = 0;
   distribute::CommunicationOptions communication;
+  // When set, training survives preemption (PreemptionCheckpointHandler):
+  // it resumes from the latest checkpoint in this directory (weights,
+  // optimizer slots, steps done) and, once any worker's `termination`
+  // watcher fires (by default: SIGTERM), every worker saves a checkpoint
+  // after the same step and `termination.exit_fn` runs (by default the
+  // process exits with kPreemptionExitCode).
+  std::string checkpoint_dir;
+  distribute::TerminationConfig termination;
 };
 
 struct StepReport {
@@ -58,6 +67,9 @@ using StepCallback = std::function<absl::Status(const StepReport&)>;
 // stops training and is returned). A loss that is not finite (the model
 // diverged) stops training after that step's on_step, as Keras'
 // TerminateOnNaN does: FAILED_PRECONDITION naming the step and the loss.
+// With a checkpoint directory, a run that resumes reports its steps from
+// the first one it runs (initial_loss is that step's), and a preempted run
+// whose exit_fn returns gives ABORTED.
 
 absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                                             const TrainOptions& options,

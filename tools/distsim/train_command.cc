@@ -371,11 +371,31 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                "write a Chrome trace (simulated platforms) to this file");
   flags.Bool("json", &json,
              "end with one JSON object of the results on the last line");
+  flags.String(
+      "checkpoint_dir", &options.checkpoint_dir,
+      "survive preemption: resume from this directory's latest checkpoint, "
+      "and on SIGTERM to any worker save one there after the same step on "
+      "every worker, then exit with code 42 (run the same command again to "
+      "resume)");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
   options.seed = static_cast<uint64_t>(seed);
   trace_path = UserPath(std::move(trace_path));
+  options.checkpoint_dir = UserPath(std::move(options.checkpoint_dir));
+  if (!options.checkpoint_dir.empty()) {
+    // Say why the process ends, then end it as the handler would.
+    const std::string dir = options.checkpoint_dir;
+    options.termination.exit_fn = [dir] {
+      std::fprintf(stderr,
+                   "distsim train: stopping for preemption (SIGTERM): a "
+                   "checkpoint is saved in %s; run the same command again to "
+                   "resume (exit code %d)\n",
+                   dir.c_str(), distribute::kPreemptionExitCode);
+      std::fflush(nullptr);
+      std::_Exit(distribute::kPreemptionExitCode);
+    };
+  }
   if (!trace_path.empty()) {
     // Found out now, not after the last step.
     std::FILE* file = std::fopen(trace_path.c_str(), "a");
