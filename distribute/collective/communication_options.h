@@ -9,8 +9,8 @@
 //
 // As in TF: bytes_per_pack 0 means "let the library decide" (one pack per
 // dtype), a negative value is INVALID_ARGUMENT; timeout_seconds <= 0 or
-// unset means no timeout of the user's (the library still bounds every wait
-// with kDefaultCollectiveTimeout); Merge takes the other's fields where they
+// unset means no timeout (collectives wait as long as their peers live; see
+// kDefaultCollectiveTimeout); Merge takes the other's fields where they
 // are set. CollectiveCommunication is the old name of
 // CommunicationImplementation, CollectiveHints the old options type.
 #ifndef DISTRIBUTE_COLLECTIVE_COMMUNICATION_OPTIONS_H_
@@ -36,8 +36,14 @@ absl::StatusOr<CommunicationImplementation> ParseCommunicationImplementation(
 absl::string_view CommunicationImplementationName(
     CommunicationImplementation implementation);
 
-// Waits are bounded even when the user sets no timeout, so nothing hangs.
-inline constexpr absl::Duration kDefaultCollectiveTimeout = absl::Minutes(10);
+// Without a timeout a collective waits as long as its peers take, as TF's
+// do: a peer that is alive but slow (a chief writing a checkpoint for
+// minutes, a long input step) must not fail the job. Peers that die are
+// still found within seconds: a worker process's heartbeats
+// (PeerMonitor) abort the group naming it, and a replica that fails aborts
+// its group at once. timeout_seconds bounds the wait when a job wants it.
+inline constexpr absl::Duration kDefaultCollectiveTimeout =
+    absl::InfiniteDuration();
 
 struct CommunicationOptions {
   int64_t bytes_per_pack = 0;
@@ -51,7 +57,7 @@ struct CommunicationOptions {
   // a timeout, a non-AUTO implementation) taken from `other`.
   CommunicationOptions Merge(const CommunicationOptions& other) const;
   // The timeout to use for a wait: timeout_seconds if set and positive,
-  // else kDefaultCollectiveTimeout.
+  // else kDefaultCollectiveTimeout (no bound).
   absl::Duration Timeout() const;
 };
 
