@@ -824,9 +824,13 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
     }
     task_type = *resolver->task_type();
     task_id = *resolver->task_id();
-    absl::StatusOr<Workers> found = FindWorkers(*spec, task_type, task_id);
-    if (!found.ok()) return found.status();
-    workers = *std::move(found);
+    // As TF: an evaluator is a cluster of its own (its chief); it evaluates
+    // beside the training and joins none of its collectives.
+    if (task_type != "evaluator") {
+      absl::StatusOr<Workers> found = FindWorkers(*spec, task_type, task_id);
+      if (!found.ok()) return found.status();
+      workers = *std::move(found);
+    }
   }
   const int num_workers =
       std::max<int>(1, static_cast<int>(workers.addresses.size()));

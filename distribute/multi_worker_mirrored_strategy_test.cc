@@ -107,15 +107,27 @@ TEST(MultiWorkerMirroredStrategyTest, NcclIsFailedPrecondition) {
   EXPECT_EQ(strategy.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(MultiWorkerMirroredStrategyTest, EvaluatorTaskIsInvalidArgument) {
+// As TF: an evaluator task (TF's side-car evaluation) is a cluster of its
+// own and its chief; it starts no server and joins no collective of the
+// workers (which are not even running here).
+TEST(MultiWorkerMirroredStrategyTest, AnEvaluatorTrainsAlone) {
   auto platform = Host(0);
   auto strategy = MultiWorkerMirroredStrategy::Create(
       *platform,
       With(Resolver(
-          "{\"cluster\": {\"worker\": [\"127.0.0.1:1\", \"127.0.0.1:2\"]}, "
+          "{\"cluster\": {\"worker\": [\"127.0.0.1:1\", \"127.0.0.1:2\"], "
+          "\"evaluator\": [\"127.0.0.1:3\"]}, "
           "\"task\": {\"type\": \"evaluator\", \"index\": 0}}")));
-  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(strategy.status().message(), HasSubstr("evaluator"));
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  EXPECT_EQ((*strategy)->NumWorkers(), 1);
+  EXPECT_EQ((*strategy)->WorkerIndex(), 0);
+  EXPECT_TRUE((*strategy)->IsChief());
+  EXPECT_EQ((*strategy)->server(), nullptr);
+  auto sum = (*strategy)->Reduce(
+      ReduceOp::kSum,
+      PerReplica({*devices::Tensor::FromVector<float>({2}, {1})}));
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(sum->ToVector<float>(), (std::vector<float>{2}));
 }
 
 // The chief, the broadcast root and the checkpoint writer are task 0: task

@@ -389,6 +389,68 @@ TEST(DistsimMultiWorkerTest, APreemptedClusterResumesToTheSameWeights) {
   EXPECT_EQ(got[1], expected[0]);
 }
 
+// TF's side-car evaluation: an "evaluator" task of TF_CONFIG joins none of
+// the workers' collectives; it evaluates the checkpoints they write
+// (--checkpoint_every) as they appear, until the last step's, whose
+// weights are the workers' final ones.
+TEST(DistsimMultiWorkerTest, AnEvaluatorEvaluatesTheWorkersCheckpoints) {
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(3);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  const std::string cluster = absl::StrCat(
+      "{\"worker\": [\"127.0.0.1:", (*ports)[0], "\", \"127.0.0.1:",
+      (*ports)[1], "\"], \"evaluator\": [\"127.0.0.1:", (*ports)[2], "\"]}");
+  auto env = [&](const std::string& type, int index) {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"TF_CONFIG",
+         absl::StrCat("{\"cluster\": ", cluster, ", \"task\": {\"type\": \"",
+                      type, "\", \"index\": ", index, "}}")}};
+  };
+  const std::string dir = TestTmpPath("evaluated_ckpt");
+  const std::vector<std::string> args = {
+      "train",          "--strategy=multi_worker_mirrored",
+      "--platform=host:1", "--replicas=1",
+      "--steps=60",     "--global_batch=32",
+      "--timeout_seconds=60", "--json",
+      absl::StrCat("--checkpoint_dir=", dir), "--checkpoint_every=20"};
+  // The evaluator first: it waits for the workers' checkpoints.
+  auto evaluator = ChildProcess::Spawn(Distsim(), args, env("evaluator", 0),
+                                       TestTmpPath("evaluator"));
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+  for (int w = 0; w < 2; ++w) {
+    auto child = ChildProcess::Spawn(Distsim(), args, env("worker", w),
+                                     TestTmpPath(absl::StrCat("evaluated", w)));
+    ASSERT_TRUE(child.ok()) << child.status();
+    workers.push_back(*std::move(child));
+  }
+  std::string trained;
+  for (auto& worker : workers) {
+    absl::StatusOr<ExitInfo> exit = worker->Wait(kWait);
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    ASSERT_TRUE(exit->exited && exit->code == 0) << worker->Stderr();
+    trained = JsonField(LastLine(worker->Stdout()), "weights_checksum");
+  }
+  absl::StatusOr<ExitInfo> exit = (*evaluator)->Wait(kWait);
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  ASSERT_TRUE(exit->exited && exit->code == 0) << (*evaluator)->Stderr();
+  const std::string out = (*evaluator)->Stdout();
+  EXPECT_THAT(out, HasSubstr("eval  step    60/60"));
+  const std::string json = LastLine(out);
+  EXPECT_EQ(JsonField(json, "role"), "evaluator");
+  EXPECT_EQ(JsonField(json, "final_step"), "60");
+  EXPECT_EQ(JsonField(json, "weights_checksum"), trained);
+  EXPECT_NE(JsonField(json, "final_eval_loss"), "null");
+
+  // Without the workers' checkpoint directory it says what to give.
+  std::vector<std::string> bare(args.begin(), args.end() - 2);
+  auto lost = distsim_test::RunToEnd(Distsim(), bare,
+                                     TestTmpPath("evaluator_bare"), kWait,
+                                     env("evaluator", 0));
+  ASSERT_TRUE(lost.ok()) << lost.status();
+  EXPECT_FALSE(lost->ok());
+  EXPECT_THAT(lost->err, HasSubstr("give it their --checkpoint_dir"));
+}
+
 TEST(DistsimMultiWorkerTest, SimulatedClusterByDefault) {
   auto child = ChildProcess::Spawn(Distsim(), TrainArgs({}), {},
                                    TestTmpPath("simulated_cluster"));

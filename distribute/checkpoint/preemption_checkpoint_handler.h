@@ -105,6 +105,10 @@ class PreemptionCheckpointHandler {
   const std::optional<std::string>& restored_from() const {
     return restored_from_;
   }
+  // The manager the handler saves through (the newest checkpoint of the
+  // directory kept): save periodic checkpoints with it too, on every
+  // worker at the same steps, so that they share the directory's state.
+  checkpoint::CheckpointManager& manager() { return *manager_; }
   // The checkpoint saved for a preemption, once there is one.
   const std::optional<std::string>& saved_to() const { return saved_to_; }
 

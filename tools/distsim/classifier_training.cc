@@ -9,9 +9,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "devices/device.h"
 #include "devices/platform.h"
 #include "distribute/checkpoint/checkpoint.h"
+#include "distribute/checkpoint/checkpoint_manager.h"
 #include "distribute/input/dataset.h"
 #include "distribute/input_lib.h"
 #include "distribute/models/adam.h"
@@ -291,6 +293,14 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                          ? preemption->Run([&] { return one_step(step); })
                          : one_step(step);
     if (!s.ok()) return s;
+    // Periodic checkpoints (every worker saves together; the chief writes),
+    // the last one after the last step, for a side-car evaluator.
+    if (preemption != nullptr && options.checkpoint_every > 0 &&
+        ((step + 1) % options.checkpoint_every == 0 ||
+         step + 1 == options.steps)) {
+      absl::StatusOr<std::string> saved = preemption->manager().Save();
+      if (!saved.ok()) return saved.status();
+    }
   }
   for (const auto& v : vars) {
     const Tensor& w = v->values()[0];
@@ -313,6 +323,121 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
   }
   result.weights_checksum = WeightsChecksum(result.weights);
   return result;
+}
+
+absl::StatusOr<double> EvaluateClassifier(const TrainOptions& options,
+                                          const std::vector<Tensor>& weights) {
+  if (options.eval_examples < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "eval_examples (", options.eval_examples, ") must be positive"));
+  }
+  std::vector<int64_t> sizes = {options.num_features};
+  sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
+  sizes.push_back(options.num_classes);
+  auto mlp = distribute::models::Mlp::Create(sizes);
+  if (!mlp.ok()) return mlp.status();
+  // The training set's examples continue past its end with the same
+  // teacher: the rows after the last one trained on are held out.
+  const int64_t trained = options.num_examples > 0
+                              ? options.num_examples
+                              : options.steps * options.global_batch;
+  auto source = distribute::models::ClassificationSource::Create(
+      trained, options.num_features, options.num_classes, options.seed + 1);
+  if (!source.ok()) return source.status();
+  const int64_t rows = options.eval_examples;
+  auto features = Tensor::Host(devices::DType::kFloat32,
+                               devices::Shape({rows, options.num_features}));
+  if (!features.ok()) return features.status();
+  auto labels = Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
+  if (!labels.ok()) return labels.status();
+  for (int64_t r = 0; r < rows; ++r) {
+    labels->data<int32_t>()[r] = source->Example(
+        trained + r, features->data<float>() + r * options.num_features);
+  }
+  distribute::models::ExecutionContext host;
+  auto acts = mlp->Forward(host, weights, *features);
+  if (!acts.ok()) return acts.status();
+  auto loss = distribute::models::SparseSoftmaxCrossEntropyLoss(
+      host, acts->logits, *labels, rows);
+  if (!loss.ok()) return loss.status();
+  return static_cast<double>(loss->loss.data<float>()[0]);
+}
+
+absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
+    const TrainOptions& options,
+    const std::function<absl::Status(const EvaluationReport&)>& on_eval,
+    absl::Duration poll,
+    const std::function<void(const std::string&)>& waiting) {
+  if (options.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "an evaluator evaluates the checkpoints that training writes: give "
+        "it the training's checkpoint directory");
+  }
+  std::vector<int64_t> sizes = {options.num_features};
+  sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
+  sizes.push_back(options.num_classes);
+  auto mlp = distribute::models::Mlp::Create(sizes);
+  if (!mlp.ok()) return mlp.status();
+  distribute::models::ExecutionContext host;
+  // Host tensors of the parameters' shapes, restored in place.
+  auto weights = mlp->InitParams(host, options.seed);
+  if (!weights.ok()) return weights.status();
+  distribute::checkpoint::Checkpoint ckpt;
+  const std::vector<std::string> names = mlp->ParamNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    absl::Status s = ckpt.TrackTensor(names[i], (*weights)[i]);
+    if (!s.ok()) return s;
+  }
+  int64_t step = 0;
+  absl::Status s = ckpt.TrackInt64(
+      distribute::PreemptionCheckpointHandler::kRunCallsName, &step);
+  if (!s.ok()) return s;
+
+  std::vector<EvaluationReport> reports;
+  std::string last;
+  absl::Time quiet_since = absl::Now();
+  absl::Time next_report = quiet_since + absl::Seconds(5);
+  while (true) {
+    auto latest =
+        distribute::checkpoint::LatestCheckpoint(options.checkpoint_dir);
+    if (!latest.ok()) return latest.status();
+    if (latest->has_value() && **latest != last) {
+      absl::Status read = ckpt.Read(**latest);
+      if (absl::IsNotFound(read)) {
+        // Replaced by a newer one meanwhile: read that one next.
+        absl::SleepFor(poll);
+        continue;
+      }
+      if (!read.ok()) return read;
+      last = **latest;
+      EvaluationReport report;
+      report.checkpoint = last;
+      report.step = step;
+      auto loss = EvaluateClassifier(options, *weights);
+      if (!loss.ok()) return loss.status();
+      report.loss = *loss;
+      report.weights_checksum = WeightsChecksum(*weights);
+      if (on_eval) {
+        absl::Status reported = on_eval(report);
+        if (!reported.ok()) return reported;
+      }
+      reports.push_back(std::move(report));
+      if (step >= options.steps) return reports;
+      quiet_since = absl::Now();
+      next_report = quiet_since + absl::Seconds(5);
+      continue;
+    }
+    if (waiting && absl::Now() >= next_report) {
+      waiting(absl::StrCat(
+          "still waiting for a new checkpoint in ", options.checkpoint_dir,
+          " after ", absl::FormatDuration(absl::Trunc(
+                         absl::Now() - quiet_since, absl::Seconds(1))),
+          reports.empty() ? " (none yet)"
+                          : absl::StrCat(" (last: step ", step, ")")));
+      next_report = absl::Now() + absl::Seconds(5);
+    }
+    absl::SleepFor(poll);
+  }
 }
 
 }  // namespace distsim

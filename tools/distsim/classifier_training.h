@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "devices/tensor.h"
 #include "distribute/checkpoint/preemption_checkpoint_handler.h"
 #include "distribute/collective/communication_options.h"
@@ -47,6 +48,12 @@ struct TrainOptions {
   // process exits with kPreemptionExitCode).
   std::string checkpoint_dir;
   distribute::TerminationConfig termination;
+  // With checkpoint_dir: also save a checkpoint every this many steps and
+  // after the last one (0: only on preemption), for a side-car evaluator.
+  int64_t checkpoint_every = 0;
+  // Examples of the evaluation set: the synthetic set's rows right after
+  // the ones training reads (same teacher, never trained on).
+  int64_t eval_examples = 1024;
 };
 
 struct StepReport {
@@ -74,6 +81,32 @@ using StepCallback = std::function<absl::Status(const StepReport&)>;
 absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                                             const TrainOptions& options,
                                             const StepCallback& on_step = {});
+
+// The mean loss of the model with `weights` (host tensors, in parameter
+// order) over the evaluation set of `options` (a forward pass on the host).
+absl::StatusOr<double> EvaluateClassifier(
+    const TrainOptions& options, const std::vector<devices::Tensor>& weights);
+
+// One checkpoint a side-car evaluator evaluated.
+struct EvaluationReport {
+  std::string checkpoint;  // its path
+  int64_t step = 0;        // training steps done when it was saved
+  double loss = 0;         // EvaluateClassifier of its weights
+  std::string weights_checksum;
+};
+
+// TF's side-car evaluation (an "evaluator" task): evaluates every new
+// checkpoint that training writes into options.checkpoint_dir (polling it
+// every `poll`), calling on_eval for each, until one holds options.steps
+// steps; returns the reports. A checkpoint replaced before it could be read
+// is skipped. While no new checkpoint comes, `waiting` (if set) gets a line
+// every 5 s. INVALID_ARGUMENT without a checkpoint directory; the errors of
+// reading a checkpoint (DATA_LOSS, a shape that is not this model's).
+absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
+    const TrainOptions& options,
+    const std::function<absl::Status(const EvaluationReport&)>& on_eval,
+    absl::Duration poll = absl::Milliseconds(200),
+    const std::function<void(const std::string&)>& waiting = {});
 
 // FNV-1a 64 over the tensors' bytes, as 16 hex digits.
 std::string WeightsChecksum(const std::vector<devices::Tensor>& weights);

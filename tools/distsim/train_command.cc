@@ -235,6 +235,51 @@ absl::Status PrintResults(const TrainResult& result,
 
 // The whole cluster of a simulated multi-host platform in this process, one
 // worker per host; the chief prints.
+// An evaluator task (TF_CONFIG task type "evaluator"): TF's side-car
+// evaluation of the checkpoints the workers write, until the last step's.
+absl::Status RunEvaluator(const TrainOptions& options, bool json) {
+  if (options.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "this process is the cluster's evaluator (TF_CONFIG task type "
+        "\"evaluator\"): it evaluates the checkpoints the workers write; give "
+        "it their --checkpoint_dir (and run them with --checkpoint_every)");
+  }
+  std::printf(
+      "distsim train: evaluator: evaluating the checkpoints in %s until step "
+      "%lld\n",
+      options.checkpoint_dir.c_str(), static_cast<long long>(options.steps));
+  std::fflush(stdout);
+  absl::StatusOr<std::vector<EvaluationReport>> reports = RunSidecarEvaluation(
+      options,
+      [&](const EvaluationReport& r) {
+        std::printf("eval  step %5lld/%lld  loss %.6f  (%s)\n",
+                    static_cast<long long>(r.step),
+                    static_cast<long long>(options.steps), r.loss,
+                    r.checkpoint.c_str());
+        std::fflush(stdout);
+        return absl::OkStatus();
+      },
+      absl::Milliseconds(200), [](const std::string& line) {
+        std::fprintf(stderr, "distsim train: evaluator: %s\n", line.c_str());
+        std::fflush(stderr);
+      });
+  if (!reports.ok()) return reports.status();
+  const EvaluationReport& last = reports->back();
+  std::printf("summary: evaluated %zu checkpoint(s), last at step %lld: eval "
+              "loss %.9g, weights checksum %s\n",
+              reports->size(), static_cast<long long>(last.step), last.loss,
+              last.weights_checksum.c_str());
+  if (json) {
+    std::printf(
+        "{\"role\":\"evaluator\",\"checkpoints\":%zu,\"final_step\":%lld,"
+        "\"final_eval_loss\":%s,\"weights_checksum\":\"%s\"}\n",
+        reports->size(), static_cast<long long>(last.step),
+        JsonNumber(last.loss).c_str(), last.weights_checksum.c_str());
+  }
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
 absl::Status RunSimulatedCluster(devices::Platform& platform,
                                  const std::string& platform_spec,
                                  const distribute::CommunicationOptions& comm,
@@ -377,6 +422,10 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       "and on SIGTERM to any worker save one there after the same step on "
       "every worker, then exit with code 42 (run the same command again to "
       "resume)");
+  flags.Int("checkpoint_every", &options.checkpoint_every,
+            "with --checkpoint_dir: also save a checkpoint every N steps and "
+            "after the last (0: only on preemption); what an evaluator task "
+            "(TF_CONFIG task type \"evaluator\") evaluates");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
@@ -483,6 +532,10 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       absl::Status applied = slurm_resolver->ApplyCudaVisibleDevices();
       if (!applied.ok()) return applied;
     }
+  }
+
+  if (resolver != nullptr && resolver->task_type() == "evaluator") {
+    return RunEvaluator(options, json);
   }
 
   RegisterAllPlatforms();
