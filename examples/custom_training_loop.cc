@@ -17,6 +17,13 @@ using distribute::ReduceOp;
 using distribute::ReplicaContext;
 
 absl::StatusOr<float> FitLine(devices::Platform& platform, int epochs) {
+  auto strategy = distribute::MirroredStrategy::Create(
+      platform, distribute::DefaultDevices(platform));
+  if (!strategy.ok()) return strategy.status();
+  return TrainLine(**strategy, epochs);
+}
+
+absl::StatusOr<float> TrainLine(distribute::Strategy& strategy, int epochs) {
   constexpr int kExamples = 64;
   constexpr int kGlobalBatch = 16;
   constexpr float kLearningRate = 0.5f;
@@ -25,19 +32,16 @@ absl::StatusOr<float> FitLine(devices::Platform& platform, int epochs) {
     xs.push_back(static_cast<float>(i) / kExamples);
     ys.push_back(3.0f * xs.back());
   }
-  auto strategy = distribute::MirroredStrategy::Create(
-      platform, distribute::DefaultDevices(platform));
-  if (!strategy.ok()) return strategy.status();
-  auto scope = (*strategy)->Scope();
+  auto scope = strategy.Scope();
   if (!scope.ok()) return scope.status();
-  auto w = (*strategy)->CreateVariable(Tensor::FromVector<float>({0.0f}));
+  auto w = strategy.CreateVariable(Tensor::FromVector<float>({0.0f}));
   if (!w.ok()) return w.status();
   auto data = distribute::data::Dataset::FromTensorSlices(
       {Tensor::FromVector(xs), Tensor::FromVector(ys)});
   if (!data.ok()) return data.status();
   auto batches = data->Batch(kGlobalBatch);
   if (!batches.ok()) return batches.status();
-  auto dist = distribute::ExperimentalDistributeDataset(**strategy, *batches);
+  auto dist = distribute::ExperimentalDistributeDataset(strategy, *batches);
   if (!dist.ok()) return dist.status();
 
   // Each replica's part of the gradient of the squared error.
@@ -61,10 +65,10 @@ absl::StatusOr<float> FitLine(devices::Platform& platform, int epochs) {
       auto step = (*it)->GetNextAsOptional();
       if (!step.ok()) return step.status();
       if (!step->has_value()) break;
-      auto grads = (*strategy)->Run(step_fn, {(**step)[0], (**step)[1]});
+      auto grads = strategy.Run(step_fn, {(**step)[0], (**step)[1]});
       if (!grads.ok()) return grads.status();
       // The replicas' sum, then one update of every copy of w.
-      auto total = (*strategy)->Reduce(ReduceOp::kSum, (*grads)[0]);
+      auto total = strategy.Reduce(ReduceOp::kSum, (*grads)[0]);
       if (!total.ok()) return total.status();
       const float delta =
           kLearningRate * total->data<float>()[0] / kGlobalBatch;

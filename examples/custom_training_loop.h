@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "devices/platform.h"
+#include "distribute/strategy.h"
 
 namespace examples {
 
@@ -19,6 +20,12 @@ namespace examples {
 // gradient descent) and returns the learned w. The platform's errors, or
 // the strategy's.
 absl::StatusOr<float> FitLine(devices::Platform& platform, int epochs);
+
+// The same loop under any strategy (FitLine's is a MirroredStrategy over
+// the platform's default devices). Under a multi-worker strategy every
+// worker runs it: each reads its share of every global batch, and the
+// Reduce sums over every worker's replicas.
+absl::StatusOr<float> TrainLine(distribute::Strategy& strategy, int epochs);
 
 }  // namespace examples
 
