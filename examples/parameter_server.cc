@@ -1,0 +1,149 @@
+// Asynchronous training with ParameterServerStrategy and ClusterCoordinator
+// (TF's tf.distribute.experimental.ParameterServerStrategy): w in y = w x
+// lives on a ps task; two workers each run "train_step" on the batches the
+// coordinator (this program's main thread) schedules, whichever worker is
+// free, reading w and pushing their update to the ps without waiting for
+// each other.
+//
+//   bazel run //examples:parameter_server
+//
+// Every task here is a gRPC server of this process on 127.0.0.1; in a real
+// cluster each runs in its own process (TF_CONFIG's "worker" and "ps"
+// jobs), the workers registering the same functions (C++ cannot ship a
+// function to a worker, so the coordinator schedules it by name) and the ps
+// tasks installing a VariableStore. The learned w is printed; the data's
+// is 3.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "devices/tensor.h"
+#include "distribute/cluster/cluster_spec.h"
+#include "distribute/ps/cluster_coordinator.h"
+#include "distribute/ps/parameter_server_strategy.h"
+#include "distribute/ps/ps_client.h"
+#include "distribute/server/server.h"
+
+namespace {
+
+using devices::Tensor;
+
+constexpr int kWorkers = 2;
+constexpr int kExamples = 64;
+constexpr int kBatch = 16;
+constexpr int kEpochs = 40;
+constexpr float kLearningRate = 0.5f;
+
+// A port of 127.0.0.1 that nothing listens on now.
+absl::StatusOr<int> FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::UnavailableError("socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  const bool ok =
+      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  close(fd);
+  if (!ok) return absl::UnavailableError("no free port on 127.0.0.1");
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+// The workers' function: one gradient step of y = w x on the batch it is
+// given, applied to w on the ps.
+absl::StatusOr<std::vector<Tensor>> TrainStep(distribute::ps::PsClient& ps,
+                                              std::vector<Tensor> batch) {
+  absl::StatusOr<Tensor> w = ps.Read("w");
+  if (!w.ok()) return w.status();
+  const float wv = w->data<float>()[0];
+  const float* x = batch[0].data<float>();
+  const float* y = batch[1].data<float>();
+  float grad = 0;
+  for (int64_t i = 0; i < batch[0].num_elements(); ++i) {
+    grad += 2 * (wv * x[i] - y[i]) * x[i];
+  }
+  const float step = -kLearningRate * grad / batch[0].num_elements();
+  absl::Status pushed = ps.AssignAdd("w", Tensor::FromVector<float>({step}));
+  if (!pushed.ok()) return pushed;
+  return std::vector<Tensor>{};
+}
+
+absl::StatusOr<float> Train() {
+  // The cluster: workers and one ps task, each a server on a free port.
+  std::vector<std::string> workers, ps;
+  for (int i = 0; i <= kWorkers; ++i) {
+    absl::StatusOr<int> port = FreePort();
+    if (!port.ok()) return port.status();
+    (i < kWorkers ? workers : ps).push_back(absl::StrCat("127.0.0.1:", *port));
+  }
+  auto spec = distribute::cluster::ClusterSpec::Create(
+      {{"worker", workers}, {"ps", ps}});
+  if (!spec.ok()) return spec.status();
+  std::vector<std::unique_ptr<distribute::Server>> servers;
+  for (int i = 0; i < kWorkers; ++i) {
+    auto server = distribute::Server::Create(*spec, "worker", i);
+    if (!server.ok()) return server.status();
+    absl::Status registered =
+        distribute::ps::RegisterWorkerFunction(**server, "train_step", TrainStep);
+    if (!registered.ok()) return registered;
+    servers.push_back(*std::move(server));
+  }
+  auto ps_server = distribute::Server::Create(*spec, "ps", 0);
+  if (!ps_server.ok()) return ps_server.status();
+  auto store =
+      distribute::ps::VariableStore::Install((*ps_server)->function_registry());
+  if (!store.ok()) return store.status();
+  servers.push_back(*std::move(ps_server));
+  for (auto& server : servers) {
+    absl::Status started = server->Start();
+    if (!started.ok()) return started;
+  }
+
+  // The coordinator: the variable on the ps, then the steps, scheduled.
+  auto strategy = distribute::ps::ParameterServerStrategy::Create(*spec);
+  if (!strategy.ok()) return strategy.status();
+  auto w = (*strategy)->CreateVariable("w", Tensor::FromVector<float>({0.0f}));
+  if (!w.ok()) return w.status();
+  auto coordinator = distribute::ps::ClusterCoordinator::Create(**strategy);
+  if (!coordinator.ok()) return coordinator.status();
+  for (int epoch = 0; epoch < kEpochs; ++epoch) {
+    for (int start = 0; start < kExamples; start += kBatch) {
+      std::vector<float> xs, ys;
+      for (int i = start; i < start + kBatch; ++i) {
+        xs.push_back(static_cast<float>(i) / kExamples);
+        ys.push_back(3.0f * xs.back());
+      }
+      auto call = (*coordinator)
+                      ->Schedule("train_step", {Tensor::FromVector(xs),
+                                                Tensor::FromVector(ys)});
+      if (!call.ok()) return call.status();
+    }
+  }
+  absl::Status joined = (*coordinator)->Join(absl::Minutes(5));
+  if (!joined.ok()) return joined;
+  absl::StatusOr<Tensor> learned = (*strategy)->client().Read("w");
+  if (!learned.ok()) return learned.status();
+  return learned->data<float>()[0];
+}
+
+}  // namespace
+
+int main() {
+  absl::StatusOr<float> w = Train();
+  if (!w.ok()) {
+    std::fprintf(stderr, "parameter_server: %s\n", w.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("w = %.6f\n", *w);
+  return 0;
+}
