@@ -77,10 +77,12 @@ class TpuTopology {
   static absl::StatusOr<TpuTopology> Create(std::array<int, 4> mesh_shape,
                                             std::vector<Task> tasks);
 
-  // The most places (x * y * z * cores_per_chip) a mesh may have: 2^22,
-  // hundreds of times a whole TPU v4 or v5p pod. Create and FromSerialized
-  // refuse larger meshes (INVALID_ARGUMENT).
-  static constexpr int64_t kMaxMeshPlaces = int64_t{1} << 22;
+  // The most places (x * y * z * cores_per_chip) a mesh may have: 2^18,
+  // about thirty times a whole TPU v4 pod (4,096 chips of 2 cores) or v5p
+  // pod (8,960 chips). Create and FromSerialized refuse larger meshes
+  // (INVALID_ARGUMENT): the missing places are listed, so a few bytes of a
+  // serialized topology must not make a list of millions.
+  static constexpr int64_t kMaxMeshPlaces = int64_t{1} << 18;
 
   // The topology as TF serializes it (tf.tpu.experimental.Topology
   // .serialized(): a TopologyProto of mesh_shape, num_tasks,
@@ -94,7 +96,7 @@ class TpuTopology {
   // "/job:<job>/replica:0/task:<t>/device:TPU:<d>", its host
   // "/job:<job>/replica:0/task:<t>/device:CPU:0". INVALID_ARGUMENT naming
   // the problem for bytes that do not parse, a mesh that is not 4 positive
-  // axes or is larger than kMaxMeshPlaces, counts below 1 (a topology has
+  // axes or has more than kMaxMeshPlaces places, counts below 1 (a topology has
   // at least one task and one TPU per task), a number of coordinates other
   // than tasks x devices x 4, a job name that TF would refuse, and
   // whatever Create refuses.

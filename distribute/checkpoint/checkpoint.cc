@@ -92,6 +92,11 @@ absl::Status Checkpoint::CheckNewName(const std::string& name) const {
                      "' is reserved for the checkpoint's own "
                      "counter; pick another name"));
   }
+  if (name == "__metadata__") {
+    return absl::InvalidArgumentError(
+        "'__metadata__' is reserved by the checkpoint file format "
+        "(safetensors); pick another name");
+  }
   if (tracked_.count(name) != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", name, "' is already tracked; names must be unique"));

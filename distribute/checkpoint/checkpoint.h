@@ -85,8 +85,8 @@ class Checkpoint {
   Checkpoint& operator=(const Checkpoint&) = delete;
 
   // Adds an object under `name`. INVALID_ARGUMENT for an empty name, a name
-  // already tracked, "save_counter", a null pointer or a tensor without host
-  // data.
+  // already tracked, "save_counter" or "__metadata__" (reserved), a null
+  // pointer or a tensor without host data.
   absl::Status TrackVariable(const std::string& name,
                              std::shared_ptr<Variable> variable);
   absl::Status TrackTensor(const std::string& name, devices::Tensor tensor);

@@ -1,18 +1,24 @@
-// The checkpoint file format: one self-describing file per checkpoint, a
-// list of named tensors (the values of variables, optimizer slots and
-// counters). Encoding is deterministic: the same entries give the same
-// bytes. All integers are little-endian.
+// The checkpoint file format: one file per checkpoint, a list of named
+// tensors (the values of variables, optimizer slots and counters), in the
+// safetensors layout, so that Python's safetensors (or a few lines of numpy)
+// reads a trained model:
 //
-//   header   8 bytes magic "DSTCKPT\n", u32 format version (1), u32 reserved
-//   (0) data     the entries' bytes back to back, in index order index    u32
-//   entry count, then per entry:
-//              u32 name length, name bytes (UTF-8),
-//              u32 dtype-name length, dtype name ("float32", ...: DTypeName),
-//              u32 rank, rank x i64 dims,
-//              u64 data offset (from the file start), u64 data size,
-//              u32 CRC-32C of the data
-//   footer   u64 index offset, u64 index size, u32 CRC-32C of the index,
-//            u32 format version, 8 bytes magic
+//   u64 (little-endian)  N, the header's size
+//   N bytes              the header, a JSON object: per entry, in the
+//                        order given, "<name>": {"dtype": "F32", "shape":
+//                        [2, 3], "data_offsets": [begin, end]} (offsets
+//                        into the data; dtypes F32 F64 F16 BF16 I32 I64 U8
+//                        BOOL), and first "__metadata__": {"distsim":
+//                        "checkpoint 2", "crc32c:<name>": "<8 hex digits>"
+//                        per entry}; spaces pad it so the data starts at a
+//                        multiple of 8
+//   data                 the entries' bytes back to back, little-endian
+//
+// Encoding is deterministic: the same entries give the same bytes. The
+// decoder also reads other safetensors files (Python's, without our
+// metadata: their CRCs are then unchecked) and this library's earlier
+// format, version 1 ("DSTCKPT\n" magic, an index and a footer with
+// CRC-32Cs).
 //
 // Example:
 //   std::vector<CheckpointEntry> entries = {{"w", w_tensor_copy}};
@@ -33,7 +39,7 @@
 namespace distribute {
 namespace checkpoint {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 1;
+inline constexpr uint32_t kCheckpointFormatVersion = 2;
 
 struct CheckpointEntry {
   std::string name;
@@ -42,15 +48,18 @@ struct CheckpointEntry {
 };
 
 // The file's bytes for `entries`, in the order given. INVALID_ARGUMENT for
-// an empty or duplicated name, or a value without host data (name it).
+// an empty, duplicated or reserved ("__metadata__") name, or a value
+// without host data (naming it).
 absl::StatusOr<std::string> EncodeCheckpoint(
     const std::vector<CheckpointEntry>& entries);
 
 // Parses and verifies a whole file (`path` is only for messages): every
-// entry comes back as a fresh host tensor. DATA_LOSS naming the file (and
-// the entry, where one is at fault) for a truncated file, a bad magic, an
-// index or entry whose CRC-32C does not match, or offsets and sizes that do
-// not fit; UNIMPLEMENTED for a format version this build does not read.
+// entry comes back as a fresh host tensor, in the file's order. DATA_LOSS
+// naming the file (and the entry, where one is at fault) for a truncated
+// file, a header that does not parse or describes what the data does not
+// hold (gaps, overlaps, sizes that do not match), a CRC-32C that does not
+// match, a dtype this library does not hold, or a bool byte other than 0
+// and 1; UNIMPLEMENTED for a version-1 file of a later version.
 absl::StatusOr<std::vector<CheckpointEntry>> DecodeCheckpoint(
     absl::string_view bytes, absl::string_view path);
 
