@@ -92,7 +92,8 @@ absl::StatusOr<std::vector<std::string>> ExpandGroup(absl::string_view list,
 
 // Expands one top-level entry (no top-level commas) that starts at `offset`.
 absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
-                         size_t offset, std::vector<std::string>* hosts) {
+                         size_t offset, std::vector<std::string>* hosts,
+                         int64_t* bytes) {
   if (entry.empty()) {
     return HostlistError(list, offset, "empty host name");
   }
@@ -102,6 +103,19 @@ absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
   while (i < entry.size()) {
     const size_t open = entry.find_first_of("[]", i);
     if (open == absl::string_view::npos) {
+      int64_t partial_bytes = 0;
+      for (const std::string& p : partial) {
+        partial_bytes += static_cast<int64_t>(p.size());
+      }
+      if (*bytes + partial_bytes +
+              static_cast<int64_t>(partial.size()) *
+                  static_cast<int64_t>(entry.size() - i) >
+          kMaxExpandedBytes) {
+        return HostlistError(list, offset + i,
+                             absl::StrCat("expands to more than ",
+                                          kMaxExpandedBytes,
+                                          " bytes of host names"));
+      }
       for (std::string& p : partial) absl::StrAppend(&p, entry.substr(i));
       break;
     }
@@ -119,6 +133,29 @@ absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
     absl::StatusOr<std::vector<std::string>> values = ExpandGroup(
         list, entry.substr(open + 1, close - open - 1), offset + open + 1);
     if (!values.ok()) return values.status();
+    // The names' bytes after this group: every partial name, the literal
+    // and a value, for every pair.
+    int64_t partial_bytes = 0, value_bytes = 0;
+    for (const std::string& p : partial) {
+      partial_bytes += static_cast<int64_t>(p.size());
+    }
+    for (const std::string& v : *values) {
+      value_bytes += static_cast<int64_t>(v.size());
+    }
+    const int64_t count = static_cast<int64_t>(partial.size());
+    const int64_t width = static_cast<int64_t>(values->size());
+    // Each factor is bounded (hosts by kMaxExpandedHosts, names by the
+    // byte bound checked before), so these products do not overflow.
+    if (count * width <= kMaxExpandedHosts &&
+        *bytes + partial_bytes * width +
+                count * (width * static_cast<int64_t>(literal.size()) +
+                         value_bytes) >
+            kMaxExpandedBytes) {
+      return HostlistError(list, offset + open,
+                           absl::StrCat("expands to more than ",
+                                        kMaxExpandedBytes,
+                                        " bytes of host names"));
+    }
     if (static_cast<int64_t>(partial.size()) *
                 static_cast<int64_t>(values->size()) +
             static_cast<int64_t>(hosts->size()) >
@@ -143,7 +180,10 @@ absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
         list, offset,
         absl::StrCat("expands to more than ", kMaxExpandedHosts, " hosts"));
   }
-  for (std::string& p : partial) hosts->push_back(std::move(p));
+  for (std::string& p : partial) {
+    *bytes += static_cast<int64_t>(p.size());
+    hosts->push_back(std::move(p));
+  }
   return absl::OkStatus();
 }
 
@@ -157,6 +197,7 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(
         "invalid Slurm hostlist: it is empty; expected e.g. \"node[1-4]\"");
   }
   std::vector<std::string> hosts;
+  int64_t bytes = 0;  // of the names in `hosts`
   // Split at commas outside brackets; bracket errors are found per entry.
   size_t entry_start = 0;
   bool in_brackets = false;
@@ -178,7 +219,8 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(
       if (c != ',' || in_brackets) continue;
     }
     absl::Status status = ExpandEntry(
-        list, list.substr(entry_start, i - entry_start), entry_start, &hosts);
+        list, list.substr(entry_start, i - entry_start), entry_start, &hosts,
+        &bytes);
     if (!status.ok()) return status;
     entry_start = i + 1;
   }

@@ -23,8 +23,11 @@
 namespace distribute {
 namespace cluster {
 
-// The most hosts one host list may expand to.
+// The most hosts one host list may expand to, and the most bytes their
+// names may take together (long names multiplied by bracket groups would
+// otherwise take gigabytes at fewer hosts).
 inline constexpr int64_t kMaxExpandedHosts = int64_t{1} << 20;
+inline constexpr int64_t kMaxExpandedBytes = int64_t{64} << 20;
 
 // Expands a Slurm host list, keeping its order and repeats. A list is
 // comma-separated entries; an entry is literal text with any number of
@@ -36,7 +39,8 @@ inline constexpr int64_t kMaxExpandedHosts = int64_t{1} << 20;
 // INVALID_ARGUMENT, quoting the list and the position, for: an empty list or
 // entry, an unbalanced or nested bracket, an empty group or group item, a
 // bound that is not a decimal number, a reversed range ("[5-3]"), or an
-// expansion to more than kMaxExpandedHosts hosts.
+// expansion to more than kMaxExpandedHosts hosts or kMaxExpandedBytes bytes
+// of names.
 absl::StatusOr<std::vector<std::string>> ExpandHostlist(
     absl::string_view hostlist);
 

@@ -122,6 +122,23 @@ TEST(ExpandHostlistTest, RejectsHugeExpansions) {
               HasSubstr("expands to more than 1048576 hosts"));
 }
 
+// Long names multiplied by bracket groups: few enough hosts, but their
+// names would take gigabytes (a fuzzer's input took 2.2 GB). Names are
+// bounded too, and a list just under the bound still expands.
+TEST(ExpandHostlistTest, RejectsExpansionsOfHugeNames) {
+  const std::string name(1000, 'x');
+  auto huge = ExpandHostlist(name + "[1-1000]y[1-100]");
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(huge.status().message(),
+              HasSubstr("expands to more than 67108864 bytes of host names"));
+  auto tail = ExpandHostlist("a[1-1000]b[1-100]" + name);
+  EXPECT_EQ(tail.status().code(), absl::StatusCode::kInvalidArgument);
+  auto fits = ExpandHostlist(name + "[1-1000]y[1-10]");
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ(fits->size(), 10000u);
+  EXPECT_EQ(fits->back(), name + "1000y10");
+}
+
 TEST(ExpandTasksPerNodeTest, Expands) {
   EXPECT_THAT(*ExpandTasksPerNode("2(x3),1"), ElementsAre(2, 2, 2, 1));
   EXPECT_THAT(*ExpandTasksPerNode("3(x2),2,1"), ElementsAre(3, 3, 2, 1));
