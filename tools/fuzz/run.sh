@@ -34,7 +34,10 @@ fi
 
 labels=()
 for t in "${targets[@]}"; do labels+=("//tools/fuzz:${t}_fuzzer"); done
-"${bazel[@]}" build --config=fuzz "${labels[@]}"
+# --symlink_prefix=/: no bazel-* links in the workspace, which belong to the
+# main build (a link into this output base would make `bazel test //...`
+# of the main build wander into it).
+"${bazel[@]}" build --config=fuzz --symlink_prefix=/ "${labels[@]}"
 bin="$("${bazel[@]}" info --config=fuzz bazel-bin 2>/dev/null)"
 
 status=0
