@@ -149,14 +149,16 @@ absl::StatusOr<TpuTopology> TpuTopology::FromSerialized(
         proto.num_tpu_devices_per_task(),
         " TPU devices; a topology has at least one task with at least one"));
   }
-  const int64_t expected = int64_t{proto.num_tasks()} *
-                           proto.num_tpu_devices_per_task() * 4;
-  if (proto.device_coordinates_size() != expected) {
+  // Below 2^62: both counts are int32.
+  const int64_t devices =
+      int64_t{proto.num_tasks()} * proto.num_tpu_devices_per_task();
+  const int coordinates = proto.device_coordinates_size();
+  if (coordinates % 4 != 0 || coordinates / 4 != devices) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the serialized TPU topology has ", proto.device_coordinates_size(),
-        " device coordinates; num_tasks (", proto.num_tasks(),
-        ") x num_tpu_devices_per_task (", proto.num_tpu_devices_per_task(),
-        ") x 4 axes is ", expected));
+        "the serialized TPU topology has ", coordinates,
+        " device coordinates; it needs 4 for each of num_tasks (",
+        proto.num_tasks(), ") x num_tpu_devices_per_task (",
+        proto.num_tpu_devices_per_task(), ") = ", devices, " devices"));
   }
   // The counts are bounded by the input's size from here on (each
   // coordinate took at least a byte).

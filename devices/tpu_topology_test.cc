@@ -115,11 +115,15 @@ TEST(TpuTopologyTest, MalformedSerializedTopologiesAreRefused) {
   short_coordinates.mutable_device_coordinates()->RemoveLast();
   ExpectRefused(short_coordinates, "7 device coordinates");
 
-  // Counts whose product overflows 32 bits are compared exactly.
+  // Counts whose product overflows 32 bits, or 64 bits times 4 axes, are
+  // compared exactly (a fuzzer found the second).
   TpuTopologyProto huge_counts = OneChip();
   huge_counts.set_num_tasks(1 << 30);
   huge_counts.set_num_tpu_devices_per_task(1 << 30);
-  ExpectRefused(huge_counts, "x 4 axes is 4611686018427387904");
+  ExpectRefused(huge_counts, "= 1152921504606846976 devices");
+  huge_counts.set_num_tasks(2147483647);
+  huge_counts.set_num_tpu_devices_per_task(2147483647);
+  ExpectRefused(huge_counts, "= 4611686014132420609 devices");
 
   TpuTopologyProto outside = OneChip();
   outside.set_device_coordinates(7, 2);

@@ -143,9 +143,11 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
     if (!num_tasks.ok()) return num_tasks.status();
     jobs["worker"] = *num_tasks;
   }
-  // Bounds that keep the sums and products below from overflowing: a
+  // Bounds that keep the sums and products below from overflowing, and the
+  // task list (an address each) from taking more memory than a real step
+  // could need: 2^20 tasks is ten times the largest machines' GPUs; a
   // node's tasks take one port each.
-  constexpr int64_t kMaxTasks = int64_t{1} << 31;
+  constexpr int64_t kMaxTasks = kMaxExpandedHosts;
   constexpr int64_t kMaxTasksPerNode = 65535;
   constexpr int64_t kMaxGpusPerNode = 4096;
   for (const auto& [name, count] : jobs) {
@@ -171,6 +173,12 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
     }
     max_tasks_per_node = std::max(max_tasks_per_node, host.second);
     num_tasks += host.second;
+    if (num_tasks > kMaxTasks) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          kPrefix, "the step's nodes are given more than ", kMaxTasks,
+          " tasks (", host.second, " on node ", host.first,
+          " alone); a step has at most ", kMaxTasks));
+    }
   }
 
   int64_t requested = 0;

@@ -445,7 +445,7 @@ INSTANTIATE_TEST_SUITE_P(
                    WithJobs(Gpus(0), {{"ps", -1}, {"worker", 5}}), kTwoNodes,
                    absl::StatusCode::kInvalidArgument,
                    "SlurmClusterResolver: jobs[\"ps\"] is -1; a job has "
-                   "from 0 to 2147483648 tasks"},
+                   "from 0 to 1048576 tasks"},
         SlurmError{"BadJobName", WithJobs(Gpus(0), {{"my-job", 4}}),
                    kTwoNodes, absl::StatusCode::kInvalidArgument,
                    "SlurmClusterResolver: job name 'my-job' contains '-'; "
@@ -490,8 +490,26 @@ INSTANTIATE_TEST_SUITE_P(
                                       {"worker", int64_t{1} << 62}}),
                    kTwoNodes, absl::StatusCode::kInvalidArgument,
                    "SlurmClusterResolver: jobs[\"ps\"] is "
-                   "4611686018427387904; a job has from 0 to 2147483648 "
+                   "4611686018427387904; a job has from 0 to 1048576 "
                    "tasks"},
+        // 32,768 nodes of 56,648 tasks: each count is allowed, their sum of
+        // 1.9 billion would take gigabytes of addresses (a fuzzer's input).
+        SlurmError{"BillionTaskStep", Gpus(0),
+                   TwoNodesWith({{"SLURM_STEP_NUM_TASKS", "1856241664"},
+                                 {"SLURM_STEP_NODELIST", "n[1-32768]"},
+                                 {"SLURM_STEP_TASKS_PER_NODE",
+                                  "56648(x32768)"}}),
+                   absl::StatusCode::kInvalidArgument,
+                   "SlurmClusterResolver: jobs[\"worker\"] is 1856241664; a "
+                   "job has from 0 to 1048576 tasks"},
+        SlurmError{"TooManyTasksOnTheNodes",
+                   WithJobs(Gpus(0), {{"ps", 600000}, {"worker", 600000}}),
+                   TwoNodesWith({{"SLURM_STEP_NODELIST", "n[1-32768]"},
+                                 {"SLURM_STEP_TASKS_PER_NODE", "40(x32768)"}}),
+                   absl::StatusCode::kInvalidArgument,
+                   "SlurmClusterResolver: the step's nodes are given more "
+                   "than 1048576 tasks (40 on node n26215 alone); a step has "
+                   "at most 1048576"},
         // srun -m cyclic: rank 1 runs on n2, where the block layout has n1.
         SlurmError{"CyclicDistribution", Gpus(0),
                    TwoNodesWith({{"SLURM_PROCID", "1"},
