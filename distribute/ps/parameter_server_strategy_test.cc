@@ -197,6 +197,72 @@ TEST(ParameterServerStrategyTest, VariablesGoRoundRobinOrInShards) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// TF's embedding_lookup on a sharded variable: rows come from the shards
+// that hold them, and only from those (with the other shard's ps task gone,
+// its rows fail and the rest still come); assign_sub subtracts.
+TEST(ParameterServerStrategyTest, RowLookupsAskOnlyTheShardsThatHoldThem) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  StartAll(*c);
+  ParameterServerStrategyOptions options;
+  options.variable_partitioner = std::make_shared<FixedShardsPartitioner>(
+      *FixedShardsPartitioner::Create(2));
+  auto strategy = ParameterServerStrategy::Create(c->spec, options);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  // [5, 2] in two shards: rows 0-2 on ps 0, rows 3-4 on ps 1.
+  auto m = (*strategy)->CreateVariable(
+      "m", Floats({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, Shape({5, 2})));
+  ASSERT_TRUE(m.ok()) << m.status();
+  PsClient& client = (*strategy)->client();
+
+  auto rows = client.Gather("m", Tensor::FromVector<int64_t>({4, 0, 3, 3}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->shape(), Shape({4, 2}));
+  EXPECT_EQ(rows->ToVector<float>(),
+            (std::vector<float>{8, 9, 0, 1, 6, 7, 6, 7}));
+  // int32 ids of any shape: the result is ids.shape + the row shape.
+  auto grid = client.Gather(
+      "m", *Tensor::FromVector<int32_t>({1, 2, 3, 4}, Shape({2, 2})));
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(grid->shape(), Shape({2, 2, 2}));
+  EXPECT_EQ(grid->ToVector<float>(),
+            (std::vector<float>{2, 3, 4, 5, 6, 7, 8, 9}));
+  auto none = client.Gather("m", Tensor::FromVector<int64_t>({}));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->shape(), Shape({0, 2}));
+
+  // assign_sub, shard by shard.
+  ASSERT_TRUE(
+      client.AssignSub("m", Floats({1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, Shape({5, 2})))
+          .ok());
+  EXPECT_EQ(client.Read("m")->ToVector<float>(),
+            (std::vector<float>{-1, 0, 1, 2, 3, 4, 5, 6, 7, 8}));
+
+  // Errors: ids outside the rows, of another dtype, a scalar variable.
+  absl::StatusOr<Tensor> outside =
+      client.Gather("m", Tensor::FromVector<int64_t>({1, 5}));
+  EXPECT_EQ(outside.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(outside.status().message()),
+              HasSubstr("id 5 (at 1) is not a row of variable \"m\", which "
+                        "has 5 rows"));
+  EXPECT_EQ(client.Gather("m", Floats({1}, Shape({1}))).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*strategy)
+                  ->CreateVariable("s", *Tensor::FromVector<float>({1}, Shape()))
+                  .ok());
+  EXPECT_EQ(client.Gather("s", Tensor::FromVector<int64_t>({0})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  // Without ps 1 (rows 3-4), rows 0-2 still come: only ps 0 is asked.
+  EXPECT_EQ(m->shards[0].ps, 0);
+  EXPECT_EQ(m->shards[1].ps, 1);
+  c->ps[1]->Stop();
+  auto first_rows = client.Gather("m", Tensor::FromVector<int64_t>({2, 0}));
+  ASSERT_TRUE(first_rows.ok()) << first_rows.status();
+  EXPECT_EQ(first_rows->ToVector<float>(), (std::vector<float>{3, 4, -1, 0}));
+  EXPECT_FALSE(client.Gather("m", Tensor::FromVector<int64_t>({3})).ok());
+}
+
 TEST(ParameterServerStrategyTest, BadClustersAreInvalidArgument) {
   auto no_ps = cluster::ClusterSpec::Create({{"worker", {"127.0.0.1:1"}}});
   ASSERT_TRUE(no_ps.ok());

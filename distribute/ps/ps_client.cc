@@ -1,6 +1,7 @@
 #include "distribute/ps/ps_client.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 #include <utility>
 
@@ -11,6 +12,8 @@
 
 namespace distribute {
 namespace ps {
+using ps_internal::UpdateKind;
+
 namespace {
 
 constexpr char kCreate[] = "__ps.create";
@@ -18,6 +21,8 @@ constexpr char kLookup[] = "__ps.lookup";
 constexpr char kRead[] = "__ps.read";
 constexpr char kAssign[] = "__ps.assign";
 constexpr char kAssignAdd[] = "__ps.assign_add";
+constexpr char kAssignSub[] = "__ps.assign_sub";
+constexpr char kGather[] = "__ps.gather";
 
 absl::Status BadArgs(absl::string_view function, absl::string_view why) {
   return absl::InvalidArgumentError(
@@ -118,10 +123,16 @@ absl::StatusOr<std::shared_ptr<VariableStore>> VariableStore::Install(
          return s.Read(std::move(a));
        })},
       {kAssign, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
-         return s.Update(std::move(a), /*add=*/false);
+         return s.Update(std::move(a), UpdateKind::kAssign);
        })},
       {kAssignAdd, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
-         return s.Update(std::move(a), /*add=*/true);
+         return s.Update(std::move(a), UpdateKind::kAdd);
+       })},
+      {kAssignSub, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
+         return s.Update(std::move(a), UpdateKind::kSub);
+       })},
+      {kGather, bind([](VariableStore& s, std::vector<devices::Tensor> a) {
+         return s.Gather(std::move(a));
        })},
   };
   const std::vector<std::string> taken = registry.names();
@@ -219,9 +230,61 @@ absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Read(
   return std::vector<devices::Tensor>{*std::move(copy)};
 }
 
+absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Gather(
+    std::vector<devices::Tensor> args) const {
+  if (args.size() != 3) return BadArgs(kGather, "expected name, shard, rows");
+  absl::StatusOr<std::string> name = TensorName(args[0]);
+  if (!name.ok()) return name.status();
+  absl::StatusOr<std::vector<int64_t>> shard = Ints(args[1], kGather);
+  if (!shard.ok()) return shard.status();
+  if (shard->size() != 1) return BadArgs(kGather, "expected one shard index");
+  absl::StatusOr<std::vector<int64_t>> rows = Ints(args[2], kGather);
+  if (!rows.ok()) return rows.status();
+  absl::MutexLock lock(&mu_);
+  auto it = vars_.find(Key{*name, (*shard)[0]});
+  if (it == vars_.end()) {
+    return absl::NotFoundError(absl::StrCat("this ps task has no shard ",
+                                            (*shard)[0], " of variable \"",
+                                            *name, "\""));
+  }
+  const devices::Tensor& value = it->second.value;
+  if (value.shape().rank() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable \"", *name, "\" is a scalar; it has no rows to look up"));
+  }
+  const int64_t held = value.shape().dim(0);
+  std::vector<int64_t> dims(value.shape().dims().begin(),
+                            value.shape().dims().end());
+  dims[0] = static_cast<int64_t>(rows->size());
+  absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
+  if (!shape.ok()) return shape.status();
+  absl::StatusOr<devices::Tensor> out =
+      devices::Tensor::Host(value.dtype(), *shape);
+  if (!out.ok()) return out.status();
+  const size_t row_bytes =
+      held > 0 ? static_cast<size_t>(value.bytes() / held) : 0;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const int64_t r = (*rows)[i];
+    if (r < 0 || r >= held) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("row ", r, " of shard ", (*shard)[0], " of variable \"",
+                       *name, "\", which has ", held, " rows"));
+    }
+    if (row_bytes > 0) {
+      std::memcpy(static_cast<char*>(out->raw_data()) + i * row_bytes,
+                  static_cast<const char*>(value.raw_data()) + r * row_bytes,
+                  row_bytes);
+    }
+  }
+  return std::vector<devices::Tensor>{*std::move(out)};
+}
+
 absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Update(
-    std::vector<devices::Tensor> args, bool add) {
-  const char* function = add ? kAssignAdd : kAssign;
+    std::vector<devices::Tensor> args, UpdateKind kind) {
+  const char* function = kind == UpdateKind::kAdd   ? kAssignAdd
+                         : kind == UpdateKind::kSub ? kAssignSub
+                                                    : kAssign;
+  const bool add = kind != UpdateKind::kAssign;
   if (args.size() != 3) return BadArgs(function, "expected name, shard, value");
   absl::StatusOr<std::string> name = TensorName(args[0]);
   if (!name.ok()) return name.status();
@@ -243,10 +306,14 @@ absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Update(
         " of variable \"", *name, "\", which is ",
         devices::DTypeName(value.dtype()), value.shape().DebugString()));
   }
-  if (add) {
+  if (kind == UpdateKind::kAdd) {
     absl::StatusOr<devices::KernelCost> added =
         devices::Add(value, args[2], value);
     if (!added.ok()) return added.status();
+  } else if (kind == UpdateKind::kSub) {
+    absl::StatusOr<devices::KernelCost> subtracted =
+        devices::Sub(value, args[2], value);
+    if (!subtracted.ok()) return subtracted.status();
   } else if (value.bytes() > 0) {
     std::memcpy(value.raw_data(), args[2].raw_data(), value.bytes());
   }
@@ -414,8 +481,10 @@ absl::StatusOr<devices::Tensor> PsClient::Read(absl::string_view name) {
 }
 
 absl::Status PsClient::Update(absl::string_view name,
-                              const devices::Tensor& value, bool add) {
-  const char* function = add ? kAssignAdd : kAssign;
+                              const devices::Tensor& value, UpdateKind kind) {
+  const char* function = kind == UpdateKind::kAdd   ? kAssignAdd
+                         : kind == UpdateKind::kSub ? kAssignSub
+                                                    : kAssign;
   if (value.num_elements() > 0 &&
       (!value.has_data() || !value.host_accessible())) {
     return absl::InvalidArgumentError(
@@ -449,12 +518,104 @@ absl::Status PsClient::Update(absl::string_view name,
 
 absl::Status PsClient::AssignAdd(absl::string_view name,
                                  const devices::Tensor& delta) {
-  return Update(name, delta, /*add=*/true);
+  return Update(name, delta, UpdateKind::kAdd);
+}
+
+absl::Status PsClient::AssignSub(absl::string_view name,
+                                 const devices::Tensor& delta) {
+  return Update(name, delta, UpdateKind::kSub);
 }
 
 absl::Status PsClient::Assign(absl::string_view name,
                               const devices::Tensor& value) {
-  return Update(name, value, /*add=*/false);
+  return Update(name, value, UpdateKind::kAssign);
+}
+
+absl::StatusOr<devices::Tensor> PsClient::Gather(absl::string_view name,
+                                                 const devices::Tensor& ids) {
+  if (ids.dtype() != devices::DType::kInt32 &&
+      ids.dtype() != devices::DType::kInt64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ids to look up in \"", name, "\" are ",
+        devices::DTypeName(ids.dtype()), "; give int32 or int64 ids"));
+  }
+  if (ids.num_elements() > 0 && (!ids.has_data() || !ids.host_accessible())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ids to look up in \"", name,
+        "\" are not in host memory: copy them to the host first"));
+  }
+  absl::StatusOr<std::vector<ShardInfo>> shards = Lookup(name);
+  if (!shards.ok()) return shards.status();
+  int64_t total = 0;
+  for (const ShardInfo& s : *shards) total += s.rows;
+  // Each id's shard and row there; the ids each shard is asked for.
+  const int64_t n = ids.num_elements();
+  std::vector<std::vector<int64_t>> local(shards->size());
+  std::vector<std::vector<int64_t>> positions(shards->size());
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t id = ids.dtype() == devices::DType::kInt32
+                           ? ids.data<int32_t>()[i]
+                           : ids.data<int64_t>()[i];
+    if (id < 0 || id >= total) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "id ", id, " (at ", i, ") is not a row of variable \"", name,
+          "\", which has ", total, " rows"));
+    }
+    // The last shard that starts at or before `id`.
+    auto it = std::upper_bound(
+        shards->begin(), shards->end(), id,
+        [](int64_t v, const ShardInfo& s) { return v < s.offset; });
+    const size_t k = static_cast<size_t>(it - shards->begin()) - 1;
+    local[k].push_back(id - (*shards)[k].offset);
+    positions[k].push_back(i);
+  }
+  std::optional<devices::Tensor> out;
+  size_t row_bytes = 0;
+  for (size_t k = 0; k < shards->size(); ++k) {
+    // Only the shards that hold ids are asked (shard 0, with no rows, for
+    // the dtype and row shape when there are no ids).
+    if (local[k].empty() && !(n == 0 && k == 0)) continue;
+    const ShardInfo& s = (*shards)[k];
+    absl::StatusOr<std::vector<devices::Tensor>> part =
+        Call(s.ps, kGather,
+             {NameTensor(name), devices::Tensor::FromVector<int64_t>({s.shard}),
+              devices::Tensor::FromVector<int64_t>(local[k])});
+    if (!part.ok()) return part.status();
+    if (part->size() != 1 || (*part)[0].shape().rank() < 1 ||
+        (*part)[0].shape().dim(0) != static_cast<int64_t>(local[k].size())) {
+      return absl::InternalError(absl::StrCat(
+          "ps task ", targets_[static_cast<size_t>(s.ps)],
+          " answered a look-up in \"", name, "\" malformed"));
+    }
+    const devices::Tensor& rows = (*part)[0];
+    if (!out.has_value()) {
+      std::vector<int64_t> dims(ids.shape().dims().begin(),
+                                ids.shape().dims().end());
+      dims.insert(dims.end(), rows.shape().dims().begin() + 1,
+                  rows.shape().dims().end());
+      absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
+      if (!shape.ok()) return shape.status();
+      absl::StatusOr<devices::Tensor> made =
+          devices::Tensor::Host(rows.dtype(), *shape);
+      if (!made.ok()) return made.status();
+      out = *std::move(made);
+      row_bytes = n > 0 ? static_cast<size_t>(out->bytes() / n) : 0;
+    }
+    if (rows.dtype() != out->dtype() ||
+        (local[k].size() > 0 &&
+         static_cast<size_t>(rows.bytes()) != local[k].size() * row_bytes)) {
+      return absl::InternalError(absl::StrCat(
+          "the shards of \"", name, "\" differ in dtype or row shape"));
+    }
+    for (size_t j = 0; j < positions[k].size(); ++j) {
+      if (row_bytes == 0) break;
+      std::memcpy(static_cast<char*>(out->raw_data()) +
+                      static_cast<size_t>(positions[k][j]) * row_bytes,
+                  static_cast<const char*>(rows.raw_data()) + j * row_bytes,
+                  row_bytes);
+    }
+  }
+  return *std::move(out);
 }
 
 }  // namespace ps

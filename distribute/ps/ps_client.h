@@ -48,11 +48,16 @@ struct ShardInfo {
   int64_t rows = 0;
 };
 
+namespace ps_internal {
+enum class UpdateKind { kAssign, kAdd, kSub };
+}  // namespace ps_internal
+
 // A ps task's variables. Thread-safe.
 class VariableStore {
  public:
   // A store serving through `registry` its functions ("__ps.create",
-  // "__ps.lookup", "__ps.read", "__ps.assign", "__ps.assign_add").
+  // "__ps.lookup", "__ps.read", "__ps.assign", "__ps.assign_add",
+  // "__ps.assign_sub", "__ps.gather").
   // ALREADY_EXISTS when the registry has them already.
   static absl::StatusOr<std::shared_ptr<VariableStore>> Install(
       FunctionRegistry& registry);
@@ -75,8 +80,10 @@ class VariableStore {
       std::vector<devices::Tensor> args) const;
   absl::StatusOr<std::vector<devices::Tensor>> Read(
       std::vector<devices::Tensor> args) const;
+  absl::StatusOr<std::vector<devices::Tensor>> Gather(
+      std::vector<devices::Tensor> args) const;
   absl::StatusOr<std::vector<devices::Tensor>> Update(
-      std::vector<devices::Tensor> args, bool add);
+      std::vector<devices::Tensor> args, ps_internal::UpdateKind kind);
 
   mutable absl::Mutex mu_;
   std::map<Key, Entry> vars_ ABSL_GUARDED_BY(mu_);
@@ -119,14 +126,25 @@ class PsClient {
   // variables). INVALID_ARGUMENT for another dtype or shape, a tensor not in
   // host memory, or bool (which has no addition).
   absl::Status AssignAdd(absl::string_view name, const devices::Tensor& delta);
+  // Subtracts `delta`, as AssignAdd adds it (TF's assign_sub).
+  absl::Status AssignSub(absl::string_view name, const devices::Tensor& delta);
   // Replaces its value, shard by shard.
   absl::Status Assign(absl::string_view name, const devices::Tensor& value);
+
+  // TF's embedding_lookup on the variable: the rows `ids` names (int32 or
+  // int64 ids of any shape, each in [0, rows)), shaped ids.shape + the
+  // variable's row shape. Each shard that holds some of the rows is asked
+  // for just those rows, once; the others and the whole variable are not
+  // read. INVALID_ARGUMENT for ids of another dtype, not on the host, or
+  // outside the variable's rows (naming the first), or a scalar variable.
+  absl::StatusOr<devices::Tensor> Gather(absl::string_view name,
+                                         const devices::Tensor& ids);
 
   const std::vector<std::string>& ps_targets() const { return targets_; }
 
  private:
   absl::Status Update(absl::string_view name, const devices::Tensor& value,
-                      bool add);
+                      ps_internal::UpdateKind kind);
   absl::StatusOr<std::vector<devices::Tensor>> Call(
       int ps, absl::string_view function,
       const std::vector<devices::Tensor>& args);
