@@ -43,6 +43,23 @@ void WatchSigterm() {
 
 }  // namespace
 
+TerminationConfig WithTerminationDefaults(TerminationConfig config) {
+  if (!config.termination_watcher) {
+    WatchSigterm();
+    config.termination_watcher = [] { return sigterm_received.load(); };
+  }
+  if (!config.exit_fn) {
+    const int code = config.exit_code;
+    config.exit_fn = [code] {
+      std::cout.flush();
+      std::cerr.flush();
+      std::fflush(nullptr);
+      std::_Exit(code);
+    };
+  }
+  return config;
+}
+
 absl::StatusOr<std::unique_ptr<PreemptionCheckpointHandler>>
 PreemptionCheckpointHandler::Create(Strategy& strategy,
                                     checkpoint::Checkpoint& checkpoint,
@@ -65,21 +82,9 @@ PreemptionCheckpointHandler::Create(Strategy& strategy,
           "without a checkpoint directory"));
     }
   }
-  if (!config.termination_watcher) {
-    WatchSigterm();
-    config.termination_watcher = [] { return sigterm_received.load(); };
-  }
-  if (!config.exit_fn) {
-    const int code = config.exit_code;
-    config.exit_fn = [code] {
-      std::cout.flush();
-      std::cerr.flush();
-      std::fflush(nullptr);
-      std::_Exit(code);
-    };
-  }
   std::unique_ptr<PreemptionCheckpointHandler> handler(
-      new PreemptionCheckpointHandler(strategy, std::move(config)));
+      new PreemptionCheckpointHandler(
+          strategy, WithTerminationDefaults(std::move(config))));
   absl::Status tracked =
       checkpoint.TrackInt64(kRunCallsName, &handler->total_run_calls_);
   if (!tracked.ok()) return tracked;

@@ -68,6 +68,12 @@ struct TerminationConfig {
   int exit_code = kPreemptionExitCode;
 };
 
+// `config` with its defaults filled in, as PreemptionCheckpointHandler
+// uses it: the SIGTERM watcher (installing its SIGTERM action) when there is
+// no watcher, the flush-and-exit function when there is no exit_fn. For
+// handlers of other programs (ps::CoordinatorPreemptionHandler).
+TerminationConfig WithTerminationDefaults(TerminationConfig config);
+
 class PreemptionCheckpointHandler {
  public:
   // The name under which `checkpoint` keeps the handler's completed Run

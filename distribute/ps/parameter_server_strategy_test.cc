@@ -18,6 +18,7 @@
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/partitioners.h"
 #include "distribute/ps/cluster_coordinator.h"
+#include "distribute/ps/coordinator_preemption.h"
 #include "distribute/ps/ps_checkpoint.h"
 #include "distribute/ps/ps_client.h"
 #include "distribute/server/internal/test_cluster.h"
@@ -625,6 +626,93 @@ void RestartPs(Cluster& c, int t) {
   c.ps[static_cast<size_t>(t)]->Stop();
   ASSERT_TRUE(MakePs(c, t));
   ASSERT_TRUE(c.ps[static_cast<size_t>(t)]->Start().ok());
+}
+
+// The coordinator's preemption (TF's PreemptionCheckpointHandler under
+// ParameterServerStrategy): told to stop after 3 steps, it waits for the
+// scheduled functions, saves the variables and the steps, and stops; a new
+// coordinator over a cluster whose ps task restarted empty resumes at step
+// 3 with the saved values, and ends where an uninterrupted run ends.
+TEST(CoordinatorPreemptionTest, TheCoordinatorSavesAndResumes) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir =
+      std::string(tmp == nullptr ? "/tmp" : tmp) + "/coordinator_ckpt";
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  OnEveryWorker(*c, "add_one", [](PsClient& ps, std::vector<Tensor>)
+                    -> absl::StatusOr<std::vector<Tensor>> {
+    absl::Status s = ps.AssignAdd("count", *Tensor::FromVector<int64_t>(
+                                               {1}, Shape()));
+    if (!s.ok()) return s;
+    return std::vector<Tensor>{};
+  });
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  ASSERT_TRUE((*strategy)
+                  ->CreateVariable("count",
+                                   *Tensor::FromVector<int64_t>({0}, Shape()))
+                  .ok());
+  auto coordinator = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  int runs = 0, exits = 0;
+  TerminationConfig config;
+  config.termination_watcher = [&] { return runs >= 3; };
+  config.exit_fn = [&] { ++exits; };
+  auto handler = CoordinatorPreemptionHandler::Create(
+      **strategy, **coordinator, {"count"}, dir, config);
+  ASSERT_TRUE(handler.ok()) << handler.status();
+  EXPECT_FALSE((*handler)->restored_from().has_value());
+  absl::Status status;
+  for (int64_t step = (*handler)->total_run_calls(); step < 10 && status.ok();
+       ++step) {
+    status = (*handler)->Run([&] {
+      ++runs;
+      return (*coordinator)->Schedule("add_one", {}).status();
+    });
+  }
+  EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
+  EXPECT_EQ(exits, 1);
+  EXPECT_EQ((*handler)->total_run_calls(), 3);
+  ASSERT_TRUE((*handler)->saved_to().has_value());
+  EXPECT_THAT(*(*handler)->saved_to(), HasSubstr("coordinator_ckpt/ps-3"));
+  coordinator->reset();
+
+  // The ps task restarts without its variables.
+  c->ps[0]->Stop();
+  c->ps[0].reset();
+  ASSERT_TRUE(MakePs(*c, 0));
+  ASSERT_TRUE(c->ps[0]->Start().ok());
+  auto again = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(again.ok()) << again.status();
+  auto resumed_coordinator = ClusterCoordinator::Create(**again);
+  ASSERT_TRUE(resumed_coordinator.ok()) << resumed_coordinator.status();
+  TerminationConfig never;
+  never.termination_watcher = [] { return false; };
+  auto resumed = CoordinatorPreemptionHandler::Create(
+      **again, **resumed_coordinator, {"count"}, dir, never);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ((*resumed)->total_run_calls(), 3);
+  EXPECT_EQ((*again)->client().Read("count")->ToVector<int64_t>(),
+            (std::vector<int64_t>{3}));
+  for (int64_t step = (*resumed)->total_run_calls(); step < 10; ++step) {
+    ASSERT_TRUE((*resumed)
+                    ->Run([&] {
+                      return (*resumed_coordinator)
+                          ->Schedule("add_one", {})
+                          .status();
+                    })
+                    .ok());
+  }
+  ASSERT_TRUE((*resumed_coordinator)->Join(kWait).ok());
+  EXPECT_EQ((*again)->client().Read("count")->ToVector<int64_t>(),
+            (std::vector<int64_t>{10}));
+
+  EXPECT_EQ(CoordinatorPreemptionHandler::Create(**again,
+                                                 **resumed_coordinator, {}, dir)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(PsCheckpointTest, SaveAndRestoreBringBackEveryVariable) {
