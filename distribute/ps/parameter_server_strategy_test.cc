@@ -6,19 +6,24 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
+#include "distribute/input/dataset.h"
+#include "distribute/input/input_context.h"
 #include "distribute/partitioners.h"
 #include "distribute/ps/cluster_coordinator.h"
 #include "distribute/ps/coordinator_preemption.h"
+#include "distribute/ps/per_worker_dataset.h"
 #include "distribute/ps/ps_checkpoint.h"
 #include "distribute/ps/ps_client.h"
 #include "distribute/server/internal/test_cluster.h"
@@ -712,6 +717,118 @@ TEST(CoordinatorPreemptionTest, TheCoordinatorSavesAndResumes) {
                                                  **resumed_coordinator, {}, dir)
                 .status()
                 .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// TF's create_per_worker_dataset and iter(): every worker reads its own
+// pipeline (its shard, in order) through the iterator the coordinator hands
+// to the functions; a second iterator starts each worker over; a worker
+// that restarts makes its iterator again from the start.
+TEST(PerWorkerDatasetTest, EachWorkerReadsItsOwnPipeline) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  absl::Mutex mu;
+  std::vector<std::vector<int64_t>> seen(kWorkers);
+  auto install = [&](Server& server) {
+    ASSERT_TRUE(RegisterWorkerDataset(
+                    server, "numbers",
+                    [](const InputContext& ctx) -> absl::StatusOr<data::Dataset> {
+                      return data::Dataset::Range(100).Shard(
+                          ctx.num_input_pipelines(), ctx.input_pipeline_id());
+                    })
+                    .ok());
+    Server* self = &server;
+    ASSERT_TRUE(
+        RegisterWorkerFunction(
+            server, "take",
+            [self, &mu, &seen](PsClient&, std::vector<Tensor> args)
+                -> absl::StatusOr<std::vector<Tensor>> {
+              absl::StatusOr<std::optional<data::Element>> next =
+                  NextElement(*self, args[0]);
+              if (!next.ok()) return next.status();
+              if (!next->has_value()) return std::vector<Tensor>{};
+              absl::MutexLock lock(&mu);
+              seen[static_cast<size_t>(self->task_index())].push_back(
+                  (**next)[0].data<int64_t>()[0]);
+              return std::vector<Tensor>{};
+            })
+            .ok());
+  };
+  for (auto& w : c->workers) install(*w);
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  auto coordinator = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  // Each worker's elements: its shard, in order, from the start.
+  auto expect_in_order = [&](int64_t first_of_1) {
+    absl::MutexLock lock(&mu);
+    for (int w = 0; w < kWorkers; ++w) {
+      const int64_t start = w == 1 ? first_of_1 : w;
+      for (size_t i = 0; i < seen[static_cast<size_t>(w)].size(); ++i) {
+        EXPECT_EQ(seen[static_cast<size_t>(w)][i],
+                  start + kWorkers * static_cast<int64_t>(i))
+            << "worker " << w << " element " << i;
+      }
+    }
+  };
+  auto it = PerWorkerIterator::Create("numbers");
+  ASSERT_TRUE(it.ok()) << it.status();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE((*coordinator)->Schedule("take", {it->handle()}).ok());
+  }
+  ASSERT_TRUE((*coordinator)->Join(kWait).ok());
+  expect_in_order(1);
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(seen[0].size() + seen[1].size(), 20u);
+    seen.assign(kWorkers, {});
+  }
+  // A new iterator: every worker from its start again.
+  auto again = PerWorkerIterator::Create("numbers");
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE((*coordinator)->Schedule("take", {again->handle()}).ok());
+  }
+  ASSERT_TRUE((*coordinator)->Join(kWait).ok());
+  expect_in_order(1);
+
+  // Worker 1 restarts: it makes the iterator again, from its start, while
+  // worker 0 goes on. (Calls are scheduled until worker 1 has taken one.)
+  auto until_worker_1_takes = [&](const PerWorkerIterator& iterator) {
+    for (int round = 0; round < 100; ++round) {
+      ASSERT_TRUE((*coordinator)->Schedule("take", {iterator.handle()}).ok());
+      ASSERT_TRUE((*coordinator)->Join(kWait).ok());
+      absl::MutexLock lock(&mu);
+      if (!seen[1].empty()) return;
+    }
+    FAIL() << "worker 1 took no call in 100 rounds";
+  };
+  until_worker_1_takes(*again);
+  c->workers[1]->Stop();
+  auto restarted = Server::Create(c->spec, "worker", 1);
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  c->workers[1] = *std::move(restarted);
+  install(*c->workers[1]);
+  ASSERT_TRUE(c->workers[1]->Start().ok());
+  {
+    absl::MutexLock lock(&mu);
+    seen.assign(kWorkers, {});
+  }
+  until_worker_1_takes(*again);
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(seen[1][0], 1);
+  }
+
+  // A dataset no worker has fails the function that reads it.
+  auto unknown = PerWorkerIterator::Create("nothing");
+  ASSERT_TRUE(unknown.ok());
+  ASSERT_TRUE((*coordinator)->Schedule("take", {unknown->handle()}).ok());
+  absl::Status joined = (*coordinator)->Join(kWait);
+  EXPECT_EQ(joined.code(), absl::StatusCode::kNotFound) << joined;
+  EXPECT_THAT(std::string(joined.message()), HasSubstr("no dataset \"nothing\""));
+  EXPECT_EQ(PerWorkerIterator::Create("").status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
