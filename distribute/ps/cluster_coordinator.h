@@ -41,6 +41,10 @@ class RemoteValue {
   // (DEADLINE_EXCEEDED then: it goes on).
   absl::StatusOr<std::vector<devices::Tensor>> Fetch(
       absl::Duration timeout) const;
+  // Fetch without a bound (TF's RemoteValue.get()).
+  absl::StatusOr<std::vector<devices::Tensor>> Get() const {
+    return Fetch(absl::InfiniteDuration());
+  }
   // Whether it has ended, waiting at most `timeout`.
   bool WaitFor(absl::Duration timeout) const;
 
@@ -54,8 +58,11 @@ class RemoteValue {
 struct ClusterCoordinatorOptions {
   // Bound on one call of a function on a worker; past it the call fails
   // with DEADLINE_EXCEEDED (it is not run again: the function may be slow
-  // rather than its worker gone).
-  absl::Duration call_timeout = absl::Seconds(60);
+  // rather than its worker gone). None by default, as in TF: a long step
+  // must not fail. A worker that dies is still found (its connection fails,
+  // or gRPC keepalive closes it when the worker hangs: ChannelOptions'
+  // keepalive), and its calls run on the others.
+  absl::Duration call_timeout = absl::InfiniteDuration();
   // How long a worker that could not be reached rests before it is tried
   // again.
   absl::Duration worker_retry_interval = absl::Milliseconds(200);

@@ -832,6 +832,39 @@ TEST(PerWorkerDatasetTest, EachWorkerReadsItsOwnPipeline) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// As in TF, a scheduled function has no deadline by default: a step longer
+// than any fixed bound still succeeds (here the bound it would have had is
+// shrunk to show the contrast), and Get waits for it.
+TEST(ClusterCoordinatorTest, ScheduledFunctionsHaveNoDeadlineByDefault) {
+  EXPECT_EQ(ClusterCoordinatorOptions().call_timeout, absl::InfiniteDuration());
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  OnEveryWorker(*c, "slow", [](PsClient&, std::vector<Tensor>)
+                    -> absl::StatusOr<std::vector<Tensor>> {
+    absl::SleepFor(absl::Milliseconds(300));
+    return std::vector<Tensor>{Tensor::FromVector<int64_t>({7})};
+  });
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  auto patient = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(patient.ok()) << patient.status();
+  auto value = (*patient)->Schedule("slow", {});
+  ASSERT_TRUE(value.ok()) << value.status();
+  auto got = value->Get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)[0].ToVector<int64_t>(), (std::vector<int64_t>{7}));
+  patient->reset();
+  // With a bound shorter than the step, the call fails and is not rerun.
+  ClusterCoordinatorOptions bounded;
+  bounded.call_timeout = absl::Milliseconds(50);
+  auto hasty = ClusterCoordinator::Create(**strategy, bounded);
+  ASSERT_TRUE(hasty.ok()) << hasty.status();
+  auto late = (*hasty)->Schedule("slow", {});
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(late->Get().status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
 TEST(PsCheckpointTest, SaveAndRestoreBringBackEveryVariable) {
   auto c = StartCluster();
   ASSERT_NE(c, nullptr);
