@@ -63,6 +63,7 @@
 #include "distribute/tpu/device_assignment.h"
 #include "distribute/tpu/tpu_strategy.h"
 #include "tools/distsim/classifier_training.h"
+#include "tools/distsim/ps_training.h"
 #include "tools/distsim/platforms.h"
 #include "tools/distsim/step_timer.h"
 #include "tools/distsim/subcommands.h"
@@ -362,8 +363,16 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   flags.String("strategy", &strategy_name,
                "one_device, mirrored, central_storage, multi_worker_mirrored "
                "(a simulated multi-host cluster in this process, or with "
-               "TF_CONFIG one worker of that cluster) or tpu (the TPU cores "
-               "of a TPU slice, default sim:tpu_v4:2x2x1)");
+               "TF_CONFIG one worker of that cluster), tpu (the TPU cores "
+               "of a TPU slice, default sim:tpu_v4:2x2x1) or parameter_server "
+               "(asynchronous: --num_workers workers and --num_ps ps tasks as "
+               "servers of this process)");
+  int64_t num_workers = 2;
+  int64_t num_ps = 1;
+  flags.Int("num_workers", &num_workers,
+            "parameter_server: worker tasks (each step runs on one)");
+  flags.Int("num_ps", &num_ps,
+            "parameter_server: ps tasks holding the variables");
   std::string tpu_computation_shape;
   flags.String("tpu_computation_shape", &tpu_computation_shape,
                "tpu: each replica's block of cores as x,y,z,core (TF's "
@@ -467,6 +476,48 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       launched.has_value() ||
       (multi_worker &&
        *resolver_kind == distribute::cluster::ResolverKind::kSlurm);
+  if (strategy_name == "parameter_server") {
+    if (launched.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--strategy=parameter_server runs its whole cluster (",
+          "--num_workers workers, --num_ps ps tasks) in this process; this "
+          "process was launched as a task (",
+          LaunchedBy(*launched),
+          "): unset TF_CONFIG, or run the ParameterServerStrategy API "
+          "(distribute/ps/) in your own tasks"));
+    }
+    if (!platform_spec.empty() && platform_spec != "host") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--strategy=parameter_server trains on the host's CPUs (the tasks "
+          "are servers of this process); drop --platform=",
+          platform_spec));
+    }
+    if (num_workers < 1 || num_workers > 64 || num_ps < 1 || num_ps > 64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--num_workers=", num_workers, " --num_ps=", num_ps,
+          ": give 1 to 64 of each"));
+    }
+    std::printf(
+        "distsim train: ParameterServerStrategy, %lld worker(s) and %lld ps "
+        "task(s) in this process, asynchronous, batch %lld a step, %lld "
+        "steps\n",
+        static_cast<long long>(num_workers), static_cast<long long>(num_ps),
+        static_cast<long long>(options.global_batch),
+        static_cast<long long>(options.steps));
+    std::fflush(stdout);
+    absl::StatusOr<TrainResult> result = TrainClassifierOnParameterServers(
+        options, static_cast<int>(num_workers), static_cast<int>(num_ps),
+        [&](const StepReport& report) {
+          std::vector<double> none;
+          PrintStep(report, options.steps, nullptr, {}, none);
+          return absl::OkStatus();
+        });
+    if (!result.ok()) return result.status();
+    std::vector<double> none;
+    return PrintResults(*result, none, nullptr, trace_path, "host", json,
+                        strategy_name, static_cast<int>(num_workers),
+                        options.steps, "");
+  }
   const bool tpu = strategy_name == "tpu";
   if (!tpu_computation_shape.empty() && !tpu) {
     return absl::InvalidArgumentError(
