@@ -142,7 +142,8 @@ absl::StatusOr<TpuTopology> TpuTopology::FromSerialized(
         " axes; it must have 4 (x, y, z, cores per chip)"));
   }
   std::array<int, 4> mesh{};
-  for (int i = 0; i < 4; ++i) mesh[static_cast<size_t>(i)] = proto.mesh_shape(i);
+  for (int i = 0; i < 4; ++i)
+    mesh[static_cast<size_t>(i)] = proto.mesh_shape(i);
   if (proto.num_tasks() < 1 || proto.num_tpu_devices_per_task() < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the serialized TPU topology has ", proto.num_tasks(), " tasks of ",
@@ -166,7 +167,8 @@ absl::StatusOr<TpuTopology> TpuTopology::FromSerialized(
   int at = 0;
   for (int t = 0; t < proto.num_tasks(); ++t) {
     Task& task = tasks[static_cast<size_t>(t)];
-    const std::string prefix = absl::StrCat("/job:", job, "/replica:0/task:", t);
+    const std::string prefix =
+        absl::StrCat("/job:", job, "/replica:0/task:", t);
     task.cpu_device = absl::StrCat(prefix, "/device:CPU:0");
     for (int d = 0; d < proto.num_tpu_devices_per_task(); ++d) {
       std::array<int, 4> c{};

@@ -142,11 +142,10 @@ TEST(TpuTopologyTest, MalformedSerializedTopologiesAreRefused) {
   for (int i = 0; i < 3; ++i) vast.set_mesh_shape(i, 1 << 20);
   ExpectRefused(vast, "places, the most supported");
 
-  EXPECT_EQ(
-      TpuTopology::FromSerialized(OneChip().SerializeAsString(), "9lives")
-          .status()
-          .code(),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(TpuTopology::FromSerialized(OneChip().SerializeAsString(), "9lives")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -35,9 +35,9 @@ std::vector<float> Weights(const std::string& out, int workers) {
 }
 
 TEST(MultiWorkerExampleTest, ASimulatedClusterInOneProcess) {
-  auto run = distsim_test::RunToEnd(RunfilePath("examples/multi_worker"), {},
-                                    distsim_test::TestTmpPath("simulated"),
-                                    kWait);
+  auto run =
+      distsim_test::RunToEnd(RunfilePath("examples/multi_worker"), {},
+                             distsim_test::TestTmpPath("simulated"), kWait);
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_TRUE(run->ok()) << run->err;
   std::vector<float> ws = Weights(run->out, 2);

@@ -93,8 +93,8 @@ absl::StatusOr<float> Train() {
   for (int i = 0; i < kWorkers; ++i) {
     auto server = distribute::Server::Create(*spec, "worker", i);
     if (!server.ok()) return server.status();
-    absl::Status registered =
-        distribute::ps::RegisterWorkerFunction(**server, "train_step", TrainStep);
+    absl::Status registered = distribute::ps::RegisterWorkerFunction(
+        **server, "train_step", TrainStep);
     if (!registered.ok()) return registered;
     servers.push_back(*std::move(server));
   }
@@ -141,7 +141,8 @@ absl::StatusOr<float> Train() {
 int main() {
   absl::StatusOr<float> w = Train();
   if (!w.ok()) {
-    std::fprintf(stderr, "parameter_server: %s\n", w.status().ToString().c_str());
+    std::fprintf(stderr, "parameter_server: %s\n",
+                 w.status().ToString().c_str());
     return 1;
   }
   std::printf("w = %.6f\n", *w);

@@ -396,9 +396,10 @@ TEST(DistsimMultiWorkerTest, APreemptedClusterResumesToTheSameWeights) {
 TEST(DistsimMultiWorkerTest, AnEvaluatorEvaluatesTheWorkersCheckpoints) {
   absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(3);
   ASSERT_TRUE(ports.ok()) << ports.status();
-  const std::string cluster = absl::StrCat(
-      "{\"worker\": [\"127.0.0.1:", (*ports)[0], "\", \"127.0.0.1:",
-      (*ports)[1], "\"], \"evaluator\": [\"127.0.0.1:", (*ports)[2], "\"]}");
+  const std::string cluster =
+      absl::StrCat("{\"worker\": [\"127.0.0.1:", (*ports)[0],
+                   "\", \"127.0.0.1:", (*ports)[1],
+                   "\"], \"evaluator\": [\"127.0.0.1:", (*ports)[2], "\"]}");
   auto env = [&](const std::string& type, int index) {
     return std::vector<std::pair<std::string, std::string>>{
         {"TF_CONFIG",
@@ -406,12 +407,16 @@ TEST(DistsimMultiWorkerTest, AnEvaluatorEvaluatesTheWorkersCheckpoints) {
                       type, "\", \"index\": ", index, "}}")}};
   };
   const std::string dir = TestTmpPath("evaluated_ckpt");
-  const std::vector<std::string> args = {
-      "train",          "--strategy=multi_worker_mirrored",
-      "--platform=host:1", "--replicas=1",
-      "--steps=60",     "--global_batch=32",
-      "--timeout_seconds=60", "--json",
-      absl::StrCat("--checkpoint_dir=", dir), "--checkpoint_every=20"};
+  const std::vector<std::string> args = {"train",
+                                         "--strategy=multi_worker_mirrored",
+                                         "--platform=host:1",
+                                         "--replicas=1",
+                                         "--steps=60",
+                                         "--global_batch=32",
+                                         "--timeout_seconds=60",
+                                         "--json",
+                                         absl::StrCat("--checkpoint_dir=", dir),
+                                         "--checkpoint_every=20"};
   // The evaluator first: it waits for the workers' checkpoints.
   auto evaluator = ChildProcess::Spawn(Distsim(), args, env("evaluator", 0),
                                        TestTmpPath("evaluator"));
@@ -443,9 +448,9 @@ TEST(DistsimMultiWorkerTest, AnEvaluatorEvaluatesTheWorkersCheckpoints) {
 
   // Without the workers' checkpoint directory it says what to give.
   std::vector<std::string> bare(args.begin(), args.end() - 2);
-  auto lost = distsim_test::RunToEnd(Distsim(), bare,
-                                     TestTmpPath("evaluator_bare"), kWait,
-                                     env("evaluator", 0));
+  auto lost =
+      distsim_test::RunToEnd(Distsim(), bare, TestTmpPath("evaluator_bare"),
+                             kWait, env("evaluator", 0));
   ASSERT_TRUE(lost.ok()) << lost.status();
   EXPECT_FALSE(lost->ok());
   EXPECT_THAT(lost->err, HasSubstr("give it their --checkpoint_dir"));

@@ -57,10 +57,14 @@ std::vector<std::string> ResultLines(const std::string& out) {
 }
 
 std::vector<std::string> TrainArgs() {
-  return {"train",          "--strategy=multi_worker_mirrored",
-          "--platform=host:1", "--replicas=1",
-          "--steps=3",      "--global_batch=32",
-          "--timeout_seconds=60", "--json"};
+  return {"train",
+          "--strategy=multi_worker_mirrored",
+          "--platform=host:1",
+          "--replicas=1",
+          "--steps=3",
+          "--global_batch=32",
+          "--timeout_seconds=60",
+          "--json"};
 }
 
 // A directory with a short path: slurmd puts the steps' Unix sockets in
@@ -136,8 +140,8 @@ TEST(SlurmClusterTest, SrunWorkersTrainLikeTfConfigWorkers) {
   auto controller = ChildProcess::Spawn("/usr/sbin/slurmctld", {"-D"}, env,
                                         dir.path() + "/slurmctld");
   ASSERT_TRUE(controller.ok()) << controller.status();
-  auto daemon = ChildProcess::Spawn("/usr/sbin/slurmd", {"-D", "-N", node},
-                                    env, dir.path() + "/slurmd");
+  auto daemon = ChildProcess::Spawn("/usr/sbin/slurmd", {"-D", "-N", node}, env,
+                                    dir.path() + "/slurmd");
   ASSERT_TRUE(daemon.ok()) << daemon.status();
 
   // The node is up once sinfo calls it idle.
@@ -199,8 +203,7 @@ TEST(SlurmClusterTest, SrunWorkersTrainLikeTfConfigWorkers) {
     ASSERT_TRUE(exit.ok()) << exit.status();
     ASSERT_TRUE(exit->exited && exit->code == 0) << worker->Stderr();
   }
-  const std::vector<std::string> reference =
-      ResultLines(workers[0]->Stdout());
+  const std::vector<std::string> reference = ResultLines(workers[0]->Stdout());
   ASSERT_EQ(reference.size(), 1u);
   EXPECT_EQ(JsonField(results[0], "weights_checksum"),
             JsonField(reference[0], "weights_checksum"));

@@ -310,8 +310,8 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
     }
     for (const auto& [key, value] : m->object()) {
       if (!value.is_string()) {
-        return Corrupt(path, absl::StrCat("metadata \"", key,
-                                          "\" is not a string"));
+        return Corrupt(path,
+                       absl::StrCat("metadata \"", key, "\" is not a string"));
       }
       metadata[key] = value.string_value();
     }
@@ -337,8 +337,9 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
     const std::string entry = absl::StrCat("entry '", name, "'");
     if (name.empty()) return Corrupt(path, "an entry has an empty name");
     if (!spec.is_object() || spec.object().size() != 3) {
-      return Corrupt(path, absl::StrCat(entry, " is not {dtype, shape, "
-                                               "data_offsets}"));
+      return Corrupt(path, absl::StrCat(entry,
+                                        " is not {dtype, shape, "
+                                        "data_offsets}"));
     }
     const cluster::JsonValue* dtype_name = spec.Find("dtype");
     const cluster::JsonValue* shape_json = spec.Find("shape");
@@ -346,17 +347,18 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
     if (dtype_name == nullptr || shape_json == nullptr || offsets == nullptr ||
         !dtype_name->is_string() || !shape_json->is_array() ||
         !offsets->is_array() || offsets->array().size() != 2) {
-      return Corrupt(path, absl::StrCat(entry, " is not {dtype, shape, "
-                                               "data_offsets}"));
+      return Corrupt(path, absl::StrCat(entry,
+                                        " is not {dtype, shape, "
+                                        "data_offsets}"));
     }
     std::optional<devices::DType> dtype =
         FromSafetensorsDType(dtype_name->string_value());
     if (!dtype.has_value()) {
-      return Corrupt(path, absl::StrCat(entry, " has dtype \"",
-                                        dtype_name->string_value(),
-                                        "\", which this library does not "
-                                        "hold (F32, F64, F16, BF16, I32, I64, "
-                                        "U8, BOOL)"));
+      return Corrupt(
+          path, absl::StrCat(entry, " has dtype \"", dtype_name->string_value(),
+                             "\", which this library does not "
+                             "hold (F32, F64, F16, BF16, I32, I64, "
+                             "U8, BOOL)"));
     }
     // The element count, bounded by the data's size (no overflow).
     std::vector<int64_t> dims;
@@ -390,8 +392,9 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
     }
     absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
     if (!shape.ok()) {
-      return Corrupt(path, absl::StrCat(entry, " has a bad shape: ",
-                                        shape.status().message()));
+      return Corrupt(
+          path,
+          absl::StrCat(entry, " has a bad shape: ", shape.status().message()));
     }
     const absl::string_view bytes_of = data.substr(*begin, *end - *begin);
     auto crc = metadata.find(absl::StrCat(kCrcPrefix, name));
@@ -399,9 +402,9 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
       ++crcs;
       if (crc->second.size() != 8 ||
           (kCheckCrcs && crc->second != CrcHex(DataCrc(bytes_of)))) {
-        return Corrupt(path,
-                       absl::StrCat(entry, ": its data's CRC-32C does not "
-                                           "match"));
+        return Corrupt(path, absl::StrCat(entry,
+                                          ": its data's CRC-32C does not "
+                                          "match"));
       }
     } else if (ours) {
       return Corrupt(path, absl::StrCat(entry, " has no CRC-32C"));
@@ -409,10 +412,10 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
     if (*dtype == devices::DType::kBool) {
       for (size_t b = 0; b < bytes_of.size(); ++b) {
         if (static_cast<unsigned char>(bytes_of[b]) > 1) {
-          return Corrupt(path, absl::StrCat(
-                                   entry, " holds byte ",
-                                   static_cast<int>(bytes_of[b]),
-                                   " at element ", b, ", not a bool (0 or 1)"));
+          return Corrupt(
+              path,
+              absl::StrCat(entry, " holds byte ", static_cast<int>(bytes_of[b]),
+                           " at element ", b, ", not a bool (0 or 1)"));
         }
       }
     }
@@ -490,9 +493,9 @@ absl::StatusOr<std::string> EncodeCheckpoint(
                                    e.value.bytes())
                : absl::string_view();
   };
-  std::string header = absl::StrCat("{\"__metadata__\":{",
-                                    cluster::JsonQuote(kMarkerKey), ":",
-                                    cluster::JsonQuote(kMarkerValue));
+  std::string header =
+      absl::StrCat("{\"__metadata__\":{", cluster::JsonQuote(kMarkerKey), ":",
+                   cluster::JsonQuote(kMarkerValue));
   for (const CheckpointEntry& e : entries) {
     absl::StrAppend(&header, ",",
                     cluster::JsonQuote(absl::StrCat(kCrcPrefix, e.name)), ":\"",
@@ -502,9 +505,9 @@ absl::StatusOr<std::string> EncodeCheckpoint(
   uint64_t offset = 0;
   for (const CheckpointEntry& e : entries) {
     const uint64_t size = e.value.bytes();
-    absl::StrAppend(&header, ",", cluster::JsonQuote(e.name),
-                    ":{\"dtype\":\"", SafetensorsDType(e.value.dtype()),
-                    "\",\"shape\":[", absl::StrJoin(e.value.shape().dims(), ","),
+    absl::StrAppend(&header, ",", cluster::JsonQuote(e.name), ":{\"dtype\":\"",
+                    SafetensorsDType(e.value.dtype()), "\",\"shape\":[",
+                    absl::StrJoin(e.value.shape().dims(), ","),
                     "],\"data_offsets\":[", offset, ",", offset + size, "]}");
     offset += size;
   }

@@ -125,10 +125,10 @@ TEST(CheckpointFileTest, WritesTheSafetensorsLayout) {
   std::memcpy(&n, bytes.data(), 8);
   ASSERT_EQ((8 + n) % 8, 0u);
   const std::string header = bytes.substr(8, n);
-  const std::string w_crc = absl::StrFormat(
-      "%08x", Crc32cExtend(0, entries[0].value.raw_data(), 8));
-  const std::string step_crc = absl::StrFormat(
-      "%08x", Crc32cExtend(0, entries[1].value.raw_data(), 8));
+  const std::string w_crc =
+      absl::StrFormat("%08x", Crc32cExtend(0, entries[0].value.raw_data(), 8));
+  const std::string step_crc =
+      absl::StrFormat("%08x", Crc32cExtend(0, entries[1].value.raw_data(), 8));
   EXPECT_EQ(std::string(absl::StripTrailingAsciiWhitespace(header)),
             absl::StrCat("{\"__metadata__\":{\"distsim\":\"checkpoint 2\","
                          "\"crc32c:w\":\"",
@@ -232,8 +232,7 @@ TEST(CheckpointFileTest, PythonReadsTheFile) {
       "      list(struct.unpack('<6f', d[s:e])))\n"
       "s, e = h['step']['data_offsets']\n"
       "print(h['step']['dtype'], struct.unpack('<q', d[s:e])[0])\n";
-  const std::string command =
-      "python3 -c \"" + script + "\" " + path + " 2>&1";
+  const std::string command = "python3 -c \"" + script + "\" " + path + " 2>&1";
   std::FILE* p = popen(command.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;

@@ -101,8 +101,7 @@ PreemptionCheckpointHandler::Create(Strategy& strategy,
   return handler;
 }
 
-absl::StatusOr<bool> PreemptionCheckpointHandler::AnyWorkerStopping(
-    bool mine) {
+absl::StatusOr<bool> PreemptionCheckpointHandler::AnyWorkerStopping(bool mine) {
   if (strategy_.NumWorkers() <= 1) return mine;
   const float flag = mine ? 1.0f : 0.0f;
   absl::StatusOr<PerReplica> flags =
@@ -125,10 +124,10 @@ absl::StatusOr<bool> PreemptionCheckpointHandler::AnyWorkerStopping(
 absl::Status PreemptionCheckpointHandler::Run(
     const std::function<absl::Status()>& step) {
   if (saved_to_.has_value()) {
-    return absl::AbortedError(absl::StrCat(
-        "training stopped for preemption after ", total_run_calls_,
-        " steps (checkpoint ", *saved_to_,
-        "); start the program again to resume"));
+    return absl::AbortedError(
+        absl::StrCat("training stopped for preemption after ", total_run_calls_,
+                     " steps (checkpoint ", *saved_to_,
+                     "); start the program again to resume"));
   }
   absl::StatusOr<bool> stop = AnyWorkerStopping(config_.termination_watcher());
   if (!stop.ok()) return stop.status();
@@ -137,10 +136,10 @@ absl::Status PreemptionCheckpointHandler::Run(
     if (!saved.ok()) return saved.status();
     saved_to_ = *std::move(saved);
     config_.exit_fn();
-    return absl::AbortedError(absl::StrCat(
-        "training stopped for preemption after ", total_run_calls_,
-        " steps (checkpoint ", *saved_to_,
-        "); start the program again to resume"));
+    return absl::AbortedError(
+        absl::StrCat("training stopped for preemption after ", total_run_calls_,
+                     " steps (checkpoint ", *saved_to_,
+                     "); start the program again to resume"));
   }
   absl::Status status = step();
   if (status.ok()) ++total_run_calls_;

@@ -168,8 +168,8 @@ TEST(PreemptionCheckpointHandlerTest, WorkersSaveAfterTheSameStep) {
   absl::Mutex mu;
   std::vector<int64_t> run_calls(2, -1);
   std::vector<std::string> saved(2);
-  absl::Status ran = (*cluster)->Run(
-      [&](MultiWorkerMirroredStrategy& s) -> absl::Status {
+  absl::Status ran =
+      (*cluster)->Run([&](MultiWorkerMirroredStrategy& s) -> absl::Status {
         std::shared_ptr<Variable> w;
         {
           ScopeGuard scope = *s.Scope();

@@ -174,10 +174,10 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
     max_tasks_per_node = std::max(max_tasks_per_node, host.second);
     num_tasks += host.second;
     if (num_tasks > kMaxTasks) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          kPrefix, "the step's nodes are given more than ", kMaxTasks,
-          " tasks (", host.second, " on node ", host.first,
-          " alone); a step has at most ", kMaxTasks));
+      return absl::InvalidArgumentError(
+          absl::StrCat(kPrefix, "the step's nodes are given more than ",
+                       kMaxTasks, " tasks (", host.second, " on node ",
+                       host.first, " alone); a step has at most ", kMaxTasks));
     }
   }
 

@@ -111,10 +111,10 @@ absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
               static_cast<int64_t>(partial.size()) *
                   static_cast<int64_t>(entry.size() - i) >
           kMaxExpandedBytes) {
-        return HostlistError(list, offset + i,
-                             absl::StrCat("expands to more than ",
-                                          kMaxExpandedBytes,
-                                          " bytes of host names"));
+        return HostlistError(
+            list, offset + i,
+            absl::StrCat("expands to more than ", kMaxExpandedBytes,
+                         " bytes of host names"));
       }
       for (std::string& p : partial) absl::StrAppend(&p, entry.substr(i));
       break;
@@ -151,10 +151,10 @@ absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
                 count * (width * static_cast<int64_t>(literal.size()) +
                          value_bytes) >
             kMaxExpandedBytes) {
-      return HostlistError(list, offset + open,
-                           absl::StrCat("expands to more than ",
-                                        kMaxExpandedBytes,
-                                        " bytes of host names"));
+      return HostlistError(
+          list, offset + open,
+          absl::StrCat("expands to more than ", kMaxExpandedBytes,
+                       " bytes of host names"));
     }
     if (static_cast<int64_t>(partial.size()) *
                 static_cast<int64_t>(values->size()) +
@@ -218,9 +218,9 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(
       }
       if (c != ',' || in_brackets) continue;
     }
-    absl::Status status = ExpandEntry(
-        list, list.substr(entry_start, i - entry_start), entry_start, &hosts,
-        &bytes);
+    absl::Status status =
+        ExpandEntry(list, list.substr(entry_start, i - entry_start),
+                    entry_start, &hosts, &bytes);
     if (!status.ok()) return status;
     entry_start = i + 1;
   }

@@ -42,11 +42,11 @@ CoordinatorPreemptionHandler::Create(ParameterServerStrategy& strategy,
   if (!text.ok()) return text.status();
   absl::string_view name = absl::StripAsciiWhitespace(*text);
   int64_t steps = -1;
-  if (!absl::ConsumePrefix(&name, kPrefix) ||
-      !absl::SimpleAtoi(name, &steps) || steps < 0) {
-    return absl::DataLossError(absl::StrCat(
-        "'", latest, "' does not name a checkpoint \"", kPrefix,
-        "<steps>\"; delete it to start over"));
+  if (!absl::ConsumePrefix(&name, kPrefix) || !absl::SimpleAtoi(name, &steps) ||
+      steps < 0) {
+    return absl::DataLossError(
+        absl::StrCat("'", latest, "' does not name a checkpoint \"", kPrefix,
+                     "<steps>\"; delete it to start over"));
   }
   const std::string path =
       checkpoint::JoinPath(handler->dir_, absl::StrCat(kPrefix, steps));
@@ -62,8 +62,7 @@ absl::Status CoordinatorPreemptionHandler::Run(
   auto stopped = [&] {
     return absl::AbortedError(absl::StrCat(
         "the coordinator stopped for preemption after ", total_run_calls_,
-        " steps (checkpoint ", *saved_to_,
-        "); start it again to resume"));
+        " steps (checkpoint ", *saved_to_, "); start it again to resume"));
   };
   if (saved_to_.has_value()) return stopped();
   if (config_.termination_watcher()) {

@@ -239,7 +239,8 @@ TEST(ParameterServerStrategyTest, RowLookupsAskOnlyTheShardsThatHoldThem) {
 
   // assign_sub, shard by shard.
   ASSERT_TRUE(
-      client.AssignSub("m", Floats({1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, Shape({5, 2})))
+      client
+          .AssignSub("m", Floats({1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, Shape({5, 2})))
           .ok());
   EXPECT_EQ(client.Read("m")->ToVector<float>(),
             (std::vector<float>{-1, 0, 1, 2, 3, 4, 5, 6, 7, 8}));
@@ -253,11 +254,13 @@ TEST(ParameterServerStrategyTest, RowLookupsAskOnlyTheShardsThatHoldThem) {
                         "has 5 rows"));
   EXPECT_EQ(client.Gather("m", Floats({1}, Shape({1}))).status().code(),
             absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE((*strategy)
-                  ->CreateVariable("s", *Tensor::FromVector<float>({1}, Shape()))
-                  .ok());
-  EXPECT_EQ(client.Gather("s", Tensor::FromVector<int64_t>({0})).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(
+      (*strategy)
+          ->CreateVariable("s", *Tensor::FromVector<float>({1}, Shape()))
+          .ok());
+  EXPECT_EQ(
+      client.Gather("s", Tensor::FromVector<int64_t>({0})).status().code(),
+      absl::StatusCode::kInvalidArgument);
 
   // Without ps 1 (rows 3-4), rows 0-2 still come: only ps 0 is asked.
   EXPECT_EQ(m->shards[0].ps, 0);
@@ -644,28 +647,29 @@ TEST(CoordinatorPreemptionTest, TheCoordinatorSavesAndResumes) {
       std::string(tmp == nullptr ? "/tmp" : tmp) + "/coordinator_ckpt";
   auto c = StartCluster();
   ASSERT_NE(c, nullptr);
-  OnEveryWorker(*c, "add_one", [](PsClient& ps, std::vector<Tensor>)
-                    -> absl::StatusOr<std::vector<Tensor>> {
-    absl::Status s = ps.AssignAdd("count", *Tensor::FromVector<int64_t>(
-                                               {1}, Shape()));
-    if (!s.ok()) return s;
-    return std::vector<Tensor>{};
-  });
+  OnEveryWorker(*c, "add_one",
+                [](PsClient& ps,
+                   std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+                  absl::Status s = ps.AssignAdd(
+                      "count", *Tensor::FromVector<int64_t>({1}, Shape()));
+                  if (!s.ok()) return s;
+                  return std::vector<Tensor>{};
+                });
   StartAll(*c);
   auto strategy = ParameterServerStrategy::Create(c->spec);
   ASSERT_TRUE(strategy.ok()) << strategy.status();
-  ASSERT_TRUE((*strategy)
-                  ->CreateVariable("count",
-                                   *Tensor::FromVector<int64_t>({0}, Shape()))
-                  .ok());
+  ASSERT_TRUE(
+      (*strategy)
+          ->CreateVariable("count", *Tensor::FromVector<int64_t>({0}, Shape()))
+          .ok());
   auto coordinator = ClusterCoordinator::Create(**strategy);
   ASSERT_TRUE(coordinator.ok()) << coordinator.status();
   int runs = 0, exits = 0;
   TerminationConfig config;
   config.termination_watcher = [&] { return runs >= 3; };
   config.exit_fn = [&] { ++exits; };
-  auto handler = CoordinatorPreemptionHandler::Create(
-      **strategy, **coordinator, {"count"}, dir, config);
+  auto handler = CoordinatorPreemptionHandler::Create(**strategy, **coordinator,
+                                                      {"count"}, dir, config);
   ASSERT_TRUE(handler.ok()) << handler.status();
   EXPECT_FALSE((*handler)->restored_from().has_value());
   absl::Status status;
@@ -701,20 +705,19 @@ TEST(CoordinatorPreemptionTest, TheCoordinatorSavesAndResumes) {
   EXPECT_EQ((*again)->client().Read("count")->ToVector<int64_t>(),
             (std::vector<int64_t>{3}));
   for (int64_t step = (*resumed)->total_run_calls(); step < 10; ++step) {
-    ASSERT_TRUE((*resumed)
-                    ->Run([&] {
-                      return (*resumed_coordinator)
-                          ->Schedule("add_one", {})
-                          .status();
-                    })
-                    .ok());
+    ASSERT_TRUE(
+        (*resumed)
+            ->Run([&] {
+              return (*resumed_coordinator)->Schedule("add_one", {}).status();
+            })
+            .ok());
   }
   ASSERT_TRUE((*resumed_coordinator)->Join(kWait).ok());
   EXPECT_EQ((*again)->client().Read("count")->ToVector<int64_t>(),
             (std::vector<int64_t>{10}));
 
-  EXPECT_EQ(CoordinatorPreemptionHandler::Create(**again,
-                                                 **resumed_coordinator, {}, dir)
+  EXPECT_EQ(CoordinatorPreemptionHandler::Create(**again, **resumed_coordinator,
+                                                 {}, dir)
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
@@ -730,29 +733,29 @@ TEST(PerWorkerDatasetTest, EachWorkerReadsItsOwnPipeline) {
   absl::Mutex mu;
   std::vector<std::vector<int64_t>> seen(kWorkers);
   auto install = [&](Server& server) {
-    ASSERT_TRUE(RegisterWorkerDataset(
-                    server, "numbers",
-                    [](const InputContext& ctx) -> absl::StatusOr<data::Dataset> {
-                      return data::Dataset::Range(100).Shard(
-                          ctx.num_input_pipelines(), ctx.input_pipeline_id());
-                    })
-                    .ok());
-    Server* self = &server;
     ASSERT_TRUE(
-        RegisterWorkerFunction(
-            server, "take",
-            [self, &mu, &seen](PsClient&, std::vector<Tensor> args)
-                -> absl::StatusOr<std::vector<Tensor>> {
-              absl::StatusOr<std::optional<data::Element>> next =
-                  NextElement(*self, args[0]);
-              if (!next.ok()) return next.status();
-              if (!next->has_value()) return std::vector<Tensor>{};
-              absl::MutexLock lock(&mu);
-              seen[static_cast<size_t>(self->task_index())].push_back(
-                  (**next)[0].data<int64_t>()[0]);
-              return std::vector<Tensor>{};
+        RegisterWorkerDataset(
+            server, "numbers",
+            [](const InputContext& ctx) -> absl::StatusOr<data::Dataset> {
+              return data::Dataset::Range(100).Shard(ctx.num_input_pipelines(),
+                                                     ctx.input_pipeline_id());
             })
             .ok());
+    Server* self = &server;
+    ASSERT_TRUE(RegisterWorkerFunction(
+                    server, "take",
+                    [self, &mu, &seen](PsClient&, std::vector<Tensor> args)
+                        -> absl::StatusOr<std::vector<Tensor>> {
+                      absl::StatusOr<std::optional<data::Element>> next =
+                          NextElement(*self, args[0]);
+                      if (!next.ok()) return next.status();
+                      if (!next->has_value()) return std::vector<Tensor>{};
+                      absl::MutexLock lock(&mu);
+                      seen[static_cast<size_t>(self->task_index())].push_back(
+                          (**next)[0].data<int64_t>()[0]);
+                      return std::vector<Tensor>{};
+                    })
+                    .ok());
   };
   for (auto& w : c->workers) install(*w);
   StartAll(*c);
@@ -827,7 +830,8 @@ TEST(PerWorkerDatasetTest, EachWorkerReadsItsOwnPipeline) {
   ASSERT_TRUE((*coordinator)->Schedule("take", {unknown->handle()}).ok());
   absl::Status joined = (*coordinator)->Join(kWait);
   EXPECT_EQ(joined.code(), absl::StatusCode::kNotFound) << joined;
-  EXPECT_THAT(std::string(joined.message()), HasSubstr("no dataset \"nothing\""));
+  EXPECT_THAT(std::string(joined.message()),
+              HasSubstr("no dataset \"nothing\""));
   EXPECT_EQ(PerWorkerIterator::Create("").status().code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -839,11 +843,12 @@ TEST(ClusterCoordinatorTest, ScheduledFunctionsHaveNoDeadlineByDefault) {
   EXPECT_EQ(ClusterCoordinatorOptions().call_timeout, absl::InfiniteDuration());
   auto c = StartCluster();
   ASSERT_NE(c, nullptr);
-  OnEveryWorker(*c, "slow", [](PsClient&, std::vector<Tensor>)
-                    -> absl::StatusOr<std::vector<Tensor>> {
-    absl::SleepFor(absl::Milliseconds(300));
-    return std::vector<Tensor>{Tensor::FromVector<int64_t>({7})};
-  });
+  OnEveryWorker(*c, "slow",
+                [](PsClient&,
+                   std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+                  absl::SleepFor(absl::Milliseconds(300));
+                  return std::vector<Tensor>{Tensor::FromVector<int64_t>({7})};
+                });
   StartAll(*c);
   auto strategy = ParameterServerStrategy::Create(c->spec);
   ASSERT_TRUE(strategy.ok()) << strategy.status();

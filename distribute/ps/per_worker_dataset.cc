@@ -56,8 +56,7 @@ absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
     if (!tasks.ok()) return tasks.status();
     workers = std::max<int64_t>(1, static_cast<int64_t>(tasks->size()));
   }
-  const int64_t index =
-      server.job_name() == "worker" ? server.task_index() : 0;
+  const int64_t index = server.job_name() == "worker" ? server.task_index() : 0;
   absl::StatusOr<InputContext> context =
       InputContext::Create(workers, std::min(index, workers - 1), workers);
   if (!context.ok()) return context.status();
@@ -93,7 +92,7 @@ absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
         if (!next.ok()) return next.status();
         std::vector<devices::Tensor> out = {
             devices::Tensor::FromVector<uint8_t>(
-            {static_cast<uint8_t>(next->has_value() ? 1 : 0)})};
+                {static_cast<uint8_t>(next->has_value() ? 1 : 0)})};
         if (next->has_value()) {
           for (devices::Tensor& t : **next) out.push_back(std::move(t));
         }
@@ -118,8 +117,7 @@ absl::StatusOr<std::optional<data::Element>> NextElement(
   absl::StatusOr<std::string> text = TensorName(handle);
   std::vector<std::string> parts;
   if (text.ok()) parts = absl::StrSplit(*text, '\n');
-  if (!text.ok() || parts.size() != 2 || parts[0].empty() ||
-      parts[1].empty()) {
+  if (!text.ok() || parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
     return absl::InvalidArgumentError(
         "the tensor is not a per-worker iterator handle "
         "(PerWorkerIterator::handle)");

@@ -1,8 +1,8 @@
 #include "distribute/ps/ps_client.h"
 
 #include <algorithm>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -540,9 +540,9 @@ absl::StatusOr<devices::Tensor> PsClient::Gather(absl::string_view name,
         devices::DTypeName(ids.dtype()), "; give int32 or int64 ids"));
   }
   if (ids.num_elements() > 0 && (!ids.has_data() || !ids.host_accessible())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the ids to look up in \"", name,
-        "\" are not in host memory: copy them to the host first"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the ids to look up in \"", name,
+                     "\" are not in host memory: copy them to the host first"));
   }
   absl::StatusOr<std::vector<ShardInfo>> shards = Lookup(name);
   if (!shards.ok()) return shards.status();
@@ -557,9 +557,9 @@ absl::StatusOr<devices::Tensor> PsClient::Gather(absl::string_view name,
                            ? ids.data<int32_t>()[i]
                            : ids.data<int64_t>()[i];
     if (id < 0 || id >= total) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "id ", id, " (at ", i, ") is not a row of variable \"", name,
-          "\", which has ", total, " rows"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("id ", id, " (at ", i, ") is not a row of variable \"",
+                       name, "\", which has ", total, " rows"));
     }
     // The last shard that starts at or before `id`.
     auto it = std::upper_bound(
@@ -583,9 +583,9 @@ absl::StatusOr<devices::Tensor> PsClient::Gather(absl::string_view name,
     if (!part.ok()) return part.status();
     if (part->size() != 1 || (*part)[0].shape().rank() < 1 ||
         (*part)[0].shape().dim(0) != static_cast<int64_t>(local[k].size())) {
-      return absl::InternalError(absl::StrCat(
-          "ps task ", targets_[static_cast<size_t>(s.ps)],
-          " answered a look-up in \"", name, "\" malformed"));
+      return absl::InternalError(
+          absl::StrCat("ps task ", targets_[static_cast<size_t>(s.ps)],
+                       " answered a look-up in \"", name, "\" malformed"));
     }
     const devices::Tensor& rows = (*part)[0];
     if (!out.has_value()) {

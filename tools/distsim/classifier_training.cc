@@ -428,12 +428,13 @@ absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
       continue;
     }
     if (waiting && absl::Now() >= next_report) {
-      waiting(absl::StrCat(
-          "still waiting for a new checkpoint in ", options.checkpoint_dir,
-          " after ", absl::FormatDuration(absl::Trunc(
-                         absl::Now() - quiet_since, absl::Seconds(1))),
-          reports.empty() ? " (none yet)"
-                          : absl::StrCat(" (last: step ", step, ")")));
+      waiting(absl::StrCat("still waiting for a new checkpoint in ",
+                           options.checkpoint_dir, " after ",
+                           absl::FormatDuration(absl::Trunc(
+                               absl::Now() - quiet_since, absl::Seconds(1))),
+                           reports.empty()
+                               ? " (none yet)"
+                               : absl::StrCat(" (last: step ", step, ")")));
       next_report = absl::Now() + absl::Seconds(5);
     }
     absl::SleepFor(poll);

@@ -124,10 +124,9 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
         *self, "batches",
         [o, data](const distribute::InputContext& ctx)
             -> absl::StatusOr<distribute::data::Dataset> {
-          auto batches = distribute::data::Dataset::Range(
-                             o.steps * o.global_batch)
-                             .Shard(ctx.num_input_pipelines(),
-                                    ctx.input_pipeline_id());
+          auto batches =
+              distribute::data::Dataset::Range(o.steps * o.global_batch)
+                  .Shard(ctx.num_input_pipelines(), ctx.input_pipeline_id());
           if (!batches.ok()) return batches.status();
           auto batched = batches->Repeat().Batch(o.global_batch);
           if (!batched.ok()) return batched.status();
@@ -137,12 +136,13 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
             auto x = Tensor::Host(devices::DType::kFloat32,
                                   devices::Shape({rows, o.num_features}));
             if (!x.ok()) return x.status();
-            auto y = Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
+            auto y =
+                Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
             if (!y.ok()) return y.status();
             for (int64_t r = 0; r < rows; ++r) {
-              y->data<int32_t>()[r] = data->Example(
-                  e[0].data<int64_t>()[r],
-                  x->data<float>() + r * o.num_features);
+              y->data<int32_t>()[r] =
+                  data->Example(e[0].data<int64_t>()[r],
+                                x->data<float>() + r * o.num_features);
             }
             return distribute::data::Element{*std::move(x), *std::move(y)};
           });
@@ -151,8 +151,8 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
     registered = ps::RegisterWorkerFunction(
         *self, "train_step",
         [self, o, model, opt, names, slots](
-            ps::PsClient& client, std::vector<Tensor> args)
-            -> absl::StatusOr<std::vector<Tensor>> {
+            ps::PsClient& client,
+            std::vector<Tensor> args) -> absl::StatusOr<std::vector<Tensor>> {
           auto batch = ps::NextElement(*self, args[0]);
           if (!batch.ok()) return batch.status();
           if (!batch->has_value()) {
@@ -246,10 +246,10 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
   if (!iterator.ok()) return iterator.status();
   std::vector<ps::RemoteValue> losses;
   for (int64_t step = 0; step < options.steps; ++step) {
-    auto value = (*coordinator)
-                     ->Schedule("train_step",
-                                {iterator->handle(),
-                                 Tensor::FromVector<int64_t>({step})});
+    auto value =
+        (*coordinator)
+            ->Schedule("train_step", {iterator->handle(),
+                                      Tensor::FromVector<int64_t>({step})});
     if (!value.ok()) return value.status();
     losses.push_back(*std::move(value));
   }

@@ -63,8 +63,8 @@
 #include "distribute/tpu/device_assignment.h"
 #include "distribute/tpu/tpu_strategy.h"
 #include "tools/distsim/classifier_training.h"
-#include "tools/distsim/ps_training.h"
 #include "tools/distsim/platforms.h"
+#include "tools/distsim/ps_training.h"
 #include "tools/distsim/step_timer.h"
 #include "tools/distsim/subcommands.h"
 
@@ -260,16 +260,18 @@ absl::Status RunEvaluator(const TrainOptions& options, bool json) {
         std::fflush(stdout);
         return absl::OkStatus();
       },
-      absl::Milliseconds(200), [](const std::string& line) {
+      absl::Milliseconds(200),
+      [](const std::string& line) {
         std::fprintf(stderr, "distsim train: evaluator: %s\n", line.c_str());
         std::fflush(stderr);
       });
   if (!reports.ok()) return reports.status();
   const EvaluationReport& last = reports->back();
-  std::printf("summary: evaluated %zu checkpoint(s), last at step %lld: eval "
-              "loss %.9g, weights checksum %s\n",
-              reports->size(), static_cast<long long>(last.step), last.loss,
-              last.weights_checksum.c_str());
+  std::printf(
+      "summary: evaluated %zu checkpoint(s), last at step %lld: eval "
+      "loss %.9g, weights checksum %s\n",
+      reports->size(), static_cast<long long>(last.step), last.loss,
+      last.weights_checksum.c_str());
   if (json) {
     std::printf(
         "{\"role\":\"evaluator\",\"checkpoints\":%zu,\"final_step\":%lld,"
@@ -493,9 +495,9 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
           platform_spec));
     }
     if (num_workers < 1 || num_workers > 64 || num_ps < 1 || num_ps > 64) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--num_workers=", num_workers, " --num_ps=", num_ps,
-          ": give 1 to 64 of each"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--num_workers=", num_workers, " --num_ps=", num_ps,
+                       ": give 1 to 64 of each"));
     }
     std::printf(
         "distsim train: ParameterServerStrategy, %lld worker(s) and %lld ps "

@@ -34,7 +34,8 @@ std::optional<absl::StatusOr<distribute::server::DataPlaneHello>> Read(
               << (8 * i);
   }
   absl::Status valid = si::CheckDataPlaneHelloLength(length);
-  if (!valid.ok()) return absl::StatusOr<distribute::server::DataPlaneHello>(valid);
+  if (!valid.ok())
+    return absl::StatusOr<distribute::server::DataPlaneHello>(valid);
   if (wire.size() - 4 < length) return std::nullopt;
   return si::DecodeDataPlaneHello(wire.substr(4, length), token, kTask);
 }
