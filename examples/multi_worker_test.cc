@@ -56,10 +56,7 @@ TEST(MultiWorkerExampleTest, TwoWorkerProcessesWithTfConfig) {
   for (int w = 0; w < 2; ++w) {
     auto child = ChildProcess::Spawn(
         RunfilePath("examples/multi_worker"), {},
-        {{"TF_CONFIG", absl::StrCat("{\"cluster\": ", cluster,
-                                    ", \"task\": {\"type\": \"worker\", "
-                                    "\"index\": ",
-                                    w, "}}")}},
+        {{"TF_CONFIG", distsim_test::TfConfig(cluster, "worker", w)}},
         distsim_test::TestTmpPath(absl::StrCat("worker", w)));
     ASSERT_TRUE(child.ok()) << child.status();
     workers.push_back(*std::move(child));

@@ -37,6 +37,7 @@
 namespace {
 
 using ::distsim_test::ChildProcess;
+using ::distsim_test::JsonField;
 using ::distsim_test::ExitInfo;
 using ::distsim_test::RunfilePath;
 using ::distsim_test::TestTmpPath;
@@ -58,17 +59,6 @@ std::vector<std::string> TrainArgs(std::vector<std::string> extra) {
   return args;
 }
 
-// The value of "key" in the one-line JSON object `line` (numbers and
-// strings without escapes), or "" when absent.
-std::string JsonField(const std::string& line, const std::string& key) {
-  const std::string needle = absl::StrCat("\"", key, "\":");
-  const size_t at = line.find(needle);
-  if (at == std::string::npos) return "";
-  size_t begin = at + needle.size();
-  size_t end = line.find_first_of(",}", begin);
-  std::string value = line.substr(begin, end - begin);
-  return std::string(absl::StripSuffix(absl::StripPrefix(value, "\""), "\""));
-}
 
 std::string LastLine(const std::string& text) {
   std::vector<std::string> lines =
@@ -315,10 +305,7 @@ TEST(DistsimMultiWorkerTest, APreemptedClusterResumesToTheSameWeights) {
                    "\", \"127.0.0.1:", (*ports)[1], "\"]}");
   auto env = [&](int w) {
     return std::vector<std::pair<std::string, std::string>>{
-        {"TF_CONFIG",
-         absl::StrCat("{\"cluster\": ", cluster,
-                      ", \"task\": {\"type\": \"worker\", \"index\": ", w,
-                      "}}")}};
+        {"TF_CONFIG", distsim_test::TfConfig(cluster, "worker", w)}};
   };
   const std::string dir = TestTmpPath("preemption_ckpt");
   std::vector<std::string> args = {"train",
@@ -402,9 +389,7 @@ TEST(DistsimMultiWorkerTest, AnEvaluatorEvaluatesTheWorkersCheckpoints) {
                    "\"], \"evaluator\": [\"127.0.0.1:", (*ports)[2], "\"]}");
   auto env = [&](const std::string& type, int index) {
     return std::vector<std::pair<std::string, std::string>>{
-        {"TF_CONFIG",
-         absl::StrCat("{\"cluster\": ", cluster, ", \"task\": {\"type\": \"",
-                      type, "\", \"index\": ", index, "}}")}};
+        {"TF_CONFIG", distsim_test::TfConfig(cluster, type, index)}};
   };
   const std::string dir = TestTmpPath("evaluated_ckpt");
   const std::vector<std::string> args = {"train",

@@ -30,16 +30,7 @@ constexpr absl::Duration kWait = absl::Seconds(90);
 
 std::string Distsim() { return RunfilePath("tools/distsim"); }
 
-// The value of "key" in the one-line JSON object `line`.
-std::string JsonField(const std::string& line, const std::string& key) {
-  const std::string needle = absl::StrCat("\"", key, "\":");
-  const size_t at = line.find(needle);
-  if (at == std::string::npos) return "";
-  const size_t begin = at + needle.size();
-  const size_t end = line.find_first_of(",}", begin);
-  return std::string(absl::StripSuffix(
-      absl::StripPrefix(line.substr(begin, end - begin), "\""), "\""));
-}
+using ::distsim_test::JsonField;
 
 distsim_test::Finished RunDistsim(const std::vector<std::string>& args,
                                   const std::string& name) {

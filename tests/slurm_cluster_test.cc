@@ -31,21 +31,12 @@
 namespace {
 
 using ::distsim_test::ChildProcess;
+using ::distsim_test::JsonField;
 using ::distsim_test::RunfilePath;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(120);
 
-// The value of "key" in a one-line JSON object (numbers, plain strings).
-std::string JsonField(const std::string& line, const std::string& key) {
-  const std::string needle = absl::StrCat("\"", key, "\":");
-  const size_t at = line.find(needle);
-  if (at == std::string::npos) return "";
-  const size_t begin = at + needle.size();
-  const size_t end = line.find_first_of(",}", begin);
-  return std::string(absl::StripSuffix(
-      absl::StripPrefix(line.substr(begin, end - begin), "\""), "\""));
-}
 
 // The JSON lines (the results) among `out`'s lines.
 std::vector<std::string> ResultLines(const std::string& out) {
@@ -190,10 +181,7 @@ TEST(SlurmClusterTest, SrunWorkersTrainLikeTfConfigWorkers) {
   for (int w = 0; w < 2; ++w) {
     auto child = ChildProcess::Spawn(
         RunfilePath("tools/distsim"), TrainArgs(),
-        {{"TF_CONFIG", absl::StrCat("{\"cluster\": ", cluster,
-                                    ", \"task\": {\"type\": \"worker\", "
-                                    "\"index\": ",
-                                    w, "}}")}},
+        {{"TF_CONFIG", distsim_test::TfConfig(cluster, "worker", w)}},
         distsim_test::TestTmpPath(absl::StrCat("tf_config", w)));
     ASSERT_TRUE(child.ok()) << child.status();
     workers.push_back(*std::move(child));

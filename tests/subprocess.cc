@@ -15,6 +15,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 
 extern char** environ;
@@ -211,6 +212,22 @@ absl::StatusOr<Finished> RunToEnd(
   absl::StatusOr<ExitInfo> exit = (*child)->Wait(timeout);
   if (!exit.ok()) return exit.status();
   return Finished{*exit, (*child)->Stdout(), (*child)->Stderr()};
+}
+
+std::string JsonField(const std::string& line, const std::string& key) {
+  const std::string needle = absl::StrCat("\"", key, "\":");
+  const size_t at = line.find(needle);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + needle.size();
+  const size_t end = line.find_first_of(",}", begin);
+  return std::string(absl::StripSuffix(
+      absl::StripPrefix(line.substr(begin, end - begin), "\""), "\""));
+}
+
+std::string TfConfig(const std::string& cluster, const std::string& type,
+                     int index) {
+  return absl::StrCat("{\"cluster\": ", cluster, ", \"task\": {\"type\": \"",
+                      type, "\", \"index\": ", index, "}}");
 }
 
 }  // namespace distsim_test

@@ -97,6 +97,15 @@ absl::StatusOr<std::vector<int>> FreePorts(int n);
 // none is found in a few tries.
 absl::StatusOr<int> FreePortRange(int n);
 
+// The value of "key" in the one-line JSON object `line` (as distsim's
+// --json prints it: numbers and strings without escapes), or "" when
+// absent.
+std::string JsonField(const std::string& line, const std::string& key);
+
+// A TF_CONFIG value: `cluster` (a JSON object of jobs) and this task.
+std::string TfConfig(const std::string& cluster, const std::string& type,
+                     int index);
+
 }  // namespace distsim_test
 
 #endif  // TESTS_SUBPROCESS_H_
