@@ -37,8 +37,8 @@
 namespace {
 
 using ::distsim_test::ChildProcess;
-using ::distsim_test::JsonField;
 using ::distsim_test::ExitInfo;
+using ::distsim_test::JsonField;
 using ::distsim_test::RunfilePath;
 using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
@@ -58,7 +58,6 @@ std::vector<std::string> TrainArgs(std::vector<std::string> extra) {
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
-
 
 std::string LastLine(const std::string& text) {
   std::vector<std::string> lines =

@@ -37,7 +37,6 @@ using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(120);
 
-
 // The JSON lines (the results) among `out`'s lines.
 std::vector<std::string> ResultLines(const std::string& out) {
   std::vector<std::string> lines;
