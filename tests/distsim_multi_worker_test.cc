@@ -369,8 +369,9 @@ TEST(DistsimMultiWorkerTest, APreemptedClusterResumesToTheSameWeights) {
   auto resumed = start("resumed", {absl::StrCat("--checkpoint_dir=", dir)});
   ASSERT_EQ(resumed.size(), 2u);
   const std::vector<std::string> got = checksums(resumed);
-  // It resumed rather than starting over.
+  // It resumed rather than starting over, and said so.
   EXPECT_THAT(resumed[0]->Stdout(), Not(HasSubstr("step    1/300")));
+  EXPECT_THAT(resumed[0]->Stdout(), HasSubstr("resuming from "));
   EXPECT_EQ(got[0], expected[0]);
   EXPECT_EQ(got[1], expected[0]);
 }

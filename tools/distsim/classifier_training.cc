@@ -155,6 +155,10 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
     if (!handler.ok()) return handler.status();
     preemption = *std::move(handler);
     first_step = std::min(preemption->total_run_calls(), options.steps);
+    if (preemption->restored_from().has_value() && options.on_resume) {
+      options.on_resume(*preemption->restored_from(),
+                        preemption->total_run_calls());
+    }
   }
 
   // The data: global batches of the synthetic set, split across replicas.

@@ -51,6 +51,9 @@ struct TrainOptions {
   // With checkpoint_dir: also save a checkpoint every this many steps and
   // after the last one (0: only on preemption), for a side-car evaluator.
   int64_t checkpoint_every = 0;
+  // With checkpoint_dir: called once, before the first step, when training
+  // resumes from a checkpoint (its path and the steps it holds).
+  std::function<void(const std::string& checkpoint, int64_t steps)> on_resume;
   // Examples of the evaluation set: the synthetic set's rows right after
   // the ones training reads (same teacher, never trained on).
   int64_t eval_examples = 1024;

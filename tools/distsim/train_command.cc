@@ -444,6 +444,11 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   trace_path = UserPath(std::move(trace_path));
   options.checkpoint_dir = UserPath(std::move(options.checkpoint_dir));
   if (!options.checkpoint_dir.empty()) {
+    options.on_resume = [](const std::string& checkpoint, int64_t steps) {
+      std::printf("distsim train: resuming from %s after step %lld\n",
+                  checkpoint.c_str(), static_cast<long long>(steps));
+      std::fflush(stdout);
+    };
     // Say why the process ends, then end it as the handler would.
     const std::string dir = options.checkpoint_dir;
     options.termination.exit_fn = [dir] {
