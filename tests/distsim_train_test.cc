@@ -4,6 +4,7 @@
 // are printed, so a run stopped by a signal has printed every step it
 // finished. Every child is waited for with a deadline and reaped.
 #include <csignal>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "devices/host_platform.h"
+#include "distribute/one_device_strategy.h"
 #include "tests/subprocess.h"
 #include "tools/distsim/classifier_training.h"
 #include "tools/distsim/ps_training.h"
@@ -158,6 +161,40 @@ TEST(ParameterServerTrainingTest, AsynchronousTrainingConverges) {
   EXPECT_EQ(
       distsim::TrainClassifierOnParameterServers(options, 0, 1).status().code(),
       absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+
+namespace {
+
+// A side-car evaluator pointed at the checkpoints of another model (one
+// layer fewer: a parameter its model needs is missing) says so at once
+// rather than polling for a checkpoint it could read.
+TEST(SidecarEvaluationTest, ACheckpointOfAnotherModelIsAnError) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir =
+      std::string(tmp == nullptr ? "/tmp" : tmp) + "/other_model_ckpt";
+  devices::HostPlatformOptions host;
+  auto platform = devices::HostPlatform::Create(host);
+  ASSERT_TRUE(platform.ok()) << platform.status();
+  auto strategy =
+      distribute::OneDeviceStrategy::Create(**platform, "/cpu:0");
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  distsim::TrainOptions trained;
+  trained.steps = 2;
+  trained.global_batch = 8;
+  trained.hidden = {8};
+  trained.checkpoint_dir = dir;
+  trained.checkpoint_every = 1;
+  ASSERT_TRUE(distsim::TrainClassifier(**strategy, trained).ok());
+
+  distsim::TrainOptions evaluated = trained;
+  // The same first two layers and one more, which the file lacks.
+  evaluated.hidden = {8, 10};
+  absl::StatusOr<std::vector<distsim::EvaluationReport>> reports =
+      distsim::RunSidecarEvaluation(evaluated, {});
+  EXPECT_EQ(reports.status().code(), absl::StatusCode::kNotFound)
+      << reports.status();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "devices/platform.h"
 #include "distribute/checkpoint/checkpoint.h"
 #include "distribute/checkpoint/checkpoint_manager.h"
+#include "distribute/checkpoint/file_util.h"
 #include "distribute/input/dataset.h"
 #include "distribute/input_lib.h"
 #include "distribute/models/adam.h"
@@ -407,8 +408,10 @@ absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
     if (!latest.ok()) return latest.status();
     if (latest->has_value() && **latest != last) {
       absl::Status read = ckpt.Read(**latest);
-      if (absl::IsNotFound(read)) {
-        // Replaced by a newer one meanwhile: read that one next.
+      if (absl::IsNotFound(read) &&
+          !distribute::checkpoint::PathExists(**latest)) {
+        // Replaced by a newer one meanwhile: read that one next. (A file
+        // that is there but lacks this model's entries is an error.)
         absl::SleepFor(poll);
         continue;
       }
