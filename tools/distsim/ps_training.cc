@@ -122,10 +122,10 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
     // This worker's batches: its shard of the example indices.
     absl::Status registered = ps::RegisterWorkerDataset(
         *self, "batches",
-        [o, data](const distribute::InputContext& ctx)
+        [o, data, examples](const distribute::InputContext& ctx)
             -> absl::StatusOr<distribute::data::Dataset> {
           auto batches =
-              distribute::data::Dataset::Range(o.steps * o.global_batch)
+              distribute::data::Dataset::Range(examples)
                   .Shard(ctx.num_input_pipelines(), ctx.input_pipeline_id());
           if (!batches.ok()) return batches.status();
           auto batched = batches->Repeat().Batch(o.global_batch);
