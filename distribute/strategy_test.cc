@@ -550,7 +550,7 @@ TEST(ReplicaContextTest, CollectiveAllReduceOptionsAreTheCallsDefaults) {
 // Without a timeout of the job's, a collective has no bound of its own (TF
 // waits as long as the peers live; dead peers are found by heartbeats): a
 // peer busy for minutes, say writing a checkpoint, must not fail the job.
-TEST(ReplicaContextTest, WithoutATimeoutCollectivesWaitForSlowPeers) {
+TEST(ReplicaContextTest, WithoutATimeoutCollectivesHaveNoBoundOfTheirOwn) {
   EXPECT_EQ(CommunicationOptions().Timeout(), absl::InfiniteDuration());
   CommunicationOptions zero;
   zero.timeout_seconds = 0;  // TF: 0 or less means none.
