@@ -13,10 +13,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "devices/host_platform.h"
 #include "distribute/one_device_strategy.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "tests/subprocess.h"
 #include "tools/distsim/classifier_training.h"
 #include "tools/distsim/ps_training.h"
@@ -177,8 +177,7 @@ TEST(SidecarEvaluationTest, ACheckpointOfAnotherModelIsAnError) {
   devices::HostPlatformOptions host;
   auto platform = devices::HostPlatform::Create(host);
   ASSERT_TRUE(platform.ok()) << platform.status();
-  auto strategy =
-      distribute::OneDeviceStrategy::Create(**platform, "/cpu:0");
+  auto strategy = distribute::OneDeviceStrategy::Create(**platform, "/cpu:0");
   ASSERT_TRUE(strategy.ok()) << strategy.status();
   distsim::TrainOptions trained;
   trained.steps = 2;

@@ -124,9 +124,8 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
         *self, "batches",
         [o, data, examples](const distribute::InputContext& ctx)
             -> absl::StatusOr<distribute::data::Dataset> {
-          auto batches =
-              distribute::data::Dataset::Range(examples)
-                  .Shard(ctx.num_input_pipelines(), ctx.input_pipeline_id());
+          auto batches = distribute::data::Dataset::Range(examples).Shard(
+              ctx.num_input_pipelines(), ctx.input_pipeline_id());
           if (!batches.ok()) return batches.status();
           auto batched = batches->Repeat().Batch(o.global_batch);
           if (!batched.ok()) return batched.status();
