@@ -78,14 +78,17 @@ constexpr ClusterKind kClusterKinds[] = {
 
 // Options after the node count: ",nics=K,nic_gbps=G,fabric=ib|roce|efa".
 constexpr absl::string_view kClusterOptionsHelp =
-    "NAME:N[,nics=K][,nic_gbps=G][,fabric=ib|roce|efa][,levels=2|3][,pod=P] "
+    "NAME:N[,nics=K][,nic_gbps=G][,fabric=ib|roce|efa][,levels=2|3][,pod=P]"
+    "[,routing=dmodk|ecmp] "
     "(N from 1 to 16384 nodes; K NIC ports per node, dividing the node's "
     "NICs or a multiple of them; G Gb/s per port; InfiniBand with "
     "SHARP-capable switches, RoCE Ethernet or AWS EFA without; a two-level "
     "leaf-spine fat tree up to 4096 nodes, three levels (leaf-spine-core) "
     "beyond or with levels=3, in pods of P nodes, by default as many as "
     "fill half a spine's ports with leaves; every level non-blocking (1:1), "
-    "leaves and spines of radix 2 x nodes per leaf)";
+    "leaves and spines of radix 2 x nodes per leaf; uplinks picked by "
+    "destination (dmodk, as OpenSM's fat-tree routing; InfiniBand's "
+    "default) or by a hash per flow (ecmp; Ethernet's default))";
 // Clusters above this many nodes get three levels unless levels=2.
 constexpr int64_t kMaxTwoLevelNodes = 4096;
 
@@ -200,6 +203,10 @@ absl::StatusOr<TopologyDef> GpuCluster(absl::string_view full_name,
       ok = kv.second == "ib" || kv.second == "roce" || kv.second == "efa";
       fabric.ethernet = kv.second != "ib";
       efa = kv.second == "efa";
+    } else if (kv.first == "routing") {
+      ok = kv.second == "dmodk" || kv.second == "ecmp";
+      fabric.routing =
+          kv.second == "ecmp" ? RoutingDef::ECMP : RoutingDef::D_MOD_K;
     } else if (kv.first == "levels") {
       ok = absl::SimpleAtoi(kv.second, &levels) && (levels == 2 || levels == 3);
     } else if (kv.first == "pod") {

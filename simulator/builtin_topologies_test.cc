@@ -110,7 +110,8 @@ TEST(BuiltinTopologiesTest, ClusterPutsEachNodeOnItsOwnTask) {
   EXPECT_EQ(cluster->device(gpu).name, "node5/gpu2");
   EXPECT_EQ(cluster->TfDeviceName(gpu),
             "/job:worker/replica:0/task:5/device:GPU:2");
-  EXPECT_EQ(cluster->routing_policy(), RoutingDef::ECMP);
+  // InfiniBand: uplinks picked by destination, as OpenSM's fat-tree routing.
+  EXPECT_EQ(cluster->routing_policy(), RoutingDef::D_MOD_K);
   const int leaf = *cluster->FindNode("ib_leaf_r2_g0");
   EXPECT_EQ(cluster->node(leaf).switch_kind, SwitchDef::IB_LEAF);
   EXPECT_DOUBLE_EQ(

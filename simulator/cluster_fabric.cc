@@ -101,7 +101,10 @@ absl::StatusOr<TopologyDef> BuildRailOptimizedCluster(
           : absl::StrCat(options.nodes, " x ", node.name(),
                          " on a rail-optimized ", fabric_kind, " fat tree (",
                          rails, " rails, ", options.spines, " spines)"));
-  def.mutable_routing()->set_policy(RoutingDef::ECMP);
+  def.mutable_routing()->set_policy(
+      options.routing != RoutingDef::POLICY_UNSPECIFIED ? options.routing
+      : options.ethernet                                ? RoutingDef::ECMP
+                                                        : RoutingDef::D_MOD_K);
   def.mutable_routing()->set_ecmp_seed(options.ecmp_seed);
   *def.mutable_device_specs() = node.device_specs();
 

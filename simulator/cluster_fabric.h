@@ -73,6 +73,10 @@ struct RailFabricOptions {
   // Ethernet (RoCE) instead of InfiniBand: ETHERNET links and
   // ETHERNET_SWITCH leaves and spines (which cannot reduce in the network).
   bool ethernet = false;
+  // How equal-cost uplinks are shared: D_MOD_K (by destination, as OpenSM's
+  // fat-tree routing on InfiniBand) or ECMP (a hash per flow, as Ethernet
+  // switches). Unset: D_MOD_K on InfiniBand, ECMP on Ethernet.
+  RoutingDef::Policy routing = RoutingDef::POLICY_UNSPECIFIED;
   uint64_t ecmp_seed = 0;
 };
 

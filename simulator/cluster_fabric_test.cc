@@ -52,7 +52,15 @@ TEST(ClusterFabricTest, ReplicatesNodesAndBuildsRailsAndSpines) {
   absl::StatusOr<TopologyDef> def = BuildRailOptimizedCluster(Node(), options);
   ASSERT_TRUE(def.ok()) << def.status();
   EXPECT_EQ(def->name(), "box_cluster:3");
-  EXPECT_EQ(def->routing().policy(), RoutingDef::ECMP);
+  EXPECT_EQ(def->routing().policy(), RoutingDef::D_MOD_K);
+  // Ethernet hashes flows (ECMP) unless told otherwise.
+  RailFabricOptions ethernet = options;
+  ethernet.ethernet = true;
+  EXPECT_EQ(BuildRailOptimizedCluster(Node(), ethernet)->routing().policy(),
+            RoutingDef::ECMP);
+  ethernet.routing = RoutingDef::D_MOD_K;
+  EXPECT_EQ(BuildRailOptimizedCluster(Node(), ethernet)->routing().policy(),
+            RoutingDef::D_MOD_K);
   absl::StatusOr<Topology> topology = Topology::FromDef(*def, def->name());
   ASSERT_TRUE(topology.ok()) << topology.status();
   EXPECT_EQ(topology->num_hosts(), 3);

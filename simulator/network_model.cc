@@ -75,7 +75,27 @@ absl::Status NetworkModel::CheckLink(LinkId link,
   return absl::OkStatus();
 }
 
-absl::Status NetworkModel::ValidateRoute(const std::vector<LinkId>& route) {
+absl::Status NetworkModel::ValidateRoute(const FlowSpec& spec) {
+  const std::vector<LinkId>& route = spec.route;
+  if (!spec.multiplicity.empty()) {
+    if (spec.multiplicity.size() != route.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "flow '", spec.label, "' gives ", spec.multiplicity.size(),
+          " multiplicities for a route of ", route.size(),
+          " links; give one per link, or none"));
+    }
+    for (const int64_t m : spec.multiplicity) {
+      if (m < 1 || m >= (int64_t{1} << 31)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("flow '", spec.label, "' has multiplicity ", m,
+                         "; each must be in [1, 2^31)"));
+      }
+    }
+  }
+  if (spec.extra_latency < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("flow '", spec.label, "' has a negative extra latency"));
+  }
   ++epoch_;
   for (const LinkId l : route) {
     if (absl::Status s = CheckLink(l, "flow route"); !s.ok()) return s;
@@ -106,7 +126,7 @@ absl::StatusOr<FlowId> NetworkModel::StartFlow(FlowSpec spec,
         "flow '", spec.label, "' starts at ", FormatTime(spec.start_time),
         ", before the current time ", FormatTime(engine_.now())));
   }
-  if (absl::Status s = ValidateRoute(spec.route); !s.ok()) return s;
+  if (absl::Status s = ValidateRoute(spec); !s.ok()) return s;
   const FlowId id = next_flow_id_++;
   if (spec.start_time == engine_.now()) {
     if (absl::Status s = BeginFlow(id, spec, done); !s.ok()) return s;
@@ -139,7 +159,7 @@ absl::Status NetworkModel::BeginFlow(FlowId id, FlowSpec& spec,
                               links_[static_cast<size_t>(l)].spec.name);
     }
   }
-  SimTime latency = 0;
+  SimTime latency = spec.extra_latency;
   for (const LinkId l : spec.route) {
     const Link& link = links_[static_cast<size_t>(l)];
     if (link.cut) {
@@ -151,10 +171,16 @@ absl::Status NetworkModel::BeginFlow(FlowId id, FlowSpec& spec,
     latency += link.spec.latency;
   }
   const SimTime now = engine_.now();
-  for (const LinkId l : spec.route) ++links_[static_cast<size_t>(l)].flow_count;
+  auto multiplicity = [&spec](size_t i) {
+    return spec.multiplicity.empty() ? int64_t{1} : spec.multiplicity[i];
+  };
+  for (size_t i = 0; i < spec.route.size(); ++i) {
+    links_[static_cast<size_t>(spec.route[i])].flow_count += multiplicity(i);
+  }
   if (spec.route.empty() || spec.bytes == 0) {
-    for (const LinkId l : spec.route) {
-      links_[static_cast<size_t>(l)].bytes += spec.bytes;
+    for (size_t i = 0; i < spec.route.size(); ++i) {
+      links_[static_cast<size_t>(spec.route[i])].bytes +=
+          spec.bytes * multiplicity(i);
     }
     FlowResult result;
     result.id = id;
@@ -178,6 +204,7 @@ absl::Status NetworkModel::BeginFlow(FlowId id, FlowSpec& spec,
   flow.active = true;
   flow.route.assign(spec.route.begin(), spec.route.end());
   flow.position.resize(spec.route.size());
+  flow.weight.assign(spec.multiplicity.begin(), spec.multiplicity.end());
   flow.bytes = spec.bytes;
   flow.remaining = static_cast<double>(spec.bytes);
   flow.rate = 0;
@@ -193,7 +220,9 @@ absl::Status NetworkModel::BeginFlow(FlowId id, FlowSpec& spec,
     Link& link = links_[static_cast<size_t>(flow.route[i])];
     flow.position[i] = static_cast<uint32_t>(link.flows.size());
     if (link.flows.empty()) link.busy_since = now;
-    link.flows.push_back(slot);
+    const uint32_t weight = WeightAt(flow, i);
+    link.flows.push_back({slot, weight});
+    link.weight += weight;
     MarkDirty(flow.route[i]);
   }
   flow_slot_[id] = slot;
@@ -245,8 +274,9 @@ void NetworkModel::RemoveFlow(uint32_t slot, int64_t sent) {
   for (size_t i = 0; i < flow.route.size(); ++i) {
     Link& link = links_[static_cast<size_t>(flow.route[i])];
     const uint32_t position = flow.position[i];
-    const uint32_t moved = link.flows.back();
-    link.flows[position] = moved;
+    const uint32_t moved = link.flows.back().slot;
+    link.weight -= link.flows[position].weight;
+    link.flows[position] = link.flows.back();
     link.flows.pop_back();
     if (link.flows.empty()) link.busy += engine_.now() - link.busy_since;
     if (moved != slot) {
@@ -258,7 +288,7 @@ void NetworkModel::RemoveFlow(uint32_t slot, int64_t sent) {
         }
       }
     }
-    link.bytes += sent;
+    link.bytes += sent * WeightAt(flow, i);
     MarkDirty(flow.route[i]);
   }
   if (flow.drain_event != 0) engine_.Cancel(flow.drain_event);
@@ -340,8 +370,8 @@ absl::Status NetworkModel::CutLink(LinkId link) {
   const SimTime now = engine_.now();
   // Fail in flow-id order so the failure events are ordered by program keys.
   std::vector<std::pair<FlowId, uint32_t>> victims;
-  for (const uint32_t slot : l.flows)
-    victims.emplace_back(flows_[slot].id, slot);
+  for (const LinkFlow& f : l.flows)
+    victims.emplace_back(flows_[f.slot].id, f.slot);
   std::sort(victims.begin(), victims.end());
   for (const auto& [id, slot] : victims) {
     FailFlow(slot, absl::UnavailableError(absl::StrCat(
@@ -372,8 +402,8 @@ absl::Status NetworkModel::SetLinkSlowdown(LinkId link, double factor) {
   // The link's flows get new upper bounds, which can make other links on
   // their routes stop (or start) limiting anyone: those that could limit
   // someone before pass the change on (see Recompute).
-  for (const uint32_t slot : l.flows) {
-    for (const LinkId other : flows_[slot].route) {
+  for (const LinkFlow& f : l.flows) {
+    for (const LinkId other : flows_[f.slot].route) {
       Link& m = links_[static_cast<size_t>(other)];
       if (!m.was_binding && !IsSlack(m)) {
         m.was_binding = true;
@@ -385,8 +415,8 @@ absl::Status NetworkModel::SetLinkSlowdown(LinkId link, double factor) {
   l.capacity = l.spec.bandwidth / factor;
   l.capacity_changed = true;
   // Flows slower than every flow on the link keep their rates.
-  for (const uint32_t slot : l.flows) {
-    Flow& flow = flows_[slot];
+  for (const LinkFlow& f : l.flows) {
+    Flow& flow = flows_[f.slot];
     if (flow.rate > 0) pending_level_ = std::min(pending_level_, flow.rate);
     flow.upper_bound = UpperBound(flow);
   }

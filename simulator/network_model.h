@@ -73,6 +73,14 @@ struct FlowSpec {
   int64_t bytes = 0;          // >= 0
   SimTime start_time = 0;     // >= now
   std::string label;          // for errors and the trace
+  // Empty, or one entry per route link, each in [1, 2^31): the flow stands
+  // for multiplicity[i] flows on route[i], all at its rate (a class of
+  // equivalent flows simulated once, on links that each stand for a class
+  // of equivalent links; see tools/distsim/symmetric_replay.h). Link
+  // accounting counts every flow it stands for. Empty: 1 on every link.
+  std::vector<int64_t> multiplicity;
+  // Added to the route's latency (>= 0).
+  SimTime extra_latency = 0;
 };
 
 struct FlowResult {
@@ -156,8 +164,14 @@ class NetworkModel final : public FaultListener {
 
  private:
   // Fields used by every rate recomputation come first, to share cache lines.
+  // A flow sending over a link, standing for `weight` flows there.
+  struct LinkFlow {
+    uint32_t slot;
+    uint32_t weight;
+  };
   struct Link {
-    std::vector<uint32_t> flows;  // slots of the flows sending over it
+    std::vector<LinkFlow> flows;  // the flows sending over it
+    int64_t weight = 0;           // the sum of their weights
     double capacity = 0;          // bandwidth / slowdown
     uint64_t visit = 0;
     uint64_t region = 0;  // == epoch_ if refilled in this recomputation
@@ -191,6 +205,8 @@ class NetworkModel final : public FaultListener {
     absl::InlinedVector<LinkId, 6> route;
     // position[i]: this flow's index in links_[route[i]].flows.
     absl::InlinedVector<uint32_t, 6> position;
+    // weight[i]: the flows it stands for on route[i] (empty: 1 each).
+    absl::InlinedVector<uint32_t, 6> weight;
     int64_t bytes = 0;
     double remaining = 0;  // bytes not yet sent as of last_update
     SimTime last_update = 0;
@@ -201,7 +217,10 @@ class NetworkModel final : public FaultListener {
     std::string label;
   };
 
-  absl::Status ValidateRoute(const std::vector<LinkId>& route);
+  absl::Status ValidateRoute(const FlowSpec& spec);
+  static uint32_t WeightAt(const Flow& flow, size_t i) {
+    return flow.weight.empty() ? 1 : flow.weight[i];
+  }
   absl::Status CheckLink(LinkId link, absl::string_view what) const;
   // Starts sending now. On error `done` is left untouched.
   absl::Status BeginFlow(FlowId id, FlowSpec& spec, FlowCallback& done);

@@ -34,7 +34,9 @@ double NetworkModel::UpperBound(const Flow& flow) const {
 bool NetworkModel::IsSlack(const Link& link) const {
   if (!options_.incremental) return false;
   double demand = 0;
-  for (const uint32_t slot : link.flows) demand += flows_[slot].upper_bound;
+  for (const LinkFlow& f : link.flows) {
+    demand += f.weight * flows_[f.slot].upper_bound;
+  }
   return demand <= Capacity(link);
 }
 
@@ -43,8 +45,8 @@ double NetworkModel::LowerBound(const Flow& flow) const {
   for (const LinkId l : flow.route) {
     const Link& link = links_[static_cast<size_t>(l)];
     if (!IsSlack(link)) {
-      bound = std::min(bound,
-                       Capacity(link) / static_cast<double>(link.flows.size()));
+      bound =
+          std::min(bound, Capacity(link) / static_cast<double>(link.weight));
     }
   }
   return bound;
@@ -53,11 +55,12 @@ double NetworkModel::LowerBound(const Flow& flow) const {
 void NetworkModel::Freeze(Flow& flow, double rate) {
   flow.frozen = true;
   flow.new_rate = rate;
-  for (const LinkId l : flow.route) {
-    Link& link = links_[static_cast<size_t>(l)];
+  for (size_t i = 0; i < flow.route.size(); ++i) {
+    Link& link = links_[static_cast<size_t>(flow.route[i])];
     if (link.region != epoch_) continue;
-    link.remaining = std::max(0.0, link.remaining - rate);
-    --link.unfrozen;
+    const uint32_t weight = WeightAt(flow, i);
+    link.remaining = std::max(0.0, link.remaining - weight * rate);
+    link.unfrozen -= weight;
   }
 }
 
@@ -88,8 +91,8 @@ void NetworkModel::Recompute() {
     Link& link = links_[static_cast<size_t>(l)];
     if (!link.capacity_changed) continue;
     if (!link.flows.empty()) {
-      level = std::min(level,
-                       Capacity(link) / static_cast<double>(link.flows.size()));
+      level =
+          std::min(level, Capacity(link) / static_cast<double>(link.weight));
     }
   }
   for (const auto& [slot, id] : new_flows_) {
@@ -127,8 +130,8 @@ void NetworkModel::Recompute() {
     link.capacity_changed = false;
     link.was_binding = false;
     if (!passes_on) continue;
-    for (const uint32_t slot : link.flows) {
-      if (flows_[slot].rate >= threshold) add_flow(slot);
+    for (const LinkFlow& f : link.flows) {
+      if (flows_[f.slot].rate >= threshold) add_flow(f.slot);
     }
   }
   if (!options_.incremental) {
@@ -148,8 +151,8 @@ void NetworkModel::Recompute() {
       if (IsSlack(link)) continue;
       link.region = epoch_;
       region_links_.push_back(l);
-      for (const uint32_t other : link.flows) {
-        if (flows_[other].rate >= threshold) add_flow(other);
+      for (const LinkFlow& f : link.flows) {
+        if (flows_[f.slot].rate >= threshold) add_flow(f.slot);
       }
     }
   }
@@ -169,12 +172,12 @@ void NetworkModel::Recompute() {
     Link& link = links_[static_cast<size_t>(l)];
     link.remaining = Capacity(link);
     link.unfrozen = 0;
-    for (const uint32_t slot : link.flows) {
-      const Flow& flow = flows_[slot];
+    for (const LinkFlow& f : link.flows) {
+      const Flow& flow = flows_[f.slot];
       if (flow.visit == epoch_) {
-        ++link.unfrozen;
+        link.unfrozen += f.weight;
       } else {
-        link.remaining -= flow.rate;
+        link.remaining -= f.weight * flow.rate;
       }
     }
     link.remaining = std::max(0.0, link.remaining);
@@ -227,8 +230,8 @@ void NetworkModel::Recompute() {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     const Candidate top = heap_.back();
     heap_.pop_back();
-    for (const uint32_t slot : links_[top.id].flows) {
-      Flow& flow = flows_[slot];
+    for (const LinkFlow& f : links_[top.id].flows) {
+      Flow& flow = flows_[f.slot];
       if (flow.visit == epoch_ && !flow.frozen) Freeze(flow, top.share);
     }
   }
@@ -268,8 +271,10 @@ void NetworkModel::Recompute() {
     for (const LinkId l : changed_links_) {
       Link& link = links_[static_cast<size_t>(l)];
       double rate_sum = 0;
-      for (const uint32_t slot : link.flows) rate_sum += flows_[slot].rate;
-      const int64_t count = static_cast<int64_t>(link.flows.size());
+      for (const LinkFlow& f : link.flows) {
+        rate_sum += f.weight * flows_[f.slot].rate;
+      }
+      const int64_t count = link.weight;
       if (rate_sum == link.rate_sum && count == link.segment_flows) continue;
       CloseSegment(link, now);
       link.rate_sum = rate_sum;

@@ -40,9 +40,9 @@ class NetworkModelTest : public ::testing::Test {
   }
   FlowId Flow(std::vector<LinkId> route, int64_t bytes, SimTime start = 0,
               std::string label = "") {
-    absl::StatusOr<FlowId> id =
-        net_.StartFlow({std::move(route), bytes, start, std::move(label)},
-                       results_.Callback());
+    absl::StatusOr<FlowId> id = net_.StartFlow(
+        {std::move(route), bytes, start, std::move(label), {}, 0},
+        results_.Callback());
     EXPECT_TRUE(id.ok()) << id.status();
     return id.value_or(~FlowId{0});
   }
@@ -185,9 +185,9 @@ TEST_F(NetworkModelTest, CallbacksMayStartFlows) {
     last_end = r.end_time;
     if (--remaining == 0) return;
     ASSERT_TRUE(
-        net_.StartFlow({{l}, 1000, engine_.now(), "chain"}, chain).ok());
+        net_.StartFlow({{l}, 1000, engine_.now(), "chain", {}, 0}, chain).ok());
   };
-  ASSERT_TRUE(net_.StartFlow({{l}, 1000, 0, "chain"}, chain).ok());
+  ASSERT_TRUE(net_.StartFlow({{l}, 1000, 0, "chain", {}, 0}, chain).ok());
   engine_.Run();
   EXPECT_EQ(remaining, 0);
   EXPECT_EQ(last_end, 50 * (Microseconds(1) + Nanoseconds(10)));
@@ -212,14 +212,24 @@ TEST_F(NetworkModelTest, RejectsBadLinksAndFlows) {
   auto start = [&](FlowSpec spec) {
     return net_.StartFlow(std::move(spec), results_.Callback()).status().code();
   };
-  EXPECT_EQ(start({{l + 1}, 10, 0, ""}), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(start({{-1}, 10, 0, ""}), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(start({{l, l}, 10, 0, ""}), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(start({{l}, -1, 0, ""}), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(net_.StartFlow({{l}, 10, 0, ""}, nullptr).status().code(),
+  EXPECT_EQ(start({{l + 1}, 10, 0, "", {}, 0}),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(start({{-1}, 10, 0, "", {}, 0}),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(start({{l, l}, 10, 0, "", {}, 0}),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(start({{l}, -1, 0, "", {}, 0}), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(net_.StartFlow({{l}, 10, 0, "", {}, 0}, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Multiplicities: one per link, each at least 1; no negative latency.
+  EXPECT_EQ(start({{l}, 10, 0, "", {1, 1}, 0}),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(start({{l}, 10, 0, "", {0}, 0}),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(start({{l}, 10, 0, "", {}, -1}),
             absl::StatusCode::kInvalidArgument);
   engine_.RunUntil(Microseconds(1));
-  EXPECT_EQ(start({{l}, 10, 0, ""}), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(start({{l}, 10, 0, "", {}, 0}), absl::StatusCode::kInvalidArgument);
   engine_.Run();
   EXPECT_TRUE(results_.by_id.empty());
   EXPECT_EQ(net_.CutLink(5).code(), absl::StatusCode::kInvalidArgument);
@@ -242,7 +252,7 @@ TEST_F(NetworkModelTest, CutLinkFailsItsFlowsAndRefusesNewOnes) {
   ASSERT_TRUE(net_.CutLink(cut).ok());  // idempotent
   // A new flow now fails at once, and `done` is not called.
   const absl::StatusOr<FlowId> refused = net_.StartFlow(
-      {{other, cut}, 10, engine_.now(), "new"}, results_.Callback());
+      {{other, cut}, 10, engine_.now(), "new", {}, 0}, results_.Callback());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "spine/3"));
   engine_.Run();
@@ -304,6 +314,81 @@ TEST_F(NetworkModelTest, SlowdownThatRelievesASharedLinkSpeedsUpItsOtherFlow) {
   EXPECT_EQ(net_.FlowRate(h).value(), 5e9);
 }
 
+// A flow with multiplicities stands for that many flows on each link: on a
+// network of one link per class of equivalent links it gets the rate each
+// of those flows gets on the full network.
+TEST(NetworkModelMultiplicityTest, ClassFlowsGetTheFullNetworksRates) {
+  // Full: uplinks u0, u1 (10 GB/s each) into a shared link s (30 GB/s);
+  // flows a0, a1 over u_i and s, b0, b1 over s alone, c over u0 alone.
+  Engine full_engine;
+  NetworkModel full(full_engine);
+  const LinkId u0 = full.AddLink({"u0", 10e9, 0}).value();
+  const LinkId u1 = full.AddLink({"u1", 10e9, 0}).value();
+  const LinkId shared = full.AddLink({"s", 30e9, 0}).value();
+  Results full_results;
+  std::vector<FlowId> a, b;
+  for (const LinkId u : {u0, u1}) {
+    a.push_back(full.StartFlow({{u, shared}, 1'000'000, 0, "a", {}, 0},
+                               full_results.Callback())
+                    .value());
+  }
+  for (int i = 0; i < 2; ++i) {
+    b.push_back(full.StartFlow({{shared}, 1'000'000, 0, "b", {}, 0},
+                               full_results.Callback())
+                    .value());
+  }
+  const FlowId c =
+      full.StartFlow({{u0}, 1'000'000, 0, "c", {}, 0}, full_results.Callback())
+          .value();
+  full_engine.RunUntil(0);
+  // u0 carries a0 and c (5 each); s shares the other 25 among a1, b0, b1.
+  EXPECT_EQ(full.FlowRate(c).value(), 5e9);
+  EXPECT_EQ(full.FlowRate(a[0]).value(), 5e9);
+
+  // b0 and b1 are equivalent: one flow standing for 2 on s. (a0 and a1 are
+  // not: u0 also carries c.)
+  Engine engine;
+  NetworkModel quotient(engine);
+  const LinkId q0 = quotient.AddLink({"u0", 10e9, 0}).value();
+  const LinkId q1 = quotient.AddLink({"u1", 10e9, 0}).value();
+  const LinkId qs = quotient.AddLink({"s", 30e9, 0}).value();
+  Results results;
+  const FlowId qa0 =
+      quotient
+          .StartFlow({{q0, qs}, 1'000'000, 0, "a0", {}, 0}, results.Callback())
+          .value();
+  const FlowId qa1 =
+      quotient
+          .StartFlow({{q1, qs}, 1'000'000, 0, "a1", {}, 0}, results.Callback())
+          .value();
+  const FlowId qb =
+      quotient.StartFlow({{qs}, 1'000'000, 0, "b", {2}, 0}, results.Callback())
+          .value();
+  const FlowId qc =
+      quotient
+          .StartFlow({{q0}, 1'000'000, 0, "c", {}, Microseconds(3)},
+                     results.Callback())
+          .value();
+  engine.RunUntil(0);
+  EXPECT_EQ(quotient.FlowRate(qa0).value(), full.FlowRate(a[0]).value());
+  EXPECT_EQ(quotient.FlowRate(qa1).value(), full.FlowRate(a[1]).value());
+  EXPECT_EQ(quotient.FlowRate(qb).value(), full.FlowRate(b[0]).value());
+  EXPECT_EQ(quotient.FlowRate(qb).value(), full.FlowRate(b[1]).value());
+  full_engine.Run();
+  engine.Run();
+  EXPECT_EQ(results.by_id[qb].end_time, full_results.by_id[b[0]].end_time);
+  EXPECT_EQ(results.by_id[qa1].end_time, full_results.by_id[a[1]].end_time);
+  // extra_latency adds to the delivery.
+  EXPECT_EQ(results.by_id[qc].end_time,
+            full_results.by_id[c].end_time + Microseconds(3));
+  // Link accounting counts every flow a class flow stands for.
+  Summary summary;
+  summary.end_time = engine.now();
+  quotient.AddToSummary(summary);
+  EXPECT_EQ(summary.links[2].flows, 4);
+  EXPECT_EQ(summary.links[2].bytes, 4'000'000);
+}
+
 TEST(NetworkModelFaultsTest, ScriptCutsAndSlowsLinks) {
   Engine engine;
   FaultScript script;
@@ -316,14 +401,14 @@ TEST(NetworkModelFaultsTest, ScriptCutsAndSlowsLinks) {
   ASSERT_TRUE(faults.Arm().ok());
   Results results;
   const FlowId on_a =
-      net.StartFlow({{a}, 2000, 0, ""}, results.Callback()).value();
+      net.StartFlow({{a}, 2000, 0, "", {}, 0}, results.Callback()).value();
   const FlowId first_on_b =
-      net.StartFlow({{b}, 4000, 0, ""}, results.Callback()).value();
+      net.StartFlow({{b}, 4000, 0, "", {}, 0}, results.Callback()).value();
   engine.RunUntil(Microseconds(2));
   // The second flow on b is b's second operation: the cut hits it and the
   // first flow, which is still sending.
   const absl::StatusOr<FlowId> second_on_b =
-      net.StartFlow({{b}, 10, engine.now(), ""}, results.Callback());
+      net.StartFlow({{b}, 10, engine.now(), "", {}, 0}, results.Callback());
   EXPECT_EQ(second_on_b.status().code(), absl::StatusCode::kUnavailable);
   engine.Run();
   EXPECT_EQ(results.by_id[first_on_b].status.code(),
@@ -390,9 +475,9 @@ TEST(NetworkModelMaxMinTest, RandomNetworksAreMaxMinFair) {
       if (route.empty())
         route.push_back(static_cast<LinkId>(rng() % num_links));
       routes.push_back(route);
-      ids.push_back(
-          net.StartFlow({route, 1'000'000, 0, ""}, [](const FlowResult&) {})
-              .value());
+      ids.push_back(net.StartFlow({route, 1'000'000, 0, "", {}, 0},
+                                  [](const FlowResult&) {})
+                        .value());
     }
     engine.RunUntil(0);
     std::vector<double> rate(ids.size());
@@ -510,12 +595,13 @@ std::map<FlowId, SimTime> RunRandomWorkload(uint64_t seed, bool incremental,
   std::function<void(int)> start_chain = [&](int remaining) {
     std::vector<LinkId> route = random_route();
     const int64_t bytes = static_cast<int64_t>(1000 + rng() % 100000);
-    absl::StatusOr<FlowId> id = net.StartFlow(
-        {route, bytes, engine.now(), ""}, [&, remaining](const FlowResult& r) {
-          EXPECT_TRUE(r.status.ok());
-          ends[r.id] = r.end_time;
-          if (remaining > 0) start_chain(remaining - 1);
-        });
+    absl::StatusOr<FlowId> id =
+        net.StartFlow({route, bytes, engine.now(), "", {}, 0},
+                      [&, remaining](const FlowResult& r) {
+                        EXPECT_TRUE(r.status.ok());
+                        ends[r.id] = r.end_time;
+                        if (remaining > 0) start_chain(remaining - 1);
+                      });
     ASSERT_TRUE(id.ok()) << id.status();
     routes[*id] = std::move(route);
   };

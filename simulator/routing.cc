@@ -105,6 +105,7 @@ absl::StatusOr<std::vector<int>> Router::ComputeRoute(int src, int dst) const {
       return CheapestRoute(src, dst, /*ecmp=*/false);
     case RoutingDef::ECMP:
       return CheapestRoute(src, dst, /*ecmp=*/true);
+    case RoutingDef::D_MOD_K:  // Walk picks by destination
     default:
       return CheapestRoute(src, dst, /*ecmp=*/false);
   }
@@ -198,11 +199,13 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
     }
     return kUnreachable;
   };
-  auto settle_forward = [&]() {
+  // `limit`: nodes at this cost or more settle without relaxing their
+  // links (what they reach costs more, and is not settled).
+  auto settle_forward = [&](int64_t limit) {
     const auto [d, v] = forward.top();
     forward.pop();
     search_[static_cast<size_t>(v)].from_src_final = true;
-    if (!passes_from(v)) return;
+    if (!passes_from(v) || d >= limit) return;
     for (int id : topology_.out_links(v)) {
       const int w = topology_.link(id).dst;
       const int64_t candidate = d + link_costs_[static_cast<size_t>(id)];
@@ -216,11 +219,11 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
       }
     }
   };
-  auto settle_backward = [&]() {
+  auto settle_backward = [&](int64_t limit) {
     const auto [d, v] = backward.top();
     backward.pop();
     search_[static_cast<size_t>(v)].to_dst_final = true;
-    if (!passes_into(v)) return;
+    if (!passes_into(v) || d >= limit) return;
     for (int id : topology_.in_links(v)) {
       const int u = topology_.link(id).src;
       const int64_t candidate = d + link_costs_[static_cast<size_t>(id)];
@@ -239,9 +242,9 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
     const int64_t b = top(backward, /*from_src=*/false);
     if (f == kUnreachable || b == kUnreachable || f + b >= best) break;
     if (f <= b) {
-      settle_forward();
+      settle_forward(kUnreachable);
     } else {
-      settle_backward();
+      settle_backward(kUnreachable);
     }
   }
   if (best == kUnreachable) {
@@ -254,8 +257,8 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
   // an exact cost on its side.
   const int64_t radius_src = best / 2;
   const int64_t radius_dst = best - 1 - radius_src;
-  while (top(forward, true) <= radius_src) settle_forward();
-  while (top(backward, false) <= radius_dst) settle_backward();
+  while (top(forward, true) <= radius_src) settle_forward(radius_src);
+  while (top(backward, false) <= radius_dst) settle_backward(radius_dst);
   auto in_src_ball = [&](const SearchNode& node) {
     return node.from_src_final && node.from_src <= radius_src;
   };
@@ -266,25 +269,45 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
   // then back from their tails over tight links of the source's ball and on
   // from their heads over tight links of the destination's ball.
   std::vector<int> from_tails, from_heads;
-  for (size_t i = 0, end = touched_.size(); i < end; ++i) {
-    const int u = touched_[i];
+  auto mark_crossing = [&](int u, int w, int id) {
     SearchNode& tail = search_[static_cast<size_t>(u)];
-    if (!in_src_ball(tail) || !passes_from(u)) continue;
-    for (int id : topology_.out_links(u)) {
-      const int w = topology_.link(id).dst;
-      SearchNode& head = search_[static_cast<size_t>(w)];
-      if (!in_dst_ball(head) || !passes_into(w)) continue;
-      if (tail.from_src + link_costs_[static_cast<size_t>(id)] + head.to_dst !=
-          best) {
-        continue;
+    SearchNode& head = search_[static_cast<size_t>(w)];
+    if (!in_src_ball(tail) || !passes_from(u)) return;
+    if (!in_dst_ball(head) || !passes_into(w)) return;
+    if (tail.from_src + link_costs_[static_cast<size_t>(id)] + head.to_dst !=
+        best) {
+      return;
+    }
+    if (!tail.on_route) {
+      tail.on_route = true;
+      from_tails.push_back(u);
+    }
+    if (!head.on_route) {
+      head.on_route = true;
+      from_heads.push_back(w);
+    }
+  };
+  // The crossing links, found from the ball whose nodes have fewer links
+  // to scan (a spine of a fat tree has hundreds; the leaf across from it,
+  // a few dozen). Either way finds the same set.
+  size_t out_scan = 0, in_scan = 0;
+  for (const int v : touched_) {
+    const SearchNode& node = search_[static_cast<size_t>(v)];
+    if (in_src_ball(node)) out_scan += topology_.out_links(v).size();
+    if (in_dst_ball(node)) in_scan += topology_.in_links(v).size();
+  }
+  for (size_t i = 0, end = touched_.size(); i < end; ++i) {
+    const int v = touched_[i];
+    const SearchNode& node = search_[static_cast<size_t>(v)];
+    if (out_scan <= in_scan) {
+      if (!in_src_ball(node)) continue;
+      for (int id : topology_.out_links(v)) {
+        mark_crossing(v, topology_.link(id).dst, id);
       }
-      if (!tail.on_route) {
-        tail.on_route = true;
-        from_tails.push_back(u);
-      }
-      if (!head.on_route) {
-        head.on_route = true;
-        from_heads.push_back(w);
+    } else {
+      if (!in_dst_ball(node)) continue;
+      for (int id : topology_.in_links(v)) {
+        mark_crossing(topology_.link(id).src, v, id);
       }
     }
   }
@@ -364,6 +387,12 @@ absl::StatusOr<std::vector<int>> Router::Walk(
     absl::FunctionRef<bool(int at, int link)> on_a_cheapest_route) const {
   std::vector<int> route;
   std::vector<int> candidates;
+  // D-mod-k: the destination's host (its node id if it has none), divided
+  // by the choices met so far, modulo this hop's.
+  const Node& target = topology_.node(dst);
+  const uint64_t key =
+      static_cast<uint64_t>(target.host >= 0 ? target.host : target.id);
+  uint64_t divisor = 1;
   int at = src;
   while (at != dst) {
     candidates.clear();
@@ -377,7 +406,11 @@ absl::StatusOr<std::vector<int>> Router::Walk(
                        topology_.node(at).name, "'"));
     }
     size_t pick = 0;
-    if (ecmp && candidates.size() > 1) {
+    if (candidates.size() > 1 && policy_ == RoutingDef::D_MOD_K) {
+      pick = static_cast<size_t>((key / divisor) % candidates.size());
+      divisor =
+          std::min<uint64_t>(divisor * candidates.size(), uint64_t{1} << 40);
+    } else if (ecmp && candidates.size() > 1) {
       pick = static_cast<size_t>(EcmpHash(ecmp_seed_, src, dst, at) %
                                  candidates.size());
     }

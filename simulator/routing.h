@@ -7,6 +7,13 @@
 //   - ECMP: the cheapest path, ties broken by a hash of (source, destination,
 //     seed, current node), so one flow always takes one path while flows
 //     spread over equal-cost links (e.g. the spines of a fat tree);
+//   - D_MOD_K: the cheapest path; where equal-cost links fan out (a leaf's
+//     uplinks to the spines), the destination's host index divided by the
+//     fan-outs met so far, modulo this one's, picks: destination-mod-k
+//     routing (E. Zahavi, "D-Mod-K Routing Providing Non-Blocking Traffic
+//     for Shift Permutations on Real Life Fat Trees", 2010), what OpenSM's
+//     fat-tree routing engine ("ftree") sets up on InfiniBand fat trees, so
+//     that shift patterns such as rings over nodes meet no contention;
 //   - DIMENSION_ORDER: on a TPU mesh, x first, then y, then z, going the
 //     shorter way around a wraparound axis (ties go the + way); pairs not
 //     both on the mesh (a host CPU, say) fall back to SHORTEST_PATH.

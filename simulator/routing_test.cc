@@ -94,7 +94,7 @@ Topology* ClusterRoutingTest::cluster_ = nullptr;
 
 TEST_F(ClusterRoutingTest, SameRailAcrossNodesStaysOnTheRail) {
   Router router(*cluster_);
-  EXPECT_EQ(router.policy(), RoutingDef::ECMP);
+  EXPECT_EQ(router.policy(), RoutingDef::D_MOD_K);  // InfiniBand's default
   EXPECT_THAT(
       RouteByName(*cluster_, router, "node0/gpu3", "node9/gpu3"),
       ElementsAre("node0/gpu3", "node0/pcie3", "node0/nic3", "ib_leaf_r3_g0",
@@ -132,8 +132,10 @@ std::set<std::string> SpinesUsed(const Topology& topology,
 }
 
 TEST_F(ClusterRoutingTest, EcmpIsDeterministicAndSpreadsOverSpines) {
-  Router first(*cluster_);
-  Router second(*cluster_);
+  RouterOptions ecmp;
+  ecmp.policy = RoutingDef::ECMP;
+  Router first(*cluster_, ecmp);
+  Router second(*cluster_, ecmp);
   const int src = NodeId(*cluster_, "node2/gpu1");
   const int dst = NodeId(*cluster_, "node7/gpu6");
   absl::StatusOr<std::vector<int>> a = first.Route(src, dst);
@@ -146,7 +148,7 @@ TEST_F(ClusterRoutingTest, EcmpIsDeterministicAndSpreadsOverSpines) {
   EXPECT_GE(spines.size(), 16u);
   EXPECT_EQ(spines, SpinesUsed(*cluster_, second));
   // Another seed spreads the flows differently.
-  RouterOptions reseeded;
+  RouterOptions reseeded = ecmp;
   reseeded.ecmp_seed = 12345;
   Router third(*cluster_, reseeded);
   bool differs = false;
@@ -156,6 +158,48 @@ TEST_F(ClusterRoutingTest, EcmpIsDeterministicAndSpreadsOverSpines) {
     differs = *first.Route(from, to) != *third.Route(from, to);
   }
   EXPECT_TRUE(differs);
+}
+
+// D-mod-k: a shift across leaves (node k to node k + 32, on one rail) takes
+// spine (destination host mod 32), so the 32 flows leaving a leaf use its
+// 32 uplinks once each, where ECMP's hash piles some onto one spine.
+TEST(DModKRoutingTest, AShiftAcrossLeavesUsesEverySpineOnce) {
+  absl::StatusOr<Topology> cluster = BuiltinTopology("dgx_h100_cluster:64");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Router router(*cluster);
+  ASSERT_EQ(router.policy(), RoutingDef::D_MOD_K);
+  RouterOptions ecmp_options;
+  ecmp_options.policy = RoutingDef::ECMP;
+  Router ecmp(*cluster, ecmp_options);
+  std::set<std::string> spines, ecmp_spines;
+  for (int k = 0; k < 32; ++k) {
+    const std::string src = absl::StrCat("node", k, "/gpu2");
+    const std::string dst = absl::StrCat("node", k + 32, "/gpu2");
+    const std::vector<std::string> hops =
+        RouteByName(*cluster, router, src, dst);
+    ASSERT_EQ(hops.size(), 9u);
+    EXPECT_EQ(hops[3], "ib_leaf_r2_g0");
+    EXPECT_EQ(hops[4], absl::StrCat("ib_spine", (k + 32) % 32));
+    EXPECT_EQ(hops[5], "ib_leaf_r2_g1");
+    spines.insert(hops[4]);
+    for (const std::string& hop : RouteByName(*cluster, ecmp, src, dst)) {
+      if (absl::StartsWith(hop, "ib_spine")) ecmp_spines.insert(hop);
+    }
+  }
+  EXPECT_EQ(spines.size(), 32u);
+  EXPECT_LT(ecmp_spines.size(), 32u);
+  // Ethernet fabrics hash; routing= chooses either way.
+  for (const auto& [spec, policy] :
+       std::vector<std::pair<std::string, RoutingDef::Policy>>{
+           {"dgx_h100_cluster:4,fabric=roce", RoutingDef::ECMP},
+           {"dgx_h100_cluster:4,routing=ecmp", RoutingDef::ECMP},
+           {"dgx_h100_cluster:4,fabric=roce,routing=dmodk",
+            RoutingDef::D_MOD_K}}) {
+    absl::StatusOr<Topology> topology = BuiltinTopology(spec);
+    ASSERT_TRUE(topology.ok()) << topology.status();
+    EXPECT_EQ(Router(*topology).policy(), policy) << spec;
+  }
+  EXPECT_FALSE(BuiltinTopology("dgx_h100_cluster:4,routing=random").ok());
 }
 
 TEST_F(ClusterRoutingTest, ShortestPathBreaksTiesTowardsTheLowestLinkId) {

@@ -157,6 +157,8 @@ class Simulation {
 
   // --- Any thread but the driving one. ---
 
+  // As created.
+  const SimulationOptions& options() const { return options_; }
   SimDeviceStats Stats(int device) const;
   // Per-device busy time and per-link traffic up to now.
   Summary GetSummary() const;

@@ -69,9 +69,12 @@ void AddRingReduceScatter(const RingReduceScatterPlan& plan,
   // issues steps in program order would otherwise hold it back until the
   // member's own receive has arrived, passing the round around the ring one
   // member at a time instead of all at once.
+  std::vector<ScheduleBuilder::Message> round;
   for (int64_t k = 0; k + 1 < m; ++k) {
     for (int64_t c = 0; c < max_pieces; ++c) {
+      round.clear();
       for (int pass = 0; pass < 2; ++pass) {
+        if (pass == 1) builder->SendRound(round);
         for (int64_t i = 0; i < m; ++i) {
           const int64_t x = Mod(i - k - 1, m);
           if (!SegmentPiece(options, plan.segment, plan.base, plan.length, m, x,
@@ -87,7 +90,7 @@ void AddRingReduceScatter(const RingReduceScatterPlan& plan,
             const BufferRange src =
                 k == 0 ? plan.local(from, piece.offset, piece.count)
                        : plan.acc(from, piece.offset, piece.count);
-            builder->Send(plan.members[from], src, plan.members[to], into);
+            round.push_back({plan.members[from], src, plan.members[to], into});
           } else if (plan.tmp) {
             builder->Reduce(plan.members[to], into, acc);
           } else {
@@ -107,8 +110,10 @@ void AddRingAllGather(const RingAllGatherPlan& plan,
   if (m <= 1 || plan.length == 0) return;
   const int64_t max_pieces = MaxPieces(options, plan.segment, plan.length, m);
   Shard piece;
+  std::vector<ScheduleBuilder::Message> round;
   for (int64_t k = 0; k + 1 < m; ++k) {
     for (int64_t c = 0; c < max_pieces; ++c) {
+      round.clear();
       for (int64_t i = 0; i < m; ++i) {
         const int64_t x = Mod(i - k, m);
         if (!SegmentPiece(options, plan.segment, plan.base, plan.length, m, x,
@@ -120,9 +125,10 @@ void AddRingAllGather(const RingAllGatherPlan& plan,
         const BufferRange src = k == 0
                                     ? plan.own(from, piece.offset, piece.count)
                                     : plan.dst(from, piece.offset, piece.count);
-        builder->Send(plan.members[from], src, plan.members[to],
-                      plan.dst(to, piece.offset, piece.count));
+        round.push_back({plan.members[from], src, plan.members[to],
+                         plan.dst(to, piece.offset, piece.count)});
       }
+      builder->SendRound(round);
     }
   }
 }

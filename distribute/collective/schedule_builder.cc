@@ -165,15 +165,15 @@ int32_t ScheduleBuilder::Reduce(int32_t rank, const BufferRange& src,
   return Append(rank, std::move(step));
 }
 
-ScheduleBuilder::Transfer ScheduleBuilder::Send(
-    int32_t from, const BufferRange& src, int32_t to, const BufferRange& dst,
-    const std::vector<int32_t>& extra_send_deps, bool keep_empty) {
-  Transfer transfer;
-  if (src.count == 0 && !keep_empty) return transfer;
+int64_t ScheduleBuilder::NextTag(int32_t from, int32_t to) {
   const int64_t channel =
       static_cast<int64_t>(from) * schedule_.options.group_size + to;
-  const int64_t tag = next_tag_[channel]++;
+  return next_tag_[channel]++;
+}
 
+int32_t ScheduleBuilder::AppendSend(int32_t from, const BufferRange& src,
+                                    int32_t to, int64_t tag,
+                                    const std::vector<int32_t>& extra_deps) {
   Step send;
   send.kind = StepKind::kSend;
   send.peer = to;
@@ -182,11 +182,14 @@ ScheduleBuilder::Transfer ScheduleBuilder::Send(
   const int32_t send_index =
       static_cast<int32_t>(schedule_.ranks[from].steps.size());
   NoteRead(from, src, send_index, &send.deps);
-  for (int32_t dep : extra_send_deps) {
+  for (int32_t dep : extra_deps) {
     if (dep >= 0) send.deps.push_back(dep);
   }
-  transfer.send = Append(from, std::move(send));
+  return Append(from, std::move(send));
+}
 
+int32_t ScheduleBuilder::AppendRecv(int32_t to, const BufferRange& dst,
+                                    int32_t from, int64_t tag) {
   Step recv;
   recv.kind = StepKind::kRecv;
   recv.peer = from;
@@ -195,8 +198,32 @@ ScheduleBuilder::Transfer ScheduleBuilder::Send(
   const int32_t recv_index =
       static_cast<int32_t>(schedule_.ranks[to].steps.size());
   NoteWrite(to, dst, recv_index, &recv.deps);
-  transfer.recv = Append(to, std::move(recv));
+  return Append(to, std::move(recv));
+}
+
+ScheduleBuilder::Transfer ScheduleBuilder::Send(
+    int32_t from, const BufferRange& src, int32_t to, const BufferRange& dst,
+    const std::vector<int32_t>& extra_send_deps, bool keep_empty) {
+  Transfer transfer;
+  if (src.count == 0 && !keep_empty) return transfer;
+  const int64_t tag = NextTag(from, to);
+  transfer.send = AppendSend(from, src, to, tag, extra_send_deps);
+  transfer.recv = AppendRecv(to, dst, from, tag);
   return transfer;
+}
+
+void ScheduleBuilder::SendRound(const std::vector<Message>& round) {
+  round_tags_.assign(round.size(), -1);
+  for (size_t i = 0; i < round.size(); ++i) {
+    const Message& m = round[i];
+    if (m.src.count == 0) continue;
+    round_tags_[i] = NextTag(m.from, m.to);
+    AppendSend(m.from, m.src, m.to, round_tags_[i], {});
+  }
+  for (size_t i = 0; i < round.size(); ++i) {
+    const Message& m = round[i];
+    if (round_tags_[i] >= 0) AppendRecv(m.to, m.dst, m.from, round_tags_[i]);
+  }
 }
 
 Schedule ScheduleBuilder::Finish() && { return std::move(schedule_); }

@@ -78,6 +78,19 @@ class ScheduleBuilder {
                 const BufferRange& dst,
                 const std::vector<int32_t>& extra_send_deps = {},
                 bool keep_empty = false);
+  // One message of a round.
+  struct Message {
+    int32_t from;
+    BufferRange src;
+    int32_t to;
+    BufferRange dst;
+  };
+  // The messages of one round sent at once (a ring's step): every send, in
+  // order, then every receive, so that each rank's program has its send
+  // before its receive whatever its place in the list (sent one by one, a
+  // ring's first member would send first and every other receive first).
+  // Tags as if each were sent with Send in order; empty ones are omitted.
+  void SendRound(const std::vector<Message>& round);
 
   Schedule Finish() &&;
 
@@ -98,10 +111,16 @@ class ScheduleBuilder {
   void NoteWrite(int32_t rank, const BufferRange& range, int32_t step,
                  StepDeps* deps);
   int32_t Append(int32_t rank, Step step);
+  int64_t NextTag(int32_t from, int32_t to);
+  int32_t AppendSend(int32_t from, const BufferRange& src, int32_t to,
+                     int64_t tag, const std::vector<int32_t>& extra_deps);
+  int32_t AppendRecv(int32_t to, const BufferRange& dst, int32_t from,
+                     int64_t tag);
 
   Schedule schedule_;
   std::vector<RegionMap> regions_;                  // rank * 3 + buffer
   absl::flat_hash_map<int64_t, int64_t> next_tag_;  // from * n + to
+  std::vector<int64_t> round_tags_;                 // SendRound's scratch
 };
 
 }  // namespace collective

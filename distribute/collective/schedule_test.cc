@@ -67,11 +67,11 @@ TEST(DebugStringTest, ListsEveryStep) {
             "  #3 SEND to 1 tag 1 output[0,+1) deps {2}\n"
             "  #4 RECV from 1 tag 1 output[1,+1)\n"
             "rank 1 (input 2, output 2, scratch 0):\n"
-            "  #0 RECV from 0 tag 0 output[1,+1)\n"
-            "  #1 SEND to 0 tag 0 input[0,+1)\n"
-            "  #2 REDUCE output[1,+1) += input[1,+1) deps {0}\n"
-            "  #3 RECV from 0 tag 1 output[0,+1)\n"
-            "  #4 SEND to 0 tag 1 output[1,+1) deps {2}\n");
+            "  #0 SEND to 0 tag 0 input[0,+1)\n"
+            "  #1 RECV from 0 tag 0 output[1,+1)\n"
+            "  #2 REDUCE output[1,+1) += input[1,+1) deps {1}\n"
+            "  #3 SEND to 0 tag 1 output[1,+1) deps {2}\n"
+            "  #4 RECV from 0 tag 1 output[0,+1)\n");
   EXPECT_EQ(s->NumSteps(), 10);
   EXPECT_EQ(s->NumMessages(), 4);
   EXPECT_EQ(s->ElementsSent(), 4);

@@ -171,12 +171,13 @@ void BM_Cluster1024RingShift(benchmark::State& state) {
         const int dst =
             (gpu + shift_nodes * Cluster::kGpusPerNode) % Cluster::kGpus;
         const Sender self = *this;
-        net->StartFlow({cluster->Route(gpu, dst), kBytes, engine->now(), ""},
-                       [self, round](const FlowResult& r) {
-                         if (!r.status.ok()) return;
-                         ++*self.completed;
-                         if (round + 1 < self.rounds) self.Send(round + 1);
-                       })
+        net->StartFlow(
+               {cluster->Route(gpu, dst), kBytes, engine->now(), "", {}, 0},
+               [self, round](const FlowResult& r) {
+                 if (!r.status.ok()) return;
+                 ++*self.completed;
+                 if (round + 1 < self.rounds) self.Send(round + 1);
+               })
             .IgnoreError();
       }
     };
