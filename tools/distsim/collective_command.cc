@@ -99,6 +99,10 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   flags.Int("message_budget", &options.message_budget,
             "most messages one simulated collective may send; chunks grow "
             "to stay within it");
+  flags.Bool("symmetry", &options.symmetry,
+             "schedule algorithms: simulate one rank of each class of ranks "
+             "that a symmetric network keeps in lockstep (the same times); "
+             "--symmetry=false simulates every rank");
   flags.Int("gpus_per_node", &options.gpus_per_node,
             "place the ranks N per node (0: fill each node's GPUs)");
   flags.Int("channels", &options.channels,
@@ -211,8 +215,17 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
     }
   }
   std::fflush(stdout);
-  std::fprintf(stderr, "distsim collective: %zu size(s) in %.2f s\n",
-               result->rows.size(), seconds);
+  int64_t classes = 0;
+  for (const SweepRow& row : result->rows) {
+    classes = std::max(classes, row.rank_classes);
+  }
+  const std::string symmetry =
+      classes == 0
+          ? ""
+          : absl::StrCat(" (by symmetry: at most ", classes, " of the ",
+                         result->ranks, " ranks simulated)");
+  std::fprintf(stderr, "distsim collective: %zu size(s) in %.2f s%s\n",
+               result->rows.size(), seconds, symmetry.c_str());
   if (!plot_path.empty()) {
     absl::Status drawn = WritePlot(SweepPlot(options, result->rows), plot_path);
     if (!drawn.ok()) return drawn;

@@ -58,6 +58,7 @@ struct Setup {
   std::vector<std::string> device_names;
   std::vector<int> device_indices;  // topology devices, by rank
   bool rank_threads = false;
+  bool symmetry = true;
   simulator::GroupHardware hardware;
   dc::GroupTopology topology;
   int64_t message_budget = kDefaultMessageBudget;
@@ -431,7 +432,7 @@ dc::ScheduleCommunicatorOptions CommunicatorOptions(const Setup& setup,
 // Simulated microseconds of one collective on a fresh platform, replaying
 // its schedule as one state machine per rank (schedule_replay.h).
 absl::StatusOr<double> Replay(const Setup& setup, const Plan& plan, bool trace,
-                              int64_t* events) {
+                              int64_t* events, int64_t* rank_classes) {
   absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> platform =
       simulator::SimPlatform::FromSpec(
           trace ? setup.spec : absl::StrCat(setup.spec, ";notrace"));
@@ -459,8 +460,11 @@ absl::StatusOr<double> Replay(const Setup& setup, const Plan& plan, bool trace,
   absl::StatusOr<dc::Schedule> schedule =
       dc::BuildSchedule(ScheduleOp(setup.op), call->algorithm, call->schedule);
   if (!schedule.ok()) return schedule.status();
+  ScheduleReplayOptions replay_options;
+  replay_options.use_symmetry = setup.symmetry;
   absl::StatusOr<ScheduleReplayResult> replayed =
-      ReplaySchedule(**platform, setup.device_indices, *schedule, element_size);
+      ReplaySchedule(**platform, setup.device_indices, *schedule, element_size,
+                     replay_options);
   if (!replayed.ok()) {
     return absl::Status(
         replayed.status().code(),
@@ -471,7 +475,8 @@ absl::StatusOr<double> Replay(const Setup& setup, const Plan& plan, bool trace,
     absl::Status written = (*platform)->WriteTrace(setup.trace_path);
     if (!written.ok()) return written;
   }
-  *events = (*platform)->EventsProcessed();
+  *events = (*platform)->EventsProcessed() + replayed->class_events;
+  *rank_classes = replayed->rank_classes;
   return static_cast<double>(replayed->elapsed) / 1e6;
 }
 
@@ -632,6 +637,7 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
   if (options.gpus_per_node == 0) torus = TorusOrder(topology, *chosen);
   setup.device_indices = *chosen;
   setup.rank_threads = options.rank_threads;
+  setup.symmetry = options.symmetry;
   if (platform != nullptr) {
     const std::vector<std::string> names = platform->DeviceNames();
     for (int index : *chosen) setup.device_names.push_back(names[index]);
@@ -753,8 +759,9 @@ absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options,
     } else {
       const bool trace = i + 1 == sizes.size() && !setup->trace_path.empty();
       absl::StatusOr<double> us =
-          setup->rank_threads ? Simulate(*setup, *plan, trace, &row.events)
-                              : Replay(*setup, *plan, trace, &row.events);
+          setup->rank_threads
+              ? Simulate(*setup, *plan, trace, &row.events)
+              : Replay(*setup, *plan, trace, &row.events, &row.rank_classes);
       if (!us.ok()) return us.status();
       row.algorithm = plan->label;
       row.time_us = *us;

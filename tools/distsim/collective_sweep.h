@@ -114,6 +114,10 @@ struct SweepOptions {
   // replaying the schedule as one state machine per rank. The same times
   // (tests compare the two), far slower on large groups.
   bool rank_threads = false;
+  // Schedule algorithms, replayed: simulate one rank per class of
+  // equivalent ranks where the schedule and network are symmetric
+  // (symmetric_replay.h; never with a trace); false: every rank.
+  bool symmetry = true;
 };
 
 // One size, as nccl-tests reports it. Bandwidths in GB/s (1e9 bytes per
@@ -136,8 +140,11 @@ struct SweepRow {
   // Engine events the simulation of this size ran (0 for nccl rows, which
   // come from the analytical model): how much work the row took.
   int64_t events = 0;
+  // Schedule rows replayed by symmetry: the classes of equivalent ranks
+  // simulated, a rank each (0: every rank was simulated).
+  int64_t rank_classes = 0;
 
-  // Compares everything but `events`.
+  // Compares everything but `events` and `rank_classes`.
   bool operator==(const SweepRow& other) const;
 };
 

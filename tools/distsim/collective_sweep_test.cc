@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
@@ -370,6 +371,7 @@ TEST(CollectiveSweepTest, ReplayMatchesRankThreads) {
     options.min_bytes = 1024;
     options.max_bytes = 16 << 20;
     options.step_factor = 32;  // 1 KiB, 32 KiB, 1 MiB
+    options.symmetry = false;  // every rank, as the threads run them
     const SweepResult replayed = Sweep(options);
     options.rank_threads = true;
     const SweepResult threaded = Sweep(options);
@@ -400,6 +402,91 @@ TEST(CollectiveSweepTest, ReplayMatchesRankThreads) {
   const std::string replayed = trace(false);
   EXPECT_FALSE(replayed.empty());
   EXPECT_TRUE(replayed == trace(true));
+}
+
+// Replaying one rank per class of equivalent ranks gives every row the
+// times of the replay of every rank, where the classes hold: rings and
+// hierarchical grids on one node, under one leaf, across leaves (D-mod-k
+// routing) and on TPU tori, every op. Times agree to rounding (the class
+// network adds k flows' rates as k times one rate); the printed digits are
+// the same.
+TEST(CollectiveSweepTest, SymmetricReplayMatchesEveryRank) {
+  struct Case {
+    std::string topology;
+    std::string op;
+    std::string algorithm;
+    std::vector<int32_t> dims;
+  };
+  const std::vector<Case> cases = {
+      {"dgx_h100", "all_reduce", "ring", {}},
+      {"dgx_h100", "all_gather", "ring", {}},
+      {"dgx_h100", "reduce_scatter", "ring", {}},
+      {"dgx_h100_cluster:4", "all_reduce", "hierarchical", {}},
+      {"dgx_h100_cluster:4", "all_reduce", "ring", {}},
+      {"dgx_h100_cluster:4", "all_gather", "hierarchical", {}},
+      {"dgx_h100_cluster:4", "reduce_scatter", "hierarchical", {}},
+      {"dgx_h100_cluster:64", "all_reduce", "hierarchical", {8, 32, 2}},
+      {"dgx_h100_cluster:64", "all_reduce", "hierarchical", {8, 8, 8}},
+      {"dgx_a100_cluster:8,fabric=roce", "all_reduce", "hierarchical", {}},
+      {"tpu_v4:4x4x4", "all_reduce", "auto", {}},
+      {"tpu_v4:4x4x4", "reduce_scatter", "auto", {}},
+      {"tpu_v4:4x4x4", "all_gather", "auto", {}},
+  };
+  int by_symmetry = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.topology, " ", c.op, " ", c.algorithm));
+    SweepOptions options;
+    options.topology = c.topology;
+    options.op = c.op;
+    options.algorithm = c.algorithm;
+    options.dims = c.dims;
+    options.min_bytes = 1024;
+    options.max_bytes = 16 << 20;
+    options.step_factor = 128;  // 1 KiB, 128 KiB, 16 MiB
+    const SweepResult classes = Sweep(options);
+    options.symmetry = false;
+    const SweepResult full = Sweep(options);
+    ASSERT_FALSE(classes.rows.empty());
+    ASSERT_EQ(classes.rows.size(), full.rows.size());
+    for (size_t i = 0; i < classes.rows.size(); ++i) {
+      const SweepRow& a = classes.rows[i];
+      const SweepRow& b = full.rows[i];
+      EXPECT_EQ(b.rank_classes, 0);
+      if (a.rank_classes > 0) {
+        ++by_symmetry;
+        EXPECT_LT(a.rank_classes, classes.ranks);
+        EXPECT_LT(a.events, b.events);
+      }
+      EXPECT_EQ(a.algorithm, b.algorithm);
+      EXPECT_NEAR(a.time_us, b.time_us, 1e-9 * b.time_us)
+          << a.bytes << " B: " << a.time_us << " us by classes, " << b.time_us
+          << " us in full";
+      EXPECT_EQ(absl::StrFormat("%.2f", a.time_us),
+                absl::StrFormat("%.2f", b.time_us));
+    }
+  }
+  // Every case but the RoCE cluster (ECMP's hash makes each flow's route
+  // its own) has classes.
+  EXPECT_GE(by_symmetry, 3 * (static_cast<int>(cases.size()) - 1));
+}
+
+// Where ECMP hashes flows onto spines unevenly, ranks are not equivalent:
+// the replay simulates every rank.
+TEST(CollectiveSweepTest, EcmpCollisionsDefeatSymmetry) {
+  SweepOptions options;
+  options.topology = "dgx_h100_cluster:64,routing=ecmp";
+  options.algorithm = "hierarchical";
+  options.dims = {8, 8, 8};
+  options.min_bytes = options.max_bytes = 1 << 20;
+  const SweepResult ecmp = Sweep(options);
+  ASSERT_EQ(ecmp.rows.size(), 1u);
+  EXPECT_EQ(ecmp.rows[0].rank_classes, 0);
+  options.topology = "dgx_h100_cluster:64";
+  const SweepResult dmodk = Sweep(options);
+  ASSERT_EQ(dmodk.rows.size(), 1u);
+  EXPECT_GT(dmodk.rows[0].rank_classes, 0);
+  // Collisions on the spines slow the cross-leaf steps.
+  EXPECT_GT(ecmp.rows[0].time_us, dmodk.rows[0].time_us);
 }
 
 // Across two DGX H100 nodes a one-channel ring leaves each node through one

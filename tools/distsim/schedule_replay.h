@@ -15,6 +15,14 @@
 // completion's time, after every event of that time. Reductions and copies
 // take no simulated time, as on timing-only devices.
 //
+// When the ranks fall into a few classes of equivalent ranks on a symmetric
+// network (symmetric_replay.h), only one rank of each class is simulated,
+// on a network of one link per class of equivalent links: the same times to
+// floating-point rounding (collective_sweep_test checks them against the
+// full replay), in time and memory that grow with the classes instead of
+// the ranks. Only without a trace or faults on the platform, whose links
+// would have to show every flow.
+//
 // Example:
 //   ScheduleReplayResult r = *ReplaySchedule(platform, device_indices,
 //                                            schedule, /*element_size=*/4);
@@ -36,6 +44,18 @@ struct ScheduleReplayResult {
   // From the start (the platform's time when called) to the end of the
   // last rank's program.
   simulator::SimTime elapsed = 0;
+  // The classes of equivalent ranks simulated, a rank each; 0 when every
+  // rank was simulated on the platform.
+  int64_t rank_classes = 0;
+  // With rank classes: the events of that smaller simulation (the
+  // platform's own count stays as it was).
+  int64_t class_events = 0;
+};
+
+struct ScheduleReplayOptions {
+  // Simulate a rank per class of equivalent ranks where the schedule and
+  // the network allow it (see above); false: every rank.
+  bool use_symmetry = true;
 };
 
 // Replays `schedule` with rank r on topology device `devices[r]` of
@@ -47,7 +67,8 @@ struct ScheduleReplayResult {
 // of the network (a failed device or link).
 absl::StatusOr<ScheduleReplayResult> ReplaySchedule(
     simulator::SimPlatform& platform, const std::vector<int>& devices,
-    const distribute::collective::Schedule& schedule, int64_t element_size);
+    const distribute::collective::Schedule& schedule, int64_t element_size,
+    ScheduleReplayOptions options = {});
 
 }  // namespace distsim
 
