@@ -8,6 +8,10 @@
 //   BM_SchedulePoint/A/G: one 1 GiB all-reduce of schedule algorithm A
 //     (0 ring, 1 hierarchical) simulated over the flow-level network model
 //     on G GPUs, the schedule replayed as one state machine per rank.
+//   BM_HierarchicalGrid/S/G: one 1 GiB hierarchical all-reduce over a
+//     three-level grid (GPUs of a node, 32 nodes of a leaf, leaves) on G
+//     GPUs, replayed one rank per class of equivalent ranks (S = 1) or
+//     every rank (S = 0, the baseline).
 //   BM_AutoSweep128: the README's sweep, 8 B to 8 GiB on 128 GPUs with the
 //     cost model's pick per size.
 //   BM_TpuReduceScatter/X: reduce_scatter of 1, 2 and 4 MiB on
@@ -16,7 +20,8 @@
 //     MultiWorkerMirroredStrategy, timing-only, on dgx_h100_cluster:N (one
 //     worker per host, 8 replicas each).
 //
-// Counters: gpus (or ranks), events (engine events simulated), peak_rss_MB
+// Counters: gpus (or ranks), events (engine events simulated),
+// rank_classes (ranks simulated when by symmetry; 0: all), peak_rss_MB
 // (the process's peak resident memory so far: benchmarks run smallest
 // first, so it is the peak of the largest case yet).
 //
@@ -25,6 +30,7 @@
 // The largest cases take a while on two cores; pick with --benchmark_filter.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,6 +58,7 @@ double PeakRssMb() {
 void RunSweep(benchmark::State& state, const distsim::SweepOptions& options) {
   int64_t events = 0;
   int64_t ranks = 0;
+  int64_t classes = 0;
   for (auto _ : state) {
     absl::StatusOr<distsim::SweepResult> result =
         distsim::RunCollectiveSweep(options);
@@ -60,12 +67,16 @@ void RunSweep(benchmark::State& state, const distsim::SweepOptions& options) {
       return;
     }
     ranks = result->ranks;
-    for (const distsim::SweepRow& row : result->rows) events += row.events;
+    for (const distsim::SweepRow& row : result->rows) {
+      events += row.events;
+      classes = std::max(classes, row.rank_classes);
+    }
     benchmark::DoNotOptimize(result->rows);
   }
   state.counters["gpus"] = static_cast<double>(ranks);
   state.counters["events"] = benchmark::Counter(
       static_cast<double>(events), benchmark::Counter::kAvgIterations);
+  state.counters["rank_classes"] = static_cast<double>(classes);
   state.counters["peak_rss_MB"] = PeakRssMb();
 }
 
@@ -95,6 +106,22 @@ void BM_SchedulePoint(benchmark::State& state) {
 }
 BENCHMARK(BM_SchedulePoint)
     ->ArgsProduct({{0, 1}, {128, 512, 1024}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
+void BM_HierarchicalGrid(benchmark::State& state) {
+  const int64_t gpus = state.range(1);
+  distsim::SweepOptions options;
+  options.topology = absl::StrCat("dgx_h100_cluster:", gpus / 8);
+  options.algorithm = "hierarchical";
+  options.dims = {8, 32, static_cast<int32_t>(gpus / 256)};
+  options.symmetry = state.range(0) == 1;
+  options.min_bytes = options.max_bytes = int64_t{1} << 30;
+  RunSweep(state, options);
+}
+BENCHMARK(BM_HierarchicalGrid)
+    ->ArgsProduct({{0, 1}, {2048, 8192, 16384}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1);

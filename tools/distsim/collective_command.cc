@@ -215,15 +215,20 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
     }
   }
   std::fflush(stdout);
+  // Rows replayed by symmetry, and the most classes one of them simulated.
   int64_t classes = 0;
+  int rows_by_symmetry = 0;
   for (const SweepRow& row : result->rows) {
     classes = std::max(classes, row.rank_classes);
+    if (row.rank_classes > 0) ++rows_by_symmetry;
   }
   const std::string symmetry =
-      classes == 0
+      rows_by_symmetry == 0
           ? ""
-          : absl::StrCat(" (by symmetry: at most ", classes, " of the ",
-                         result->ranks, " ranks simulated)");
+          : absl::StrCat("; ", rows_by_symmetry, " by symmetry, simulating ",
+                         classes == 1 ? "one rank" : "at most ",
+                         classes == 1 ? "" : absl::StrCat(classes, " ranks"),
+                         " for ", result->ranks);
   std::fprintf(stderr, "distsim collective: %zu size(s) in %.2f s%s\n",
                result->rows.size(), seconds, symmetry.c_str());
   if (!plot_path.empty()) {
