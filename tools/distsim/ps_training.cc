@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "devices/elementwise_kernels.h"
 #include "devices/tensor.h"
@@ -27,6 +31,7 @@
 #include "distribute/ps/parameter_server_strategy.h"
 #include "distribute/ps/per_worker_dataset.h"
 #include "distribute/ps/ps_client.h"
+#include "distribute/server/remote_function_client.h"
 #include "distribute/server/server.h"
 
 namespace distsim {
@@ -71,16 +76,22 @@ std::string SlotName(const std::string& param, const std::string& slot) {
   return absl::StrCat(param, "/", slot);
 }
 
-}  // namespace
+// The model, optimizer and data every task of the cluster makes alike from
+// the same options.
+struct PsModel {
+  std::shared_ptr<const models::Mlp> model;
+  std::shared_ptr<const models::Optimizer> optimizer;
+  std::vector<std::string> names;
+  std::vector<std::string> slots;
+  std::shared_ptr<models::ClassificationSource> data;
+  int64_t examples = 0;
+};
 
-absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
-    const TrainOptions& options, int workers, int num_ps,
-    const StepCallback& on_step) {
-  if (workers < 1 || num_ps < 1 || options.steps < 1 ||
-      options.global_batch < 1) {
+absl::StatusOr<PsModel> MakePsModel(const TrainOptions& options) {
+  if (options.steps < 1 || options.global_batch < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "parameter_server training needs at least one worker (", workers,
-        ") and one ps task (", num_ps, "), and positive steps and batch"));
+        "parameter_server training needs positive steps (", options.steps,
+        ") and batch (", options.global_batch, ")"));
   }
   std::vector<int64_t> sizes = {options.num_features};
   sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
@@ -89,152 +100,140 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
   if (!mlp.ok()) return mlp.status();
   auto optimizer = MakePsOptimizer(options);
   if (!optimizer.ok()) return optimizer.status();
-  const std::shared_ptr<const models::Mlp> model =
-      std::make_shared<const models::Mlp>(*std::move(mlp));
-  const std::shared_ptr<const models::Optimizer> opt = *std::move(optimizer);
-  const std::vector<std::string> names = model->ParamNames();
-  const std::vector<std::string> slots = opt->SlotNames();
-  const int64_t examples = options.num_examples > 0
-                               ? options.num_examples
-                               : options.steps * options.global_batch;
+  PsModel out;
+  out.model = std::make_shared<const models::Mlp>(*std::move(mlp));
+  out.optimizer = *std::move(optimizer);
+  out.names = out.model->ParamNames();
+  out.slots = out.optimizer->SlotNames();
+  out.examples = options.num_examples > 0
+                     ? options.num_examples
+                     : options.steps * options.global_batch;
   auto source = models::ClassificationSource::Create(
-      examples, options.num_features, options.num_classes, options.seed + 1);
+      out.examples, options.num_features, options.num_classes,
+      options.seed + 1);
   if (!source.ok()) return source.status();
-  const auto data = std::make_shared<models::ClassificationSource>(*source);
+  out.data = std::make_shared<models::ClassificationSource>(*source);
+  return out;
+}
 
-  // The cluster: servers of this process.
-  std::vector<std::string> worker_addresses, ps_addresses;
-  for (int i = 0; i < workers + num_ps; ++i) {
-    absl::StatusOr<int> port = FreePort();
-    if (!port.ok()) return port.status();
-    (i < workers ? worker_addresses : ps_addresses)
-        .push_back(absl::StrCat("127.0.0.1:", *port));
-  }
-  auto spec = distribute::cluster::ClusterSpec::Create(
-      {{"worker", worker_addresses}, {"ps", ps_addresses}});
-  if (!spec.ok()) return spec.status();
-  std::vector<std::unique_ptr<distribute::Server>> servers;
+// A worker task's functions: its input pipeline ("batches": its shard of
+// the example indices) and "train_step".
+absl::Status RegisterWorker(distribute::Server& server,
+                            const TrainOptions& options, const PsModel& m) {
+  distribute::Server* self = &server;
   const TrainOptions o = options;
-  for (int w = 0; w < workers; ++w) {
-    auto server = distribute::Server::Create(*spec, "worker", w);
-    if (!server.ok()) return server.status();
-    distribute::Server* self = server->get();
-    // This worker's batches: its shard of the example indices.
-    absl::Status registered = ps::RegisterWorkerDataset(
-        *self, "batches",
-        [o, data, examples](const distribute::InputContext& ctx)
-            -> absl::StatusOr<distribute::data::Dataset> {
-          auto batches = distribute::data::Dataset::Range(examples).Shard(
-              ctx.num_input_pipelines(), ctx.input_pipeline_id());
-          if (!batches.ok()) return batches.status();
-          auto batched = batches->Repeat().Batch(o.global_batch);
-          if (!batched.ok()) return batched.status();
-          return batched->Map([o, data](distribute::data::Element e)
-                                  -> absl::StatusOr<distribute::data::Element> {
-            const int64_t rows = e[0].num_elements();
-            auto x = Tensor::Host(devices::DType::kFloat32,
-                                  devices::Shape({rows, o.num_features}));
-            if (!x.ok()) return x.status();
-            auto y =
-                Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
-            if (!y.ok()) return y.status();
-            for (int64_t r = 0; r < rows; ++r) {
-              y->data<int32_t>()[r] =
-                  data->Example(e[0].data<int64_t>()[r],
-                                x->data<float>() + r * o.num_features);
-            }
-            return distribute::data::Element{*std::move(x), *std::move(y)};
-          });
+  const std::shared_ptr<models::ClassificationSource> data = m.data;
+  const int64_t examples = m.examples;
+  absl::Status registered = ps::RegisterWorkerDataset(
+      *self, "batches",
+      [o, data, examples](const distribute::InputContext& ctx)
+          -> absl::StatusOr<distribute::data::Dataset> {
+        auto batches = distribute::data::Dataset::Range(examples).Shard(
+            ctx.num_input_pipelines(), ctx.input_pipeline_id());
+        if (!batches.ok()) return batches.status();
+        auto batched = batches->Repeat().Batch(o.global_batch);
+        if (!batched.ok()) return batched.status();
+        return batched->Map([o, data](distribute::data::Element e)
+                                -> absl::StatusOr<distribute::data::Element> {
+          const int64_t rows = e[0].num_elements();
+          auto x = Tensor::Host(devices::DType::kFloat32,
+                                devices::Shape({rows, o.num_features}));
+          if (!x.ok()) return x.status();
+          auto y = Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
+          if (!y.ok()) return y.status();
+          for (int64_t r = 0; r < rows; ++r) {
+            y->data<int32_t>()[r] =
+                data->Example(e[0].data<int64_t>()[r],
+                              x->data<float>() + r * o.num_features);
+          }
+          return distribute::data::Element{*std::move(x), *std::move(y)};
         });
-    if (!registered.ok()) return registered;
-    registered = ps::RegisterWorkerFunction(
-        *self, "train_step",
-        [self, o, model, opt, names, slots](
-            ps::PsClient& client,
-            std::vector<Tensor> args) -> absl::StatusOr<std::vector<Tensor>> {
-          auto batch = ps::NextElement(*self, args[0]);
-          if (!batch.ok()) return batch.status();
-          if (!batch->has_value()) {
-            return absl::OutOfRangeError("the worker's data ended");
+      });
+  if (!registered.ok()) return registered;
+  const std::shared_ptr<const models::Mlp> model = m.model;
+  const std::shared_ptr<const models::Optimizer> opt = m.optimizer;
+  const std::vector<std::string> names = m.names;
+  const std::vector<std::string> slots = m.slots;
+  return ps::RegisterWorkerFunction(
+      *self, "train_step",
+      [self, o, model, opt, names, slots](
+          ps::PsClient& client,
+          std::vector<Tensor> args) -> absl::StatusOr<std::vector<Tensor>> {
+        auto batch = ps::NextElement(*self, args[0]);
+        if (!batch.ok()) return batch.status();
+        if (!batch->has_value()) {
+          return absl::OutOfRangeError("the worker's data ended");
+        }
+        const int64_t step = args[1].data<int64_t>()[0];
+        models::ExecutionContext host;
+        std::vector<Tensor> params, slot_values;
+        for (const std::string& name : names) {
+          auto v = client.Read(name);
+          if (!v.ok()) return v.status();
+          params.push_back(*std::move(v));
+          for (const std::string& slot : slots) {
+            auto sv = client.Read(SlotName(name, slot));
+            if (!sv.ok()) return sv.status();
+            slot_values.push_back(*std::move(sv));
           }
-          const int64_t step = args[1].data<int64_t>()[0];
-          models::ExecutionContext host;
-          std::vector<Tensor> params, slot_values;
-          for (const std::string& name : names) {
-            auto v = client.Read(name);
-            if (!v.ok()) return v.status();
-            params.push_back(*std::move(v));
-            for (const std::string& slot : slots) {
-              auto s = client.Read(SlotName(name, slot));
-              if (!s.ok()) return s.status();
-              slot_values.push_back(*std::move(s));
-            }
-          }
-          auto acts = model->Forward(host, params, (**batch)[0]);
-          if (!acts.ok()) return acts.status();
-          auto loss = models::SparseSoftmaxCrossEntropyLoss(
-              host, acts->logits, (**batch)[1], o.global_batch);
-          if (!loss.ok()) return loss.status();
-          auto grads = model->Backward(host, params, *acts, loss->dlogits);
-          if (!grads.ok()) return grads.status();
-          // The optimizer on this worker's copy; the change goes to the ps.
-          std::vector<Tensor> before;
-          for (const Tensor& p : params) {
-            auto copy = Tensor::Host(p.dtype(), p.shape());
-            if (!copy.ok()) return copy.status();
-            std::memcpy(copy->raw_data(), p.raw_data(), p.bytes());
-            before.push_back(*std::move(copy));
-          }
-          absl::Status applied =
-              opt->Apply(host, params, *grads, slot_values, step);
-          if (!applied.ok()) return applied;
-          for (size_t i = 0; i < names.size(); ++i) {
-            auto delta = Tensor::Host(params[i].dtype(), params[i].shape());
-            if (!delta.ok()) return delta.status();
-            auto sub = devices::Sub(params[i], before[i], *delta);
-            if (!sub.ok()) return sub.status();
-            absl::Status pushed = client.AssignAdd(names[i], *delta);
+        }
+        auto acts = model->Forward(host, params, (**batch)[0]);
+        if (!acts.ok()) return acts.status();
+        auto loss = models::SparseSoftmaxCrossEntropyLoss(
+            host, acts->logits, (**batch)[1], o.global_batch);
+        if (!loss.ok()) return loss.status();
+        auto grads = model->Backward(host, params, *acts, loss->dlogits);
+        if (!grads.ok()) return grads.status();
+        // The optimizer on this worker's copy; the change goes to the ps.
+        std::vector<Tensor> before;
+        for (const Tensor& p : params) {
+          auto copy = Tensor::Host(p.dtype(), p.shape());
+          if (!copy.ok()) return copy.status();
+          std::memcpy(copy->raw_data(), p.raw_data(), p.bytes());
+          before.push_back(*std::move(copy));
+        }
+        absl::Status applied =
+            opt->Apply(host, params, *grads, slot_values, step);
+        if (!applied.ok()) return applied;
+        for (size_t i = 0; i < names.size(); ++i) {
+          auto delta = Tensor::Host(params[i].dtype(), params[i].shape());
+          if (!delta.ok()) return delta.status();
+          auto sub = devices::Sub(params[i], before[i], *delta);
+          if (!sub.ok()) return sub.status();
+          absl::Status pushed = client.AssignAdd(names[i], *delta);
+          if (!pushed.ok()) return pushed;
+          for (size_t k = 0; k < slots.size(); ++k) {
+            pushed = client.Assign(SlotName(names[i], slots[k]),
+                                   slot_values[i * slots.size() + k]);
             if (!pushed.ok()) return pushed;
-            for (size_t k = 0; k < slots.size(); ++k) {
-              pushed = client.Assign(SlotName(names[i], slots[k]),
-                                     slot_values[i * slots.size() + k]);
-              if (!pushed.ok()) return pushed;
-            }
           }
-          return std::vector<Tensor>{loss->loss};
-        });
-    if (!registered.ok()) return registered;
-    servers.push_back(*std::move(server));
-  }
-  // The stores live as long as their servers serve (the registry holds
-  // them weakly).
-  std::vector<std::shared_ptr<ps::VariableStore>> stores;
-  for (int p = 0; p < num_ps; ++p) {
-    auto server = distribute::Server::Create(*spec, "ps", p);
-    if (!server.ok()) return server.status();
-    auto store = ps::VariableStore::Install((*server)->function_registry());
-    if (!store.ok()) return store.status();
-    stores.push_back(*std::move(store));
-    servers.push_back(*std::move(server));
-  }
-  for (auto& server : servers) {
-    absl::Status started = server->Start();
-    if (!started.ok()) return started;
-  }
+        }
+        return std::vector<Tensor>{loss->loss};
+      });
+}
 
-  // The coordinator: variables and slots on the ps tasks, then the steps.
-  auto strategy = ps::ParameterServerStrategy::Create(*spec);
+// The coordinator's part: variables and slots on the ps tasks, the steps
+// scheduled on the workers, the trained weights read back.
+absl::StatusOr<TrainResult> Coordinate(const TrainOptions& options,
+                                       const PsModel& m,
+                                       const distribute::cluster::ClusterSpec&
+                                           spec,
+                                       const distribute::ChannelOptions& channel,
+                                       const StepCallback& on_step) {
+  ps::ParameterServerStrategyOptions strategy_options;
+  strategy_options.channel = channel;
+  auto strategy = ps::ParameterServerStrategy::Create(spec, strategy_options);
   if (!strategy.ok()) return strategy.status();
   models::ExecutionContext host;
-  auto init = model->InitParams(host, options.seed);
+  auto init = m.model->InitParams(host, options.seed);
   if (!init.ok()) return init.status();
-  for (size_t i = 0; i < names.size(); ++i) {
-    auto made = (*strategy)->CreateVariable(names[i], (*init)[i]);
+  for (size_t i = 0; i < m.names.size(); ++i) {
+    auto made = (*strategy)->CreateVariable(m.names[i], (*init)[i]);
     if (!made.ok()) return made.status();
-    auto zeros = opt->CreateSlotsForVariable(host, (*init)[i]);
+    auto zeros = m.optimizer->CreateSlotsForVariable(host, (*init)[i]);
     if (!zeros.ok()) return zeros.status();
-    for (size_t k = 0; k < slots.size(); ++k) {
-      auto slot = (*strategy)->CreateVariable(SlotName(names[i], slots[k]),
+    for (size_t k = 0; k < m.slots.size(); ++k) {
+      auto slot = (*strategy)->CreateVariable(SlotName(m.names[i], m.slots[k]),
                                               (*zeros)[k]);
       if (!slot.ok()) return slot.status();
     }
@@ -268,14 +267,189 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
   }
   absl::Status joined = (*coordinator)->Join(absl::InfiniteDuration());
   if (!joined.ok()) return joined;
-  for (const std::string& name : names) {
+  for (const std::string& name : m.names) {
     auto w = (*strategy)->client().Read(name);
     if (!w.ok()) return w.status();
     result.weights.push_back(*std::move(w));
   }
   result.weights_checksum = WeightsChecksum(result.weights);
-  coordinator->reset();
+  return result;
+}
+
+// Functions every worker and ps task of a cluster of processes serves for
+// the chief: "ready" answers once the task's functions are registered,
+// "shutdown" ends the task.
+constexpr char kReadyFunction[] = "distsim/ps_task_ready";
+constexpr char kShutdownFunction[] = "distsim/ps_task_shutdown";
+
+}  // namespace
+
+absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
+    const TrainOptions& options, int workers, int num_ps,
+    const StepCallback& on_step) {
+  if (workers < 1 || num_ps < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter_server training needs at least one worker (",
+                     workers, ") and one ps task (", num_ps, ")"));
+  }
+  absl::StatusOr<PsModel> m = MakePsModel(options);
+  if (!m.ok()) return m.status();
+
+  // The cluster: servers of this process.
+  std::vector<std::string> worker_addresses, ps_addresses;
+  for (int i = 0; i < workers + num_ps; ++i) {
+    absl::StatusOr<int> port = FreePort();
+    if (!port.ok()) return port.status();
+    (i < workers ? worker_addresses : ps_addresses)
+        .push_back(absl::StrCat("127.0.0.1:", *port));
+  }
+  auto spec = distribute::cluster::ClusterSpec::Create(
+      {{"worker", worker_addresses}, {"ps", ps_addresses}});
+  if (!spec.ok()) return spec.status();
+  std::vector<std::unique_ptr<distribute::Server>> servers;
+  for (int w = 0; w < workers; ++w) {
+    auto server = distribute::Server::Create(*spec, "worker", w);
+    if (!server.ok()) return server.status();
+    absl::Status registered = RegisterWorker(**server, options, *m);
+    if (!registered.ok()) return registered;
+    servers.push_back(*std::move(server));
+  }
+  // The stores live as long as their servers serve (the registry holds
+  // them weakly).
+  std::vector<std::shared_ptr<ps::VariableStore>> stores;
+  for (int p = 0; p < num_ps; ++p) {
+    auto server = distribute::Server::Create(*spec, "ps", p);
+    if (!server.ok()) return server.status();
+    auto store = ps::VariableStore::Install((*server)->function_registry());
+    if (!store.ok()) return store.status();
+    stores.push_back(*std::move(store));
+    servers.push_back(*std::move(server));
+  }
+  for (auto& server : servers) {
+    absl::Status started = server->Start();
+    if (!started.ok()) return started;
+  }
+  absl::StatusOr<TrainResult> result =
+      Coordinate(options, *m, *spec, {}, on_step);
   for (auto& server : servers) server->Stop();
+  return result;
+}
+
+absl::Status ServeParameterServerTask(
+    const TrainOptions& options, const distribute::cluster::ClusterSpec& spec,
+    const std::string& task_type, int task_index,
+    const distribute::ServerOptions& server_options,
+    const std::function<void(const std::string&)>& log) {
+  if (task_type != "worker" && task_type != "ps") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a parameter-server cluster's tasks are chief, worker and ps; this "
+        "one is '",
+        task_type, "'"));
+  }
+  absl::StatusOr<PsModel> m = MakePsModel(options);
+  if (!m.ok()) return m.status();
+  distribute::ServerOptions start_later = server_options;
+  start_later.start = false;
+  auto server =
+      distribute::Server::Create(spec, task_type, task_index, start_later);
+  if (!server.ok()) return server.status();
+  std::shared_ptr<ps::VariableStore> store;
+  if (task_type == "worker") {
+    absl::Status registered = RegisterWorker(**server, options, *m);
+    if (!registered.ok()) return registered;
+  } else {
+    auto installed = ps::VariableStore::Install((*server)->function_registry());
+    if (!installed.ok()) return installed.status();
+    store = *std::move(installed);
+  }
+  auto done = std::make_shared<absl::Notification>();
+  absl::Status registered = (*server)->function_registry().Register(
+      kReadyFunction,
+      [](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+        return std::vector<Tensor>{};
+      });
+  if (!registered.ok()) return registered;
+  registered = (*server)->function_registry().Register(
+      kShutdownFunction,
+      [done](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+        if (!done->HasBeenNotified()) done->Notify();
+        return std::vector<Tensor>{};
+      });
+  if (!registered.ok()) return registered;
+  absl::Status started = (*server)->Start();
+  if (!started.ok()) return started;
+  if (log) {
+    log(absl::StrCat(task_type, " ", task_index, " serving at ",
+                     (*server)->target(), " until the chief is done"));
+  }
+  done->WaitForNotification();
+  // Let the chief's shutdown call finish before the server goes.
+  absl::SleepFor(absl::Milliseconds(100));
+  (*server)->Stop();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
+    const TrainOptions& options, const distribute::cluster::ClusterSpec& spec,
+    const distribute::ChannelOptions& channel, absl::Duration startup_timeout,
+    const StepCallback& on_step,
+    const std::function<void(const std::string&)>& log) {
+  absl::StatusOr<PsModel> m = MakePsModel(options);
+  if (!m.ok()) return m.status();
+  std::vector<std::pair<std::string, std::string>> tasks;  // (name, target)
+  for (const std::string& job : {std::string("worker"), std::string("ps")}) {
+    absl::StatusOr<std::vector<int64_t>> indices = spec.task_indices(job);
+    if (!spec.has_job(job) || !indices.ok() || indices->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the parameter-server cluster has no ", job,
+          " tasks; give TF_CONFIG's cluster a \"", job, "\" job"));
+    }
+    for (const int64_t i : *indices) {
+      absl::StatusOr<std::string> target = spec.task_address(job, i);
+      if (!target.ok()) return target.status();
+      tasks.emplace_back(absl::StrCat(job, " ", i), *target);
+    }
+  }
+  // Every task up before the variables go to the ps tasks.
+  distribute::RemoteFunctionClient client(channel);
+  const absl::Time deadline = absl::Now() + startup_timeout;
+  for (const auto& [name, target] : tasks) {
+    absl::Time next_report = absl::Now() + absl::Seconds(5);
+    while (true) {
+      absl::StatusOr<std::vector<Tensor>> ready =
+          client.Call(target, kReadyFunction, {}, absl::Seconds(5));
+      if (ready.ok()) break;
+      if (ready.status().code() != absl::StatusCode::kUnavailable &&
+          ready.status().code() != absl::StatusCode::kDeadlineExceeded) {
+        return absl::Status(ready.status().code(),
+                            absl::StrCat(name, " at ", target, ": ",
+                                         ready.status().message()));
+      }
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            name, " at ", target, " did not come up within ",
+            absl::FormatDuration(startup_timeout),
+            "; start every task of TF_CONFIG's cluster (", 
+            "distsim train --strategy=parameter_server with its TF_CONFIG)"));
+      }
+      if (log && absl::Now() >= next_report) {
+        log(absl::StrCat("waiting for ", name, " at ", target));
+        next_report = absl::Now() + absl::Seconds(5);
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  absl::StatusOr<TrainResult> result =
+      Coordinate(options, *m, spec, channel, on_step);
+  // The tasks end with the job, whether it succeeded or not.
+  for (const auto& [name, target] : tasks) {
+    absl::StatusOr<std::vector<Tensor>> stopped =
+        client.Call(target, kShutdownFunction, {}, absl::Seconds(10));
+    if (!stopped.ok() && log) {
+      log(absl::StrCat("could not end ", name, " at ", target, ": ",
+                       stopped.status().message()));
+    }
+  }
   return result;
 }
 

@@ -12,10 +12,25 @@
 //
 // Asynchronous: the losses differ from the synchronous strategies' and from
 // run to run (the workers' interleaving), but training converges.
+//
+// The same cluster as processes (TF_CONFIG with jobs "chief", "worker" and
+// "ps"): each worker and ps task calls ServeParameterServerTask, the chief
+// CoordinateParameterServerTraining. Every task makes the model and data
+// from the same options; the chief waits for every task to answer, trains,
+// and then ends the tasks (TF's worker and ps servers run until killed;
+// these end with the job, so a launcher sees every process exit).
 #ifndef TOOLS_DISTSIM_PS_TRAINING_H_
 #define TOOLS_DISTSIM_PS_TRAINING_H_
 
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "distribute/cluster/cluster_spec.h"
+#include "distribute/server/channel.h"
+#include "distribute/server/server.h"
 #include "tools/distsim/classifier_training.h"
 
 namespace distsim {
@@ -28,6 +43,27 @@ namespace distsim {
 absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
     const TrainOptions& options, int workers, int ps,
     const StepCallback& on_step = {});
+
+// Serves task `task_type` ("worker" or "ps") `task_index` of `spec` until
+// the chief ends it (or the process is killed); `log` hears when it serves.
+// INVALID_ARGUMENT for another task type, options that TrainClassifier
+// refuses, or a task that is not in `spec`; the server's errors.
+absl::Status ServeParameterServerTask(
+    const TrainOptions& options, const distribute::cluster::ClusterSpec& spec,
+    const std::string& task_type, int task_index,
+    const distribute::ServerOptions& server_options,
+    const std::function<void(const std::string&)>& log = {});
+
+// The chief: waits (at most `startup_timeout`, saying every 5 s which task
+// it waits for) until every worker and ps task of `spec` answers, trains as
+// TrainClassifierOnParameterServers does, then ends every task.
+// INVALID_ARGUMENT when `spec` lacks a worker or ps job; DEADLINE_EXCEEDED
+// naming a task that did not come up; the errors of the steps.
+absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
+    const TrainOptions& options, const distribute::cluster::ClusterSpec& spec,
+    const distribute::ChannelOptions& channel, absl::Duration startup_timeout,
+    const StepCallback& on_step = {},
+    const std::function<void(const std::string&)>& log = {});
 
 }  // namespace distsim
 

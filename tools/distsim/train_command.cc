@@ -342,6 +342,96 @@ std::string LaunchedBy(distribute::cluster::ResolverKind kind) {
              : "TF_CONFIG is set";
 }
 
+// --strategy=parameter_server in a process launched as one task of a
+// cluster under TF_CONFIG (jobs "chief", "worker", "ps"): the chief
+// coordinates, the others serve until the chief is done.
+absl::Status RunParameterServerTask(const TrainOptions& options,
+                                    distribute::cluster::ResolverKind launched,
+                                    const std::string& token_file,
+                                    const distribute::TlsOptions& tls,
+                                    double timeout_seconds,
+                                    const std::string& trace_path, bool json) {
+  if (launched != distribute::cluster::ResolverKind::kTfConfig) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--strategy=parameter_server needs a cluster of chief, worker and ps "
+        "tasks, which TF_CONFIG describes and a Slurm step does not (",
+        LaunchedBy(launched),
+        "); launch each task with its TF_CONFIG, or run the whole cluster in "
+        "one process outside srun"));
+  }
+  absl::StatusOr<std::unique_ptr<distribute::cluster::ClusterResolver>>
+      resolver = distribute::cluster::ResolverFromEnvironment(launched, {});
+  if (!resolver.ok()) return resolver.status();
+  absl::StatusOr<distribute::cluster::ClusterSpec> spec =
+      (*resolver)->cluster_spec();
+  if (!spec.ok()) return spec.status();
+  const std::string type = (*resolver)->task_type().value_or("");
+  const int index = static_cast<int>((*resolver)->task_id().value_or(0));
+  distribute::ServerOptions server;
+  server.tls = tls;
+  if (!token_file.empty()) {
+    absl::StatusOr<std::string> token =
+        distribute::ReadClusterTokenFile(token_file);
+    if (!token.ok()) return token.status();
+    server.cluster_token = *std::move(token);
+  }
+  auto log = [](const std::string& line) {
+    std::fprintf(stderr, "distsim train: %s\n", line.c_str());
+    std::fflush(stderr);
+  };
+  if (type == "worker" || type == "ps") {
+    absl::Status served =
+        ServeParameterServerTask(options, *spec, type, index, server, log);
+    if (!served.ok()) return served;
+    log(absl::StrCat(type, " ", index, ": the chief is done"));
+    if (json) {
+      std::printf("{\"role\":\"%s\",\"task\":%d}\n", type.c_str(), index);
+    }
+    return absl::OkStatus();
+  }
+  if (type != "chief") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TF_CONFIG names this task '", type, "' ", index,
+        "; a parameter-server cluster's tasks are chief (which trains), "
+        "worker and ps"));
+  }
+  distribute::ChannelOptions channel;
+  channel.cluster_token = server.cluster_token;
+  channel.tls = tls;
+  const int64_t workers = spec->num_tasks("worker").value_or(0);
+  const int64_t ps = spec->num_tasks("ps").value_or(0);
+  if (workers < 1 || ps < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the parameter-server cluster has no ", workers < 1 ? "worker" : "ps",
+        " tasks; give TF_CONFIG's cluster a \"",
+        workers < 1 ? "worker" : "ps", "\" job"));
+  }
+  std::printf(
+      "distsim train: ParameterServerStrategy, the chief of %lld worker(s) "
+      "and %lld ps task(s) (TF_CONFIG), asynchronous, batch %lld a step, "
+      "%lld steps\n",
+      static_cast<long long>(workers), static_cast<long long>(ps),
+      static_cast<long long>(options.global_batch),
+      static_cast<long long>(options.steps));
+  std::fflush(stdout);
+  const absl::Duration startup = timeout_seconds > 0
+                                     ? absl::Seconds(timeout_seconds)
+                                     : absl::Minutes(10);
+  absl::StatusOr<TrainResult> result = CoordinateParameterServerTraining(
+      options, *spec, channel, startup,
+      [&](const StepReport& report) {
+        std::vector<double> none;
+        PrintStep(report, options.steps, nullptr, {}, none);
+        return absl::OkStatus();
+      },
+      log);
+  if (!result.ok()) return result.status();
+  std::vector<double> none;
+  return PrintResults(*result, none, nullptr, trace_path, "host", json,
+                      "parameter_server", static_cast<int>(workers),
+                      options.steps, "");
+}
+
 // The flags that shape training, which every worker must give alike.
 distribute::MultiWorkerMirroredStrategy::Settings TrainingFlags(
     const TrainOptions& options) {
@@ -386,7 +476,9 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                "TF_CONFIG)");
   double timeout_seconds = 0;
   flags.Double("timeout_seconds", &timeout_seconds,
-               "multi_worker_mirrored: bound on each collective (0: none)");
+               "multi_worker_mirrored: bound on each collective (0: none); "
+               "parameter_server chief under TF_CONFIG: how long to wait for "
+               "the worker and ps tasks to come up (0: 10 minutes)");
   std::string resolver_name = "auto";
   flags.String("cluster_resolver", &resolver_name,
                "multi_worker_mirrored: how a worker finds its cluster: auto "
@@ -483,16 +575,11 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       launched.has_value() ||
       (multi_worker &&
        *resolver_kind == distribute::cluster::ResolverKind::kSlurm);
+  if (strategy_name == "parameter_server" && launched.has_value()) {
+    return RunParameterServerTask(options, *launched, token_file, tls,
+                                  timeout_seconds, trace_path, json);
+  }
   if (strategy_name == "parameter_server") {
-    if (launched.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--strategy=parameter_server runs its whole cluster (",
-          "--num_workers workers, --num_ps ps tasks) in this process; this "
-          "process was launched as a task (",
-          LaunchedBy(*launched),
-          "): unset TF_CONFIG, or run the ParameterServerStrategy API "
-          "(distribute/ps/) in your own tasks"));
-    }
     if (!platform_spec.empty() && platform_spec != "host") {
       return absl::InvalidArgumentError(absl::StrCat(
           "--strategy=parameter_server trains on the host's CPUs (the tasks "
