@@ -2,6 +2,7 @@
 // servers on 127.0.0.1 (a coordinator in the test, 2 workers, 2 ps tasks).
 #include "distribute/ps/parameter_server_strategy.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include "distribute/ps/cluster_coordinator.h"
 #include "distribute/ps/coordinator_preemption.h"
 #include "distribute/ps/per_worker_dataset.h"
+#include "distribute/ps/per_worker_values.h"
 #include "distribute/ps/ps_checkpoint.h"
 #include "distribute/ps/ps_client.h"
 #include "distribute/server/internal/test_cluster.h"
@@ -834,6 +836,140 @@ TEST(PerWorkerDatasetTest, EachWorkerReadsItsOwnPipeline) {
               HasSubstr("no dataset \"nothing\""));
   EXPECT_EQ(PerWorkerIterator::Create("").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Per-worker values (TF's PerWorkerValues of per-worker resources): every
+// worker counts the calls it ran in its own value, made on its first use;
+// a restarted worker makes its value again; a new PerWorkerValues starts
+// from new values.
+TEST(PerWorkerValuesTest, EachWorkerUpdatesItsOwnValue) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  absl::Mutex mu;
+  std::vector<int> made(kWorkers, 0);
+  auto install = [&](Server& server) {
+    ASSERT_TRUE(RegisterWorkerValue(server, "calls",
+                                    [&](const InputContext& ctx)
+                                        -> absl::StatusOr<std::vector<Tensor>> {
+                                      absl::MutexLock lock(&mu);
+                                      ++made[static_cast<size_t>(
+                                          ctx.input_pipeline_id())];
+                                      // The worker's index, then its count.
+                                      return std::vector<Tensor>{
+                                          Tensor::FromVector<int64_t>(
+                                              {ctx.input_pipeline_id(), 0})};
+                                    })
+                    .ok());
+    Server* self = &server;
+    ASSERT_TRUE(RegisterWorkerFunction(
+                    server, "count",
+                    [self](PsClient&, std::vector<Tensor> args)
+                        -> absl::StatusOr<std::vector<Tensor>> {
+                      absl::StatusOr<std::vector<Tensor>> value =
+                          LocalValue(*self, args[0]);
+                      if (!value.ok()) return value.status();
+                      // In place: later calls on this worker see it.
+                      int64_t* v = (*value)[0].data<int64_t>();
+                      v[1] += 1;
+                      return std::vector<Tensor>{
+                          Tensor::FromVector<int64_t>({v[0], v[1]})};
+                    })
+                    .ok());
+  };
+  for (auto& w : c->workers) install(*w);
+  StartAll(*c);
+  auto strategy = ParameterServerStrategy::Create(c->spec);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  auto coordinator = ClusterCoordinator::Create(**strategy);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  auto calls = PerWorkerValues::Create("calls");
+  ASSERT_TRUE(calls.ok()) << calls.status();
+  // Each worker's counts go 1, 2, 3, ... in its own value.
+  auto run = [&](const PerWorkerValues& values, int n) {
+    std::vector<RemoteValue> results;
+    for (int i = 0; i < n; ++i) {
+      auto r = (*coordinator)->Schedule("count", {values.handle()});
+      EXPECT_TRUE(r.ok()) << r.status();
+      if (r.ok()) results.push_back(*r);
+    }
+    EXPECT_TRUE((*coordinator)->Join(kWait).ok());
+    std::vector<std::vector<int64_t>> counts(kWorkers);
+    for (const RemoteValue& r : results) {
+      auto out = r.Get();
+      EXPECT_TRUE(out.ok()) << out.status();
+      if (!out.ok()) continue;
+      const int64_t* v = (*out)[0].data<int64_t>();
+      counts[static_cast<size_t>(v[0])].push_back(v[1]);
+    }
+    return counts;
+  };
+  std::vector<std::vector<int64_t>> counts = run(*calls, 20);
+  size_t total = 0;
+  for (auto& worker : counts) {
+    std::sort(worker.begin(), worker.end());
+    for (size_t i = 0; i < worker.size(); ++i) {
+      EXPECT_EQ(worker[i], static_cast<int64_t>(i) + 1);
+    }
+    total += worker.size();
+  }
+  EXPECT_EQ(total, 20u);
+  {
+    absl::MutexLock lock(&mu);
+    for (int w = 0; w < kWorkers; ++w) {
+      // Made once on each worker that ran a call.
+      EXPECT_EQ(made[static_cast<size_t>(w)],
+                counts[static_cast<size_t>(w)].empty() ? 0 : 1);
+    }
+  }
+  // New values start again from a new value on each worker.
+  auto fresh = PerWorkerValues::Create("calls");
+  ASSERT_TRUE(fresh.ok());
+  counts = run(*fresh, 4);
+  for (auto& worker : counts) {
+    std::sort(worker.begin(), worker.end());
+    if (!worker.empty()) {
+      EXPECT_EQ(worker[0], 1);
+    }
+  }
+  // Worker 0 restarts: its value of `calls` is made again, from 0.
+  c->workers[0]->Stop();
+  auto restarted = Server::Create(c->spec, "worker", 0);
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  c->workers[0] = *std::move(restarted);
+  install(*c->workers[0]);
+  ASSERT_TRUE(c->workers[0]->Start().ok());
+  bool worker_0_ran = false;
+  for (int round = 0; round < 100 && !worker_0_ran; ++round) {
+    counts = run(*calls, 1);
+    if (!counts[0].empty()) {
+      worker_0_ran = true;
+      EXPECT_EQ(counts[0][0], 1);
+    }
+  }
+  EXPECT_TRUE(worker_0_ran);
+
+  // Values no worker can make fail the function that uses them.
+  auto unknown = PerWorkerValues::Create("nothing");
+  ASSERT_TRUE(unknown.ok());
+  ASSERT_TRUE((*coordinator)->Schedule("count", {unknown->handle()}).ok());
+  absl::Status joined = (*coordinator)->Join(kWait);
+  EXPECT_EQ(joined.code(), absl::StatusCode::kNotFound) << joined;
+  EXPECT_THAT(std::string(joined.message()),
+              HasSubstr("no value function \"nothing\""));
+  ASSERT_TRUE((*coordinator)
+                  ->Schedule("count", {Tensor::FromVector<int64_t>({1})})
+                  .ok());
+  EXPECT_EQ((*coordinator)->Join(kWait).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PerWorkerValues::Create("").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RegisterWorkerValue(*c->workers[1], "calls",
+                                [](const InputContext&)
+                                    -> absl::StatusOr<std::vector<Tensor>> {
+                                  return std::vector<Tensor>{};
+                                })
+                .code(),
+            absl::StatusCode::kAlreadyExists);
 }
 
 // As in TF, a scheduled function has no deadline by default: a step longer

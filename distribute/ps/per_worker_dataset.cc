@@ -1,7 +1,6 @@
 #include "distribute/ps/per_worker_dataset.h"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <utility>
@@ -11,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "distribute/ps/ps_client.h"
 
 namespace distribute {
@@ -32,23 +30,11 @@ struct WorkerIterators {
   absl::Mutex read_mu;
 };
 
-// Iterator ids: unique across coordinators (a restarted coordinator must not
-// continue an old coordinator's iterators on a worker that lived on).
-std::string NextIteratorId() {
-  static const int64_t epoch = absl::ToUnixNanos(absl::Now());
-  static std::atomic<int64_t> next{0};
-  return absl::StrCat(epoch, ".", next.fetch_add(1));
-}
-
 }  // namespace
 
-absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
-                                   WorkerDatasetFn fn) {
-  if (name.empty() || absl::StrContains(name, '\n') || !fn) {
-    return absl::InvalidArgumentError(
-        "RegisterWorkerDataset needs a name (without newlines) and a dataset "
-        "function");
-  }
+namespace ps_internal {
+
+absl::StatusOr<InputContext> WorkerInputContext(const Server& server) {
   int64_t workers = 1;
   if (server.cluster_spec().has_job("worker")) {
     absl::StatusOr<std::vector<int64_t>> tasks =
@@ -57,8 +43,19 @@ absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
     workers = std::max<int64_t>(1, static_cast<int64_t>(tasks->size()));
   }
   const int64_t index = server.job_name() == "worker" ? server.task_index() : 0;
-  absl::StatusOr<InputContext> context =
-      InputContext::Create(workers, std::min(index, workers - 1), workers);
+  return InputContext::Create(workers, std::min(index, workers - 1), workers);
+}
+
+}  // namespace ps_internal
+
+absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
+                                   WorkerDatasetFn fn) {
+  if (name.empty() || absl::StrContains(name, '\n') || !fn) {
+    return absl::InvalidArgumentError(
+        "RegisterWorkerDataset needs a name (without newlines) and a dataset "
+        "function");
+  }
+  absl::StatusOr<InputContext> context = ps_internal::WorkerInputContext(server);
   if (!context.ok()) return context.status();
   auto state = std::make_shared<WorkerIterators>();
   state->fn = std::move(fn);
@@ -109,7 +106,7 @@ absl::StatusOr<PerWorkerIterator> PerWorkerIterator::Create(
   }
   return PerWorkerIterator(
       std::string(dataset),
-      NameTensor(absl::StrCat(dataset, "\n", NextIteratorId())));
+      NameTensor(absl::StrCat(dataset, "\n", ps_internal::NewPerWorkerId())));
 }
 
 absl::StatusOr<std::optional<data::Element>> NextElement(

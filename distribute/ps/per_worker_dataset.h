@@ -83,6 +83,12 @@ class PerWorkerIterator {
 absl::StatusOr<std::optional<data::Element>> NextElement(
     Server& server, const devices::Tensor& handle);
 
+namespace ps_internal {
+// The InputContext of a worker's per-worker resources: one pipeline per
+// worker task of the server's cluster, this worker's index (0 off a worker).
+absl::StatusOr<InputContext> WorkerInputContext(const Server& server);
+}  // namespace ps_internal
+
 }  // namespace ps
 }  // namespace distribute
 

@@ -1,0 +1,106 @@
+#include "distribute/ps/per_worker_values.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "distribute/ps/per_worker_dataset.h"
+#include "distribute/ps/ps_client.h"
+
+namespace distribute {
+namespace ps {
+namespace {
+
+constexpr char kFunctionPrefix[] = "__ps_value.";
+
+// A worker's values of one value function, made on first use.
+struct WorkerValues {
+  WorkerValueFn fn;
+  InputContext context;
+  absl::Mutex mu;
+  std::map<std::string, std::vector<devices::Tensor>> by_id
+      ABSL_GUARDED_BY(mu);
+};
+
+}  // namespace
+
+absl::Status RegisterWorkerValue(Server& server, absl::string_view name,
+                                 WorkerValueFn fn) {
+  if (name.empty() || absl::StrContains(name, '\n') || !fn) {
+    return absl::InvalidArgumentError(
+        "RegisterWorkerValue needs a name (without newlines) and a value "
+        "function");
+  }
+  absl::StatusOr<InputContext> context = ps_internal::WorkerInputContext(server);
+  if (!context.ok()) return context.status();
+  auto state = std::make_shared<WorkerValues>();
+  state->fn = std::move(fn);
+  state->context = *context;
+  return server.function_registry().Register(
+      absl::StrCat(kFunctionPrefix, name),
+      [state](std::vector<devices::Tensor> args)
+          -> absl::StatusOr<std::vector<devices::Tensor>> {
+        if (args.size() != 1) {
+          return absl::InvalidArgumentError("expected a per-worker value id");
+        }
+        absl::StatusOr<std::string> id = TensorName(args[0]);
+        if (!id.ok()) return id.status();
+        // Made under the lock: two calls of one worker that use a new value
+        // at once get the same one.
+        absl::MutexLock lock(&state->mu);
+        auto found = state->by_id.find(*id);
+        if (found != state->by_id.end()) return found->second;
+        absl::StatusOr<std::vector<devices::Tensor>> made =
+            state->fn(state->context);
+        if (!made.ok()) return made.status();
+        for (const devices::Tensor& t : *made) {
+          if (!t.host_accessible()) {
+            return absl::InvalidArgumentError(
+                "a per-worker value function returned a tensor without host "
+                "data; return host tensors");
+          }
+        }
+        return state->by_id.emplace(*id, *std::move(made)).first->second;
+      });
+}
+
+absl::StatusOr<PerWorkerValues> PerWorkerValues::Create(
+    absl::string_view name) {
+  if (name.empty() || absl::StrContains(name, '\n')) {
+    return absl::InvalidArgumentError(
+        "per-worker values need the name of a worker value function "
+        "(without newlines)");
+  }
+  return PerWorkerValues(
+      std::string(name),
+      NameTensor(absl::StrCat(name, "\n", ps_internal::NewPerWorkerId())));
+}
+
+absl::StatusOr<std::vector<devices::Tensor>> LocalValue(
+    Server& server, const devices::Tensor& handle) {
+  absl::StatusOr<std::string> text = TensorName(handle);
+  std::vector<std::string> parts;
+  if (text.ok()) parts = absl::StrSplit(*text, '\n');
+  if (!text.ok() || parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+    return absl::InvalidArgumentError(
+        "the tensor is not a per-worker value handle (PerWorkerValues::handle)");
+  }
+  const std::string function = absl::StrCat(kFunctionPrefix, parts[0]);
+  const std::vector<std::string> names = server.function_registry().names();
+  if (std::find(names.begin(), names.end(), function) == names.end()) {
+    return absl::NotFoundError(absl::StrCat(
+        "this worker (", server.job_name(), " task ", server.task_index(),
+        ") has no value function \"", parts[0],
+        "\": register it with RegisterWorkerValue on every worker"));
+  }
+  return server.function_registry().Run(function, {NameTensor(parts[1])});
+}
+
+}  // namespace ps
+}  // namespace distribute
