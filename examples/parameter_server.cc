@@ -13,10 +13,6 @@
 // function to a worker, so the coordinator schedules it by name) and the ps
 // tasks installing a VariableStore. The learned w is printed; the data's
 // is 3.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -31,6 +27,7 @@
 #include "distribute/ps/cluster_coordinator.h"
 #include "distribute/ps/parameter_server_strategy.h"
 #include "distribute/ps/ps_client.h"
+#include "distribute/server/local_ports.h"
 #include "distribute/server/server.h"
 
 namespace {
@@ -42,22 +39,6 @@ constexpr int kExamples = 64;
 constexpr int kBatch = 16;
 constexpr int kEpochs = 40;
 constexpr float kLearningRate = 0.5f;
-
-// A port of 127.0.0.1 that nothing listens on now.
-absl::StatusOr<int> FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::UnavailableError("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  const bool ok =
-      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  close(fd);
-  if (!ok) return absl::UnavailableError("no free port on 127.0.0.1");
-  return static_cast<int>(ntohs(addr.sin_port));
-}
 
 // The workers' function: one gradient step of y = w x on the batch it is
 // given, applied to w on the ps.
@@ -80,11 +61,13 @@ absl::StatusOr<std::vector<Tensor>> TrainStep(distribute::ps::PsClient& ps,
 
 absl::StatusOr<float> Train() {
   // The cluster: workers and one ps task, each a server on a free port.
+  absl::StatusOr<std::vector<int>> ports =
+      distribute::UnusedLocalPorts(kWorkers + 1);
+  if (!ports.ok()) return ports.status();
   std::vector<std::string> workers, ps;
   for (int i = 0; i <= kWorkers; ++i) {
-    absl::StatusOr<int> port = FreePort();
-    if (!port.ok()) return port.status();
-    (i < kWorkers ? workers : ps).push_back(absl::StrCat("127.0.0.1:", *port));
+    (i < kWorkers ? workers : ps)
+        .push_back(absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
   }
   auto spec = distribute::cluster::ClusterSpec::Create(
       {{"worker", workers}, {"ps", ps}});

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "distribute/server/local_ports.h"
 #include "absl/time/clock.h"
 
 extern char** environ;
@@ -133,32 +134,7 @@ std::string ChildProcess::Stderr() const {
 }
 
 absl::StatusOr<std::vector<int>> FreePorts(int n) {
-  std::vector<int> fds, ports;
-  absl::Status failure;
-  for (int i = 0; i < n && failure.ok(); ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-      failure = absl::UnavailableError(
-          absl::StrCat("socket failed: ", std::strerror(errno)));
-      break;
-    }
-    fds.push_back(fd);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof(addr);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      failure = absl::UnavailableError(
-          absl::StrCat("bind to 127.0.0.1:0 failed: ", std::strerror(errno)));
-      break;
-    }
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds) close(fd);
-  if (!failure.ok()) return failure;
-  return ports;
+  return distribute::UnusedLocalPorts(n);
 }
 
 absl::StatusOr<int> FreePortRange(int n) {

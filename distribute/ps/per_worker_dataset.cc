@@ -46,6 +46,28 @@ absl::StatusOr<InputContext> WorkerInputContext(const Server& server) {
   return InputContext::Create(workers, std::min(index, workers - 1), workers);
 }
 
+absl::StatusOr<std::vector<devices::Tensor>> RunPerWorkerFunction(
+    Server& server, const devices::Tensor& handle, absl::string_view prefix,
+    absl::string_view handle_kind, absl::string_view resource_kind,
+    absl::string_view register_with) {
+  absl::StatusOr<std::string> text = TensorName(handle);
+  std::vector<std::string> parts;
+  if (text.ok()) parts = absl::StrSplit(*text, '\n');
+  if (!text.ok() || parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the tensor is not ", handle_kind));
+  }
+  const std::string function = absl::StrCat(prefix, parts[0]);
+  const std::vector<std::string> names = server.function_registry().names();
+  if (std::find(names.begin(), names.end(), function) == names.end()) {
+    return absl::NotFoundError(absl::StrCat(
+        "this worker (", server.job_name(), " task ", server.task_index(),
+        ") has no ", resource_kind, " \"", parts[0], "\": register it with ",
+        register_with, " on every worker"));
+  }
+  return server.function_registry().Run(function, {NameTensor(parts[1])});
+}
+
 }  // namespace ps_internal
 
 absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
@@ -111,24 +133,11 @@ absl::StatusOr<PerWorkerIterator> PerWorkerIterator::Create(
 
 absl::StatusOr<std::optional<data::Element>> NextElement(
     Server& server, const devices::Tensor& handle) {
-  absl::StatusOr<std::string> text = TensorName(handle);
-  std::vector<std::string> parts;
-  if (text.ok()) parts = absl::StrSplit(*text, '\n');
-  if (!text.ok() || parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-    return absl::InvalidArgumentError(
-        "the tensor is not a per-worker iterator handle "
-        "(PerWorkerIterator::handle)");
-  }
-  const std::string function = absl::StrCat(kFunctionPrefix, parts[0]);
-  const std::vector<std::string> names = server.function_registry().names();
-  if (std::find(names.begin(), names.end(), function) == names.end()) {
-    return absl::NotFoundError(absl::StrCat(
-        "this worker (", server.job_name(), " task ", server.task_index(),
-        ") has no dataset \"", parts[0],
-        "\": register it with RegisterWorkerDataset on every worker"));
-  }
   absl::StatusOr<std::vector<devices::Tensor>> got =
-      server.function_registry().Run(function, {NameTensor(parts[1])});
+      ps_internal::RunPerWorkerFunction(
+          server, handle, kFunctionPrefix,
+          "a per-worker iterator handle (PerWorkerIterator::handle)",
+          "dataset", "RegisterWorkerDataset");
   if (!got.ok()) return got.status();
   if (got->empty() || (*got)[0].num_elements() != 1) {
     return absl::InternalError("a worker dataset answered malformed");

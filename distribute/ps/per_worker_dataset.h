@@ -34,6 +34,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -87,6 +88,16 @@ namespace ps_internal {
 // The InputContext of a worker's per-worker resources: one pipeline per
 // worker task of the server's cluster, this worker's index (0 off a worker).
 absl::StatusOr<InputContext> WorkerInputContext(const Server& server);
+
+// A per-worker resource handle ("<name>\n<id>", a name tensor) and the
+// function of `server` that serves it (`prefix` + name): runs the function
+// with the id and returns its outputs. INVALID_ARGUMENT naming `handle_kind`
+// for a tensor that is no such handle; NOT_FOUND naming the
+// `resource_kind` and `register_with` when the worker lacks it.
+absl::StatusOr<std::vector<devices::Tensor>> RunPerWorkerFunction(
+    Server& server, const devices::Tensor& handle, absl::string_view prefix,
+    absl::string_view handle_kind, absl::string_view resource_kind,
+    absl::string_view register_with);
 }  // namespace ps_internal
 
 }  // namespace ps

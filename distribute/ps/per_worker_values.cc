@@ -1,6 +1,5 @@
 #include "distribute/ps/per_worker_values.h"
 
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <utility>
@@ -8,7 +7,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "distribute/ps/per_worker_dataset.h"
 #include "distribute/ps/ps_client.h"
@@ -84,22 +82,10 @@ absl::StatusOr<PerWorkerValues> PerWorkerValues::Create(
 
 absl::StatusOr<std::vector<devices::Tensor>> LocalValue(
     Server& server, const devices::Tensor& handle) {
-  absl::StatusOr<std::string> text = TensorName(handle);
-  std::vector<std::string> parts;
-  if (text.ok()) parts = absl::StrSplit(*text, '\n');
-  if (!text.ok() || parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
-    return absl::InvalidArgumentError(
-        "the tensor is not a per-worker value handle (PerWorkerValues::handle)");
-  }
-  const std::string function = absl::StrCat(kFunctionPrefix, parts[0]);
-  const std::vector<std::string> names = server.function_registry().names();
-  if (std::find(names.begin(), names.end(), function) == names.end()) {
-    return absl::NotFoundError(absl::StrCat(
-        "this worker (", server.job_name(), " task ", server.task_index(),
-        ") has no value function \"", parts[0],
-        "\": register it with RegisterWorkerValue on every worker"));
-  }
-  return server.function_registry().Run(function, {NameTensor(parts[1])});
+  return ps_internal::RunPerWorkerFunction(
+      server, handle, kFunctionPrefix,
+      "a per-worker value handle (PerWorkerValues::handle)", "value function",
+      "RegisterWorkerValue");
 }
 
 }  // namespace ps

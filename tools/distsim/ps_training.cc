@@ -1,9 +1,5 @@
 #include "tools/distsim/ps_training.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -31,6 +27,7 @@
 #include "distribute/ps/parameter_server_strategy.h"
 #include "distribute/ps/per_worker_dataset.h"
 #include "distribute/ps/ps_client.h"
+#include "distribute/server/local_ports.h"
 #include "distribute/server/remote_function_client.h"
 #include "distribute/server/server.h"
 
@@ -40,21 +37,6 @@ namespace {
 using devices::Tensor;
 namespace ps = distribute::ps;
 namespace models = distribute::models;
-
-absl::StatusOr<int> FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::UnavailableError("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  const bool ok =
-      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  close(fd);
-  if (!ok) return absl::UnavailableError("no free port on 127.0.0.1");
-  return static_cast<int>(ntohs(addr.sin_port));
-}
 
 absl::StatusOr<std::unique_ptr<models::Optimizer>> MakePsOptimizer(
     const TrainOptions& options) {
@@ -296,12 +278,13 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
   if (!m.ok()) return m.status();
 
   // The cluster: servers of this process.
+  absl::StatusOr<std::vector<int>> ports =
+      distribute::UnusedLocalPorts(workers + num_ps);
+  if (!ports.ok()) return ports.status();
   std::vector<std::string> worker_addresses, ps_addresses;
   for (int i = 0; i < workers + num_ps; ++i) {
-    absl::StatusOr<int> port = FreePort();
-    if (!port.ok()) return port.status();
     (i < workers ? worker_addresses : ps_addresses)
-        .push_back(absl::StrCat("127.0.0.1:", *port));
+        .push_back(absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
   }
   auto spec = distribute::cluster::ClusterSpec::Create(
       {{"worker", worker_addresses}, {"ps", ps_addresses}});

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "distribute/server/grpc_transport.h"
+#include "distribute/server/local_ports.h"
 
 namespace distribute {
 namespace server_internal {
@@ -26,31 +27,7 @@ sockaddr_in LoopbackAddress(int port) {
 }
 
 absl::StatusOr<std::vector<int>> PickFreePorts(int n) {
-  std::vector<int> sockets;
-  std::vector<int> ports;
-  absl::Status status;
-  for (int i = 0; i < n && status.ok(); ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-      status =
-          absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-      break;
-    }
-    sockets.push_back(fd);
-    sockaddr_in addr = LoopbackAddress(0);
-    socklen_t len = sizeof(addr);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      status =
-          absl::InternalError(absl::StrCat("bind: ", std::strerror(errno)));
-      break;
-    }
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  // Held open until all are chosen, so the ports are distinct.
-  for (int fd : sockets) close(fd);
-  if (!status.ok()) return status;
-  return ports;
+  return UnusedLocalPorts(n);
 }
 
 absl::StatusOr<TestCluster> TestCluster::Start(int n, ServerOptions options) {
