@@ -194,6 +194,16 @@ absl::StatusOr<std::vector<PerReplica>> DistributedIterator::GetNext() {
   return **std::move(next);
 }
 
+absl::StatusOr<data::ElementSpec> DistributedDataset::element_spec() const {
+  if (!replica_elements_.has_value()) {
+    return absl::UnimplementedError(
+        "this distributed dataset was made from an iterator factory alone, "
+        "which says nothing of its elements; make it with "
+        "ExperimentalDistributeDataset or DistributeDatasetsFromFunction");
+  }
+  return replica_elements_->element_spec();
+}
+
 absl::StatusOr<DistributedDataset> ExperimentalDistributeDataset(
     Strategy& strategy, const data::Dataset& dataset,
     const InputOptions& options, data::AutoShardPolicy auto_shard_policy) {
@@ -214,7 +224,8 @@ absl::StatusOr<DistributedDataset> ExperimentalDistributeDataset(
       [s, ds, fetch]() -> absl::StatusOr<std::unique_ptr<DistributedIterator>> {
         return std::unique_ptr<DistributedIterator>(
             new WorkerIterator(*s, ds.MakeIterator(), fetch));
-      });
+      },
+      ds);
 }
 
 absl::StatusOr<DistributedDataset> DistributeDatasetsFromFunction(
@@ -249,6 +260,10 @@ absl::StatusOr<DistributedDataset> DistributeDatasetsFromFunction(
       if (!ds.ok()) return ds.status();
       datasets.push_back(*std::move(ds));
     }
+    if (datasets.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          strategy.name(), " has no replica on this worker to read from"));
+    }
     return DistributedDataset(
         [s, datasets,
          fetch]() -> absl::StatusOr<std::unique_ptr<DistributedIterator>> {
@@ -257,7 +272,8 @@ absl::StatusOr<DistributedDataset> DistributeDatasetsFromFunction(
             its.push_back(d.MakeIterator());
           return std::unique_ptr<DistributedIterator>(
               new PerReplicaIterator(*s, std::move(its), fetch));
-        });
+        },
+        datasets.front());
   }
   absl::StatusOr<InputContext> ctx =
       InputContext::Create(strategy.NumWorkers(), strategy.WorkerIndex(), n);
@@ -270,7 +286,8 @@ absl::StatusOr<DistributedDataset> DistributeDatasetsFromFunction(
        fetch]() -> absl::StatusOr<std::unique_ptr<DistributedIterator>> {
         return std::unique_ptr<DistributedIterator>(
             new WorkerIterator(*s, dataset.MakeIterator(), fetch));
-      });
+      },
+      dataset);
 }
 
 }  // namespace distribute

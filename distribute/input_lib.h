@@ -68,13 +68,26 @@ class DistributedDataset {
   using Factory =
       std::function<absl::StatusOr<std::unique_ptr<DistributedIterator>>()>;
   explicit DistributedDataset(Factory factory) : factory_(std::move(factory)) {}
+  // `replica_elements`: a dataset whose elements are shaped as one
+  // replica's values (for element_spec).
+  DistributedDataset(Factory factory, data::Dataset replica_elements)
+      : factory_(std::move(factory)),
+        replica_elements_(std::move(replica_elements)) {}
   // A fresh pass over the data (each call starts again from the beginning).
   absl::StatusOr<std::unique_ptr<DistributedIterator>> MakeIterator() const {
     return factory_();
   }
 
+  // The spec of one replica's value of each component (every replica's is
+  // the same; TF's element_spec is a PerReplicaSpec of these when there are
+  // several replicas, the spec itself with one): the per-replica batch dim
+  // is known when every batch is whole. Errors as data::Dataset's
+  // element_spec; UNIMPLEMENTED for a dataset made from a factory alone.
+  absl::StatusOr<data::ElementSpec> element_spec() const;
+
  private:
   Factory factory_;
+  std::optional<data::Dataset> replica_elements_;
 };
 
 absl::StatusOr<DistributedDataset> ExperimentalDistributeDataset(

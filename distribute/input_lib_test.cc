@@ -57,6 +57,41 @@ TEST(InputLibTest, GlobalBatchesSplitAcrossReplicasAsTfDoes) {
   EXPECT_EQ(it->GetNext().status().code(), absl::StatusCode::kOutOfRange);
 }
 
+// TF's element_spec of a distributed dataset: each replica's share of the
+// global batch, its size known only when every batch splits whole.
+TEST(InputLibTest, ElementSpecIsEachReplicasShare) {
+  auto platform = HostWith(2);
+  auto s = *MirroredStrategy::Create(*platform, {"/cpu:0", "/cpu:1"});
+  auto partial = ExperimentalDistributeDataset(*s, Rows(9, 8));
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  auto spec = partial->element_spec();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(data::ElementSpecDebugString(*spec), "(float32[?])");
+  auto whole = ExperimentalDistributeDataset(*s, Rows(16, 8, true));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  spec = whole->element_spec();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(data::ElementSpecDebugString(*spec), "(float32[4])");
+  InputOptions per_replica;
+  per_replica.experimental_replication_mode = InputReplicationMode::kPerReplica;
+  auto from_fn = DistributeDatasetsFromFunction(
+      *s,
+      [](const InputContext&) -> absl::StatusOr<data::Dataset> {
+        return Rows(8, 2, true);
+      },
+      per_replica);
+  ASSERT_TRUE(from_fn.ok()) << from_fn.status();
+  spec = from_fn->element_spec();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(data::ElementSpecDebugString(*spec), "(float32[2])");
+  DistributedDataset bare(
+      []() -> absl::StatusOr<std::unique_ptr<DistributedIterator>> {
+        return absl::UnavailableError("unused");
+      });
+  EXPECT_EQ(bare.element_spec().status().code(),
+            absl::StatusCode::kUnimplemented);
+}
+
 TEST(InputLibTest, DatasetsFromFunctionPerWorkerAndPerReplica) {
   auto platform = HostWith(2);
   auto s = *MirroredStrategy::Create(*platform, {"/cpu:0", "/cpu:1"});

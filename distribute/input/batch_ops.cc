@@ -25,6 +25,16 @@ class BatchNode : public UnaryNode {
         batch_size_(batch_size),
         drop_remainder_(drop_remainder) {}
   std::string op() const override { return "Batch"; }
+  // A new dim 0: batch_size when no partial batch can come out (TF).
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    absl::StatusOr<ElementSpec> in = input().element_spec();
+    if (!in.ok()) return in.status();
+    ElementSpec out = *in;
+    for (TensorSpec& t : out) {
+      t.dims.insert(t.dims.begin(), drop_remainder_ ? batch_size_ : kUnknownDim);
+    }
+    return out;
+  }
   std::string Describe() const override {
     return absl::StrCat("Batch(", batch_size_,
                         ", drop_remainder=", drop_remainder_ ? "true" : "false",
@@ -95,6 +105,24 @@ class RebatchV2Node : public UnaryNode {
         batch_sizes_(std::move(batch_sizes)),
         drop_remainder_(drop_remainder) {}
   std::string op() const override { return "RebatchV2"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    absl::StatusOr<ElementSpec> in = input().element_spec();
+    if (!in.ok()) return in.status();
+    const bool same = std::all_of(
+        batch_sizes_.begin(), batch_sizes_.end(),
+        [&](int64_t b) { return b == batch_sizes_.front(); });
+    // TF's static batch dim: the sizes are equal and split the input's
+    // known batch dim whole.
+    ElementSpec out = *in;
+    for (TensorSpec& t : out) {
+      if (t.dims.empty()) continue;
+      const int64_t b = batch_sizes_.front();
+      const bool whole =
+          same && b > 0 && t.dims[0] != kUnknownDim && t.dims[0] % b == 0;
+      t.dims[0] = whole ? b : kUnknownDim;
+    }
+    return out;
+  }
   std::string Describe() const override {
     return absl::StrCat(
         "Rebatch([", absl::StrJoin(batch_sizes_, ", "),
@@ -235,6 +263,15 @@ class LegacyRebatchNode : public UnaryNode {
   LegacyRebatchNode(Dataset input, int64_t num_replicas)
       : UnaryNode(std::move(input)), num_replicas_(num_replicas) {}
   std::string op() const override { return "Rebatch"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    absl::StatusOr<ElementSpec> in = input().element_spec();
+    if (!in.ok()) return in.status();
+    ElementSpec out = *in;
+    for (TensorSpec& t : out) {
+      if (!t.dims.empty()) t.dims[0] = kUnknownDim;
+    }
+    return out;
+  }
   std::string Describe() const override {
     return absl::StrCat("LegacyRebatch(", num_replicas_, ")");
   }

@@ -216,6 +216,33 @@ int64_t Dataset::Cardinality() const { return node_->Cardinality(); }
 
 int64_t Dataset::StaticBatchSize() const { return node_->StaticBatchSize(); }
 
+absl::StatusOr<ElementSpec> Dataset::element_spec() const {
+  return node_->Spec();
+}
+
+namespace internal {
+
+absl::StatusOr<ElementSpec> DatasetNode::Spec() const {
+  absl::MutexLock lock(&spec_mu_);
+  if (!spec_.has_value()) spec_ = ComputeSpec();
+  return *spec_;
+}
+
+absl::StatusOr<ElementSpec> DatasetNode::ComputeSpec() const {
+  std::unique_ptr<Iterator> it = MakeIterator(/*key=*/0);
+  absl::StatusOr<std::optional<Element>> first = it->GetNext();
+  if (!first.ok()) return first.status();
+  if (!first->has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the element spec of ", Describe(),
+        " comes from its first element (C++ cannot trace its function), and "
+        "it has none"));
+  }
+  return SpecOf(**first);
+}
+
+}  // namespace internal
+
 std::string Dataset::DebugString() const {
   std::vector<Dataset> inputs = node_->inputs();
   if (inputs.empty()) return node_->Describe();

@@ -206,6 +206,17 @@ class Dataset {
   // which tf.distribute uses to choose how to rebatch.
   int64_t StaticBatchSize() const;
 
+  // The dtype and shape of each component of the elements (tf.data's
+  // element_spec), without running the pipeline where the ops fix them:
+  // sources of tensors and ranges, and Batch, Rebatch, Zip and the ops that
+  // keep their input's elements (Take, Skip, Repeat, Shard, Shuffle,
+  // Prefetch) from their inputs; a Batch that may end with a partial batch
+  // has an unknown (kUnknownDim) batch dim, as TF's None. A Map, generator
+  // or reader runs a function C++ cannot trace: its spec is that of its
+  // first element, made once (FAILED_PRECONDITION when it has none; the
+  // function's error otherwise).
+  absl::StatusOr<ElementSpec> element_spec() const;
+
   // The pipeline from source to this op, e.g.
   // "Range(0, 10, 1) -> Batch(4, drop_remainder=false)".
   std::string DebugString() const;

@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "distribute/input/dataset.h"
 #include "distribute/input/element.h"
 
@@ -52,6 +54,9 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
   virtual int64_t Cardinality() const = 0;
   // TF's compute_batch_size for this node (see Dataset::StaticBatchSize).
   virtual int64_t StaticBatchSize() const { return -1; }
+  // The structure of this node's elements (Dataset::element_spec), computed
+  // once by ComputeSpec.
+  absl::StatusOr<ElementSpec> Spec() const;
   virtual ShardRole shard_role() const { return ShardRole::kPassThrough; }
 
   // The datasets this op reads (none for sources, several for Zip, one
@@ -71,6 +76,11 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
   // Repeat derives one key per pass, Shuffle mixes it into its seed).
   virtual std::unique_ptr<Iterator> MakeIterator(uint64_t key) const = 0;
 
+  // From the inputs' specs as tf.data does. By default, for ops whose
+  // function C++ cannot trace (Map, generators, readers): the spec of this
+  // node's first element; FAILED_PRECONDITION when it has none.
+  virtual absl::StatusOr<ElementSpec> ComputeSpec() const;
+
   // This node as its concrete type, shared.
   template <typename T>
   std::shared_ptr<const T> SharedAs() const {
@@ -84,6 +94,9 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
 
  private:
   mutable std::atomic<int64_t> iterations_{0};
+  mutable absl::Mutex spec_mu_;
+  mutable std::optional<absl::StatusOr<ElementSpec>> spec_
+      ABSL_GUARDED_BY(spec_mu_);
 };
 
 // Base for ops with one input.

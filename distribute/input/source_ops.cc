@@ -20,6 +20,9 @@ class TensorsNode : public DatasetNode {
  public:
   explicit TensorsNode(Element element) : element_(std::move(element)) {}
   std::string op() const override { return "Tensor"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return SpecOf(element_);
+  }
   std::string Describe() const override {
     return absl::StrCat("Tensor", ElementDebugString(element_));
   }
@@ -60,6 +63,11 @@ class TensorSlicesNode : public DatasetNode {
   TensorSlicesNode(Element components, int64_t rows)
       : components_(std::move(components)), rows_(rows) {}
   std::string op() const override { return "TensorSlice"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    ElementSpec spec = SpecOf(components_);
+    for (TensorSpec& t : spec) t.dims.erase(t.dims.begin());
+    return spec;
+  }
   std::string Describe() const override {
     return absl::StrCat("TensorSlice", ElementDebugString(components_));
   }
@@ -143,6 +151,9 @@ class RangeNode : public DatasetNode {
   RangeNode(int64_t start, int64_t stop, int64_t step)
       : start_(start), stop_(stop), step_(step) {}
   std::string op() const override { return "Range"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return ElementSpec{{devices::DType::kInt64, {}}};
+  }
   std::string Describe() const override {
     return absl::StrCat("Range(", start_, ", ", stop_, ", ", step_, ")");
   }

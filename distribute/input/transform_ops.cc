@@ -59,6 +59,9 @@ class TakeNode : public UnaryNode {
   TakeNode(Dataset input, int64_t count)
       : UnaryNode(std::move(input)), count_(count) {}
   std::string op() const override { return "Take"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return input().element_spec();
+  }
   std::string Describe() const override {
     return absl::StrCat("Take(", count_, ")");
   }
@@ -105,6 +108,9 @@ class SkipNode : public UnaryNode {
   SkipNode(Dataset input, int64_t count)
       : UnaryNode(std::move(input)), count_(count) {}
   std::string op() const override { return "Skip"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return input().element_spec();
+  }
   std::string Describe() const override {
     return absl::StrCat("Skip(", count_, ")");
   }
@@ -154,6 +160,9 @@ class RepeatNode : public UnaryNode {
   RepeatNode(Dataset input, int64_t count)
       : UnaryNode(std::move(input)), count_(count) {}
   std::string op() const override { return "Repeat"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return input().element_spec();
+  }
   std::string Describe() const override {
     return absl::StrCat("Repeat(", count_, ")");
   }
@@ -234,6 +243,9 @@ class ShardNode : public UnaryNode {
         index_(index),
         require_non_empty_(require_non_empty) {}
   std::string op() const override { return "Shard"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return input().element_spec();
+  }
   std::string Describe() const override {
     return absl::StrCat("Shard(", num_shards_, ", ", index_, ")");
   }
@@ -295,6 +307,15 @@ class ZipNode : public DatasetNode {
  public:
   explicit ZipNode(std::vector<Dataset> inputs) : inputs_(std::move(inputs)) {}
   std::string op() const override { return "Zip"; }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    ElementSpec out;
+    for (const Dataset& in : inputs_) {
+      absl::StatusOr<ElementSpec> spec = in.element_spec();
+      if (!spec.ok()) return spec.status();
+      out.insert(out.end(), spec->begin(), spec->end());
+    }
+    return out;
+  }
   std::string Describe() const override {
     return absl::StrCat("Zip(", inputs_.size(), " datasets)");
   }

@@ -268,3 +268,69 @@ TEST(ZipTest, AnInputsErrorTakesThePlaceOfItsElement) {
 }  // namespace
 }  // namespace data
 }  // namespace distribute
+
+namespace distribute {
+namespace data {
+namespace {
+
+std::string Spec(const absl::StatusOr<Dataset>& ds) {
+  if (!ds.ok()) return ds.status().ToString();
+  absl::StatusOr<ElementSpec> spec = ds->element_spec();
+  if (!spec.ok()) return spec.status().ToString();
+  return ElementSpecDebugString(*spec);
+}
+
+// tf.data's element_spec: sources and structural ops fix it without running
+// the pipeline; a Batch that may end partial has an unknown batch dim.
+TEST(ElementSpecTest, FromTheOpsAsTfDataGivesIt) {
+  EXPECT_EQ(Spec(Dataset::Range(10)), "(int64[])");
+  Element rows = {*devices::Tensor::FromVector<float>(
+                      std::vector<float>(12, 0.f), devices::Shape({4, 3})),
+                  devices::Tensor::FromVector<int32_t>({0, 1, 2, 3})};
+  absl::StatusOr<Dataset> slices = Dataset::FromTensorSlices(rows);
+  EXPECT_EQ(Spec(slices), "(float32[3], int32[])");
+  EXPECT_EQ(Spec(Dataset::FromTensors(rows)), "(float32[4,3], int32[4])");
+  EXPECT_EQ(Spec(slices->Batch(3)), "(float32[?,3], int32[?])");
+  EXPECT_EQ(Spec(slices->Batch(3, /*drop_remainder=*/true)),
+            "(float32[3,3], int32[3])");
+  absl::StatusOr<Dataset> batched = slices->Batch(2, true);
+  EXPECT_EQ(Spec(batched->Shuffle(4, 1)), "(float32[2,3], int32[2])");
+  EXPECT_EQ(Spec(batched->Repeat(3).Take(5).Skip(1).Prefetch(2)),
+            "(float32[2,3], int32[2])");
+  EXPECT_EQ(Spec(batched->Shard(2, 1)), "(float32[2,3], int32[2])");
+  EXPECT_EQ(Spec(batched->LegacyRebatch(2)), "(float32[?,3], int32[?])");
+  EXPECT_EQ(Spec(Dataset::Zip({Dataset::Range(3), *slices})),
+            "(int64[], float32[3], int32[])");
+}
+
+// C++ cannot trace a Map's function: its spec is that of its first element,
+// made once; with no element there is no spec.
+TEST(ElementSpecTest, MapsGiveTheSpecOfTheirFirstElement) {
+  int calls = 0;
+  Dataset mapped = Dataset::Range(5).Map([&calls](Element e)
+                                             -> absl::StatusOr<Element> {
+    ++calls;
+    const float v = static_cast<float>(e[0].data<int64_t>()[0]);
+    return Element{devices::Tensor::FromVector<float>({v, v})};
+  });
+  EXPECT_EQ(Spec(mapped), "(float32[2])");
+  EXPECT_EQ(Spec(mapped.Batch(2)), "(float32[?,2])");
+  EXPECT_EQ(calls, 1);
+  absl::StatusOr<Dataset> empty = Dataset::Range(0, 0, 1);
+  absl::StatusOr<ElementSpec> none =
+      empty->Map([](Element e) -> absl::StatusOr<Element> { return e; })
+          .element_spec();
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(none.status().message()), HasSubstr("has none"));
+
+  const TensorSpec spec{devices::DType::kFloat32, {kUnknownDim, 2}};
+  EXPECT_TRUE(spec.IsCompatibleWith(*devices::Tensor::FromVector<float>(
+      {1, 2, 3, 4, 5, 6}, devices::Shape({3, 2}))));
+  EXPECT_FALSE(spec.IsCompatibleWith(devices::Tensor::FromVector<float>({1})));
+  EXPECT_FALSE(spec.IsCompatibleWith(*devices::Tensor::FromVector<int32_t>(
+      {1, 2}, devices::Shape({1, 2}))));
+}
+
+}  // namespace
+}  // namespace data
+}  // namespace distribute
