@@ -19,9 +19,10 @@
 // network (symmetric_replay.h), only one rank of each class is simulated,
 // on a network of one link per class of equivalent links: the same times to
 // floating-point rounding (collective_sweep_test checks them against the
-// full replay), in time and memory that grow with the classes instead of
-// the ranks. Only without a trace or faults on the platform, whose links
-// would have to show every flow.
+// full replay): the simulation grows with the classes instead of the ranks
+// (finding them still reads every rank's program and routes every pair of
+// ranks that exchange messages once). Only without a trace or faults on
+// the platform, whose links would have to show every flow.
 //
 // Example:
 //   ScheduleReplayResult r = *ReplaySchedule(platform, device_indices,
