@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -119,26 +120,49 @@ std::vector<int32_t> ChannelOrder(int32_t n, int32_t per_node, int32_t c) {
 // makes.
 std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
   const int32_t n = schedule.group_size();
-  std::vector<std::vector<int64_t>> issue(n), complete(n);
-  std::vector<std::vector<int32_t>> pending(n);
-  std::vector<std::vector<std::vector<int32_t>>> dependents(n);
-  // The step that pairs with each send or receive.
-  std::map<std::tuple<int32_t, int32_t, int64_t>, int32_t> sends;
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> partner(n);
+  // Steps by global id: offset[r] + index. Flat arrays: a channel of a ring
+  // over hundreds of ranks has millions of steps.
+  std::vector<int64_t> offset(static_cast<size_t>(n) + 1, 0);
+  for (int32_t r = 0; r < n; ++r) {
+    offset[r + 1] = offset[r] + static_cast<int64_t>(schedule.ranks[r].steps.size());
+  }
+  const int64_t total = offset[n];
+  auto rank_of = [&](int64_t id) {
+    return static_cast<int32_t>(
+        std::upper_bound(offset.begin(), offset.end(), id) - offset.begin() -
+        1);
+  };
+  std::vector<int64_t> issue(static_cast<size_t>(total), -1);
+  std::vector<int64_t> complete(static_cast<size_t>(total), -1);
+  std::vector<int32_t> pending(static_cast<size_t>(total), 0);
+  std::vector<int64_t> partner(static_cast<size_t>(total), -1);
+  // Each step's dependents (steps of its rank that wait for it), as one
+  // array sliced by first_dependent.
+  std::vector<int64_t> first_dependent(static_cast<size_t>(total) + 1, 0);
+  absl::flat_hash_map<std::tuple<int32_t, int32_t, int64_t>, int64_t> sends;
   for (int32_t r = 0; r < n; ++r) {
     const auto& steps = schedule.ranks[r].steps;
-    issue[r].assign(steps.size(), -1);
-    complete[r].assign(steps.size(), -1);
-    pending[r].resize(steps.size());
-    dependents[r].resize(steps.size());
-    partner[r].assign(steps.size(), {-1, -1});
     for (size_t i = 0; i < steps.size(); ++i) {
-      pending[r][i] = static_cast<int32_t>(steps[i].deps.size());
-      for (int32_t d : steps[i].deps) {
-        dependents[r][d].push_back(static_cast<int32_t>(i));
-      }
+      const int64_t id = offset[r] + static_cast<int64_t>(i);
+      pending[id] = static_cast<int32_t>(steps[i].deps.size());
+      for (int32_t d : steps[i].deps) ++first_dependent[offset[r] + d + 1];
       if (steps[i].kind == StepKind::kSend) {
-        sends[{r, steps[i].peer, steps[i].tag}] = static_cast<int32_t>(i);
+        sends[{r, steps[i].peer, steps[i].tag}] = id;
+      }
+    }
+  }
+  for (int64_t id = 0; id < total; ++id) {
+    first_dependent[id + 1] += first_dependent[id];
+  }
+  std::vector<int64_t> dependents(static_cast<size_t>(first_dependent[total]));
+  {
+    std::vector<int64_t> fill(first_dependent.begin(), first_dependent.end() - 1);
+    for (int32_t r = 0; r < n; ++r) {
+      const auto& steps = schedule.ranks[r].steps;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        for (int32_t d : steps[i].deps) {
+          dependents[fill[offset[r] + d]++] = offset[r] + static_cast<int64_t>(i);
+        }
       }
     }
   }
@@ -148,54 +172,55 @@ std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
       if (steps[i].kind != StepKind::kRecv) continue;
       auto it = sends.find({steps[i].peer, r, steps[i].tag});
       if (it == sends.end()) continue;
-      partner[r][i] = {steps[i].peer, it->second};
-      partner[steps[i].peer][it->second] = {r, static_cast<int32_t>(i)};
+      const int64_t id = offset[r] + static_cast<int64_t>(i);
+      partner[id] = it->second;
+      partner[it->second] = id;
     }
   }
-  std::vector<std::pair<int32_t, int32_t>> ready;
-  for (int32_t r = 0; r < n; ++r) {
-    for (size_t i = 0; i < pending[r].size(); ++i) {
-      if (pending[r][i] == 0) ready.push_back({r, static_cast<int32_t>(i)});
-    }
+  std::vector<int64_t> ready;
+  for (int64_t id = 0; id < total; ++id) {
+    if (pending[id] == 0) ready.push_back(id);
   }
-  std::vector<std::pair<int32_t, int32_t>> done;
+  std::vector<int64_t> done;
   while (!ready.empty()) {
-    const auto [r, i] = ready.back();
+    const int64_t id = ready.back();
     ready.pop_back();
+    const int32_t r = rank_of(id);
+    const Step& step = schedule.ranks[r].steps[static_cast<size_t>(id - offset[r])];
     int64_t round = 0;
-    for (int32_t d : schedule.ranks[r].steps[i].deps) {
-      round = std::max(round, complete[r][d] + 1);
+    for (int32_t d : step.deps) {
+      round = std::max(round, complete[offset[r] + d] + 1);
     }
-    issue[r][i] = round;
+    issue[id] = round;
     done.clear();
-    const auto [pr, pi] = partner[r][i];
-    if (pr < 0) {
-      complete[r][i] = round;
-      done.push_back({r, i});
-    } else if (issue[pr][pi] >= 0) {
-      const int64_t both = std::max(round, issue[pr][pi]);
-      complete[r][i] = complete[pr][pi] = both;
-      done.push_back({r, i});
-      done.push_back({pr, pi});
+    const int64_t p = partner[id];
+    if (p < 0) {
+      complete[id] = round;
+      done.push_back(id);
+    } else if (issue[p] >= 0) {
+      const int64_t both = std::max(round, issue[p]);
+      complete[id] = complete[p] = both;
+      done.push_back(id);
+      done.push_back(p);
     }
-    for (const auto& [dr, di] : done) {
-      for (int32_t next : dependents[dr][di]) {
-        if (--pending[dr][next] == 0) ready.push_back({dr, next});
+    for (const int64_t d : done) {
+      for (int64_t k = first_dependent[d]; k < first_dependent[d + 1]; ++k) {
+        if (--pending[dependents[k]] == 0) ready.push_back(dependents[k]);
       }
     }
   }
   // Steps never reached (an unmatched message) keep their program order
   // after everything else.
   int64_t last = 0;
-  for (const auto& rank : issue) {
-    for (int64_t round : rank) last = std::max(last, round);
-  }
-  for (auto& rank : issue) {
-    for (int64_t& round : rank) {
-      if (round < 0) round = last + 1;
+  for (int64_t round : issue) last = std::max(last, round);
+  std::vector<std::vector<int64_t>> out(static_cast<size_t>(n));
+  for (int32_t r = 0; r < n; ++r) {
+    out[r].reserve(static_cast<size_t>(offset[r + 1] - offset[r]));
+    for (int64_t id = offset[r]; id < offset[r + 1]; ++id) {
+      out[r].push_back(issue[id] < 0 ? last + 1 : issue[id]);
     }
   }
-  return issue;
+  return out;
 }
 
 absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
@@ -279,9 +304,12 @@ absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
       index[c].assign(parts[c].schedule.ranks[parts[c].virt[r]].steps.size(),
                       -1);
     }
+    program.steps.reserve(order.size());
     for (const Entry& entry : order) {
       const int32_t c = entry.channel;
-      Step step = parts[c].schedule.ranks[parts[c].virt[r]].steps[entry.index];
+      // Moved out: each channel's program of this rank is read once.
+      Step step = std::move(
+          parts[c].schedule.ranks[parts[c].virt[r]].steps[entry.index]);
       auto shift = [&](BufferRange& range) {
         if (range.count == 0 && range.offset == 0) return;
         range.offset += range.buffer == BufferKind::kScratch ? scratch_base[c]
@@ -295,6 +323,9 @@ absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
       std::sort(step.deps.begin(), step.deps.end());
       index[c][entry.index] = static_cast<int32_t>(program.steps.size());
       program.steps.push_back(std::move(step));
+    }
+    for (int32_t c = 0; c < channels; ++c) {
+      std::vector<Step>().swap(parts[c].schedule.ranks[parts[c].virt[r]].steps);
     }
   }
   return out;
