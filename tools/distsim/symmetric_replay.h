@@ -76,8 +76,8 @@ using RouteFunction =
 // nullopt when the classes do not pass the checks above (the full replay
 // then runs every rank), or when the schedule is malformed (a message
 // without its match, a peer out of range, a route that fails: the full
-// replay reports those). Worth using only when it finds far fewer classes
-// than ranks.
+// replay reports those), and when the classes would be more than half the
+// ranks (too little to save).
 std::optional<SymmetryPlan> FindSymmetry(
     const distribute::collective::Schedule& schedule,
     const std::vector<int>& devices, const simulator::Topology& topology,
