@@ -15,9 +15,9 @@
 #define DISTRIBUTE_COLLECTIVE_SCHEDULE_BUILDER_H_
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "distribute/collective/schedule.h"
@@ -102,7 +102,9 @@ class ScheduleBuilder {
     int32_t writer = -1;
     std::vector<int32_t> readers;
   };
-  using RegionMap = std::map<int64_t, Region>;
+  // A B-tree: regions are split and merged millions of times on large
+  // groups, and its nodes stay in cache where a red-black tree's do not.
+  using RegionMap = absl::btree_map<int64_t, Region>;
 
   RegionMap& Regions(int32_t rank, BufferKind buffer);
   static void SplitAt(RegionMap& regions, int64_t position);
