@@ -842,7 +842,8 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
     return absl::FailedPreconditionError(
         "MultiWorkerMirroredStrategy: CommunicationImplementation.NCCL "
         "across workers needs NCCL, which this binary lacks: link "
-        "//distribute:multi_worker_nccl (a CUDA build), or use AUTO or RING "
+        "//distribute:multi_worker_nccl (a CUDA build) and call "
+        "RegisterMultiWorkerNccl() at start, or use AUTO or RING "
         "(collectives over gRPC)");
   }
 

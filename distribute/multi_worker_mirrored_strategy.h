@@ -98,8 +98,9 @@ using CrossWorkerNativeOpsFactory =
 // Installs (or, with nullptr, removes) the factory MultiWorkerMirroredStrategy
 // uses for CommunicationImplementation::kNccl, and under AUTO when every
 // local device is a GPU, across real worker processes. The CUDA build's
-// //distribute:multi_worker_nccl installs NCCL's when linked; without it
-// kNccl is FAILED_PRECONDITION and AUTO keeps the collectives over gRPC.
+// //distribute:multi_worker_nccl installs NCCL's (RegisterMultiWorkerNccl
+// in multi_worker_nccl.h); without it kNccl is FAILED_PRECONDITION and AUTO
+// keeps the collectives over gRPC.
 // Thread-safe; affects strategies created afterwards.
 void SetCrossWorkerNativeOps(CrossWorkerNativeOpsFactory factory);
 

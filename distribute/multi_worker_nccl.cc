@@ -1,5 +1,5 @@
-// NCCL across the worker processes of a MultiWorkerMirroredStrategy: linked
-// into a binary (alwayslink), it installs the strategy's native cross-worker
+// NCCL across the worker processes of a MultiWorkerMirroredStrategy:
+// RegisterMultiWorkerNccl installs the strategy's native cross-worker
 // factory (SetCrossWorkerNativeOps), so that CommunicationImplementation
 // NCCL, and AUTO when every local device is a GPU, all-reduce with one NCCL
 // group over every worker's GPUs instead of collectives over gRPC. The group
@@ -13,6 +13,8 @@
 // detection then keeps the traffic between a worker's GPUs on NVLink and
 // crosses the network once per ring step, which is what a hierarchical
 // all-reduce would do by hand.
+#include "distribute/multi_worker_nccl.h"
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -121,10 +123,8 @@ absl::StatusOr<std::shared_ptr<CrossDeviceOps>> MakeOps(
                    "; use AUTO or RING (collectives over gRPC) otherwise"));
 }
 
-const bool kInstalled = [] {
-  SetCrossWorkerNativeOps(MakeOps);
-  return true;
-}();
-
 }  // namespace
+
+void RegisterMultiWorkerNccl() { SetCrossWorkerNativeOps(MakeOps); }
+
 }  // namespace distribute

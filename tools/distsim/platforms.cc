@@ -5,6 +5,7 @@
 #include "simulator/sim_platform.h"
 #ifdef DISTSIM_WITH_CUDA
 #include "devices/cuda/cuda_platform.h"
+#include "distribute/multi_worker_nccl.h"
 #endif
 
 namespace distsim {
@@ -16,6 +17,7 @@ void RegisterAllPlatforms() {
     simulator::RegisterSimPlatform();
 #ifdef DISTSIM_WITH_CUDA
     devices::cuda::RegisterCudaPlatform();
+    distribute::RegisterMultiWorkerNccl();
 #endif
   });
 }
