@@ -67,7 +67,8 @@ absl::StatusOr<float> Train() {
   std::vector<std::string> workers, ps;
   for (int i = 0; i <= kWorkers; ++i) {
     (i < kWorkers ? workers : ps)
-        .push_back(absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
+        .push_back(
+            absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
   }
   auto spec = distribute::cluster::ClusterSpec::Create(
       {{"worker", workers}, {"ps", ps}});

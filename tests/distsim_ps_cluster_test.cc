@@ -54,8 +54,7 @@ std::string Cluster(const std::vector<int>& ports, int workers, int ps) {
 
 std::vector<std::string> TrainArgs(std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"train", "--strategy=parameter_server",
-                                   "--steps=80", "--global_batch=64",
-                                   "--json"};
+                                   "--steps=80", "--global_batch=64", "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -126,10 +125,10 @@ TEST(DistsimPsClusterTest, AChiefWithoutItsTasksSaysWhichOne) {
   absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(3);
   ASSERT_TRUE(ports.ok()) << ports.status();
   const std::string cluster = Cluster(*ports, 1, 1);
-  absl::StatusOr<distsim_test::Finished> chief = distsim_test::RunToEnd(
-      Distsim(), TrainArgs({"--timeout_seconds=1"}),
-      TestTmpPath("lonely_chief"), kWait,
-      {{"TF_CONFIG", TfConfig(cluster, "chief", 0)}});
+  absl::StatusOr<distsim_test::Finished> chief =
+      distsim_test::RunToEnd(Distsim(), TrainArgs({"--timeout_seconds=1"}),
+                             TestTmpPath("lonely_chief"), kWait,
+                             {{"TF_CONFIG", TfConfig(cluster, "chief", 0)}});
   ASSERT_TRUE(chief.ok()) << chief.status();
   EXPECT_FALSE(chief->ok());
   EXPECT_THAT(chief->err,
@@ -149,9 +148,9 @@ TEST(DistsimPsClusterTest, TasksItCannotHaveAreRefused) {
   EXPECT_THAT(evaluator->err, HasSubstr("tasks are chief (which trains), "
                                         "worker and ps"));
   // A cluster without ps tasks.
-  const std::string no_ps = absl::StrCat(
-      "{\"chief\": [\"127.0.0.1:", (*ports)[0], "\"], \"worker\": [\"127.0.0.1:",
-      (*ports)[1], "\"]}");
+  const std::string no_ps =
+      absl::StrCat("{\"chief\": [\"127.0.0.1:", (*ports)[0],
+                   "\"], \"worker\": [\"127.0.0.1:", (*ports)[1], "\"]}");
   absl::StatusOr<distsim_test::Finished> chief = distsim_test::RunToEnd(
       Distsim(), TrainArgs(), TestTmpPath("ps_no_ps"), kWait,
       {{"TF_CONFIG", TfConfig(no_ps, "chief", 0)}});

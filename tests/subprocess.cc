@@ -16,8 +16,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "distribute/server/local_ports.h"
 #include "absl/time/clock.h"
+#include "distribute/server/local_ports.h"
 
 extern char** environ;
 

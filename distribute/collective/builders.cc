@@ -123,7 +123,8 @@ std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
   // over hundreds of ranks has millions of steps.
   std::vector<int64_t> offset(static_cast<size_t>(n) + 1, 0);
   for (int32_t r = 0; r < n; ++r) {
-    offset[r + 1] = offset[r] + static_cast<int64_t>(schedule.ranks[r].steps.size());
+    offset[r + 1] =
+        offset[r] + static_cast<int64_t>(schedule.ranks[r].steps.size());
   }
   const int64_t total = offset[n];
   auto rank_of = [&](int64_t id) {
@@ -155,12 +156,14 @@ std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
   }
   std::vector<int64_t> dependents(static_cast<size_t>(first_dependent[total]));
   {
-    std::vector<int64_t> fill(first_dependent.begin(), first_dependent.end() - 1);
+    std::vector<int64_t> fill(first_dependent.begin(),
+                              first_dependent.end() - 1);
     for (int32_t r = 0; r < n; ++r) {
       const auto& steps = schedule.ranks[r].steps;
       for (size_t i = 0; i < steps.size(); ++i) {
         for (int32_t d : steps[i].deps) {
-          dependents[fill[offset[r] + d]++] = offset[r] + static_cast<int64_t>(i);
+          dependents[fill[offset[r] + d]++] =
+              offset[r] + static_cast<int64_t>(i);
         }
       }
     }
@@ -185,7 +188,8 @@ std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
     const int64_t id = ready.back();
     ready.pop_back();
     const int32_t r = rank_of(id);
-    const Step& step = schedule.ranks[r].steps[static_cast<size_t>(id - offset[r])];
+    const Step& step =
+        schedule.ranks[r].steps[static_cast<size_t>(id - offset[r])];
     int64_t round = 0;
     for (int32_t d : step.deps) {
       round = std::max(round, complete[offset[r] + d] + 1);

@@ -31,7 +31,8 @@ class BatchNode : public UnaryNode {
     if (!in.ok()) return in.status();
     ElementSpec out = *in;
     for (TensorSpec& t : out) {
-      t.dims.insert(t.dims.begin(), drop_remainder_ ? batch_size_ : kUnknownDim);
+      t.dims.insert(t.dims.begin(),
+                    drop_remainder_ ? batch_size_ : kUnknownDim);
     }
     return out;
   }
@@ -108,9 +109,9 @@ class RebatchV2Node : public UnaryNode {
   absl::StatusOr<ElementSpec> ComputeSpec() const override {
     absl::StatusOr<ElementSpec> in = input().element_spec();
     if (!in.ok()) return in.status();
-    const bool same = std::all_of(
-        batch_sizes_.begin(), batch_sizes_.end(),
-        [&](int64_t b) { return b == batch_sizes_.front(); });
+    const bool same =
+        std::all_of(batch_sizes_.begin(), batch_sizes_.end(),
+                    [&](int64_t b) { return b == batch_sizes_.front(); });
     // TF's static batch dim: the sizes are equal and split the input's
     // known batch dim whole.
     ElementSpec out = *in;

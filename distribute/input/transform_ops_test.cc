@@ -307,12 +307,12 @@ TEST(ElementSpecTest, FromTheOpsAsTfDataGivesIt) {
 // made once; with no element there is no spec.
 TEST(ElementSpecTest, MapsGiveTheSpecOfTheirFirstElement) {
   int calls = 0;
-  Dataset mapped = Dataset::Range(5).Map([&calls](Element e)
-                                             -> absl::StatusOr<Element> {
-    ++calls;
-    const float v = static_cast<float>(e[0].data<int64_t>()[0]);
-    return Element{devices::Tensor::FromVector<float>({v, v})};
-  });
+  Dataset mapped =
+      Dataset::Range(5).Map([&calls](Element e) -> absl::StatusOr<Element> {
+        ++calls;
+        const float v = static_cast<float>(e[0].data<int64_t>()[0]);
+        return Element{devices::Tensor::FromVector<float>({v, v})};
+      });
   EXPECT_EQ(Spec(mapped), "(float32[2])");
   EXPECT_EQ(Spec(mapped.Batch(2)), "(float32[?,2])");
   EXPECT_EQ(calls, 1);
@@ -327,8 +327,8 @@ TEST(ElementSpecTest, MapsGiveTheSpecOfTheirFirstElement) {
   EXPECT_TRUE(spec.IsCompatibleWith(*devices::Tensor::FromVector<float>(
       {1, 2, 3, 4, 5, 6}, devices::Shape({3, 2}))));
   EXPECT_FALSE(spec.IsCompatibleWith(devices::Tensor::FromVector<float>({1})));
-  EXPECT_FALSE(spec.IsCompatibleWith(*devices::Tensor::FromVector<int32_t>(
-      {1, 2}, devices::Shape({1, 2}))));
+  EXPECT_FALSE(spec.IsCompatibleWith(
+      *devices::Tensor::FromVector<int32_t>({1, 2}, devices::Shape({1, 2}))));
 }
 
 }  // namespace

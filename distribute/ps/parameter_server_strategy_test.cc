@@ -848,33 +848,32 @@ TEST(PerWorkerValuesTest, EachWorkerUpdatesItsOwnValue) {
   absl::Mutex mu;
   std::vector<int> made(kWorkers, 0);
   auto install = [&](Server& server) {
-    ASSERT_TRUE(RegisterWorkerValue(server, "calls",
-                                    [&](const InputContext& ctx)
-                                        -> absl::StatusOr<std::vector<Tensor>> {
-                                      absl::MutexLock lock(&mu);
-                                      ++made[static_cast<size_t>(
-                                          ctx.input_pipeline_id())];
-                                      // The worker's index, then its count.
-                                      return std::vector<Tensor>{
-                                          Tensor::FromVector<int64_t>(
-                                              {ctx.input_pipeline_id(), 0})};
-                                    })
-                    .ok());
-    Server* self = &server;
-    ASSERT_TRUE(RegisterWorkerFunction(
-                    server, "count",
-                    [self](PsClient&, std::vector<Tensor> args)
+    ASSERT_TRUE(RegisterWorkerValue(
+                    server, "calls",
+                    [&](const InputContext& ctx)
                         -> absl::StatusOr<std::vector<Tensor>> {
-                      absl::StatusOr<std::vector<Tensor>> value =
-                          LocalValue(*self, args[0]);
-                      if (!value.ok()) return value.status();
-                      // In place: later calls on this worker see it.
-                      int64_t* v = (*value)[0].data<int64_t>();
-                      v[1] += 1;
-                      return std::vector<Tensor>{
-                          Tensor::FromVector<int64_t>({v[0], v[1]})};
+                      absl::MutexLock lock(&mu);
+                      ++made[static_cast<size_t>(ctx.input_pipeline_id())];
+                      // The worker's index, then its count.
+                      return std::vector<Tensor>{Tensor::FromVector<int64_t>(
+                          {ctx.input_pipeline_id(), 0})};
                     })
                     .ok());
+    Server* self = &server;
+    ASSERT_TRUE(
+        RegisterWorkerFunction(server, "count",
+                               [self](PsClient&, std::vector<Tensor> args)
+                                   -> absl::StatusOr<std::vector<Tensor>> {
+                                 absl::StatusOr<std::vector<Tensor>> value =
+                                     LocalValue(*self, args[0]);
+                                 if (!value.ok()) return value.status();
+                                 // In place: later calls on this worker see it.
+                                 int64_t* v = (*value)[0].data<int64_t>();
+                                 v[1] += 1;
+                                 return std::vector<Tensor>{
+                                     Tensor::FromVector<int64_t>({v[0], v[1]})};
+                               })
+            .ok());
   };
   for (auto& w : c->workers) install(*w);
   StartAll(*c);
@@ -963,11 +962,11 @@ TEST(PerWorkerValuesTest, EachWorkerUpdatesItsOwnValue) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(PerWorkerValues::Create("").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(RegisterWorkerValue(*c->workers[1], "calls",
-                                [](const InputContext&)
-                                    -> absl::StatusOr<std::vector<Tensor>> {
-                                  return std::vector<Tensor>{};
-                                })
+  EXPECT_EQ(RegisterWorkerValue(
+                *c->workers[1], "calls",
+                [](const InputContext&) -> absl::StatusOr<std::vector<Tensor>> {
+                  return std::vector<Tensor>{};
+                })
                 .code(),
             absl::StatusCode::kAlreadyExists);
 }

@@ -77,7 +77,8 @@ absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
         "RegisterWorkerDataset needs a name (without newlines) and a dataset "
         "function");
   }
-  absl::StatusOr<InputContext> context = ps_internal::WorkerInputContext(server);
+  absl::StatusOr<InputContext> context =
+      ps_internal::WorkerInputContext(server);
   if (!context.ok()) return context.status();
   auto state = std::make_shared<WorkerIterators>();
   state->fn = std::move(fn);
@@ -136,8 +137,8 @@ absl::StatusOr<std::optional<data::Element>> NextElement(
   absl::StatusOr<std::vector<devices::Tensor>> got =
       ps_internal::RunPerWorkerFunction(
           server, handle, kFunctionPrefix,
-          "a per-worker iterator handle (PerWorkerIterator::handle)",
-          "dataset", "RegisterWorkerDataset");
+          "a per-worker iterator handle (PerWorkerIterator::handle)", "dataset",
+          "RegisterWorkerDataset");
   if (!got.ok()) return got.status();
   if (got->empty() || (*got)[0].num_elements() != 1) {
     return absl::InternalError("a worker dataset answered malformed");

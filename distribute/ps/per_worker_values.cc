@@ -22,8 +22,7 @@ struct WorkerValues {
   WorkerValueFn fn;
   InputContext context;
   absl::Mutex mu;
-  std::map<std::string, std::vector<devices::Tensor>> by_id
-      ABSL_GUARDED_BY(mu);
+  std::map<std::string, std::vector<devices::Tensor>> by_id ABSL_GUARDED_BY(mu);
 };
 
 }  // namespace
@@ -35,7 +34,8 @@ absl::Status RegisterWorkerValue(Server& server, absl::string_view name,
         "RegisterWorkerValue needs a name (without newlines) and a value "
         "function");
   }
-  absl::StatusOr<InputContext> context = ps_internal::WorkerInputContext(server);
+  absl::StatusOr<InputContext> context =
+      ps_internal::WorkerInputContext(server);
   if (!context.ok()) return context.status();
   auto state = std::make_shared<WorkerValues>();
   state->fn = std::move(fn);

@@ -48,8 +48,9 @@
 namespace distribute {
 namespace ps {
 
-using WorkerValueFn = std::function<absl::StatusOr<std::vector<devices::Tensor>>(
-    const InputContext&)>;
+using WorkerValueFn =
+    std::function<absl::StatusOr<std::vector<devices::Tensor>>(
+        const InputContext&)>;
 
 // On a worker: registers the value function `name` on its server.
 // INVALID_ARGUMENT for an empty name (or one with a newline) or function;

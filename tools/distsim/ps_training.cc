@@ -124,9 +124,8 @@ absl::Status RegisterWorker(distribute::Server& server,
           auto y = Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
           if (!y.ok()) return y.status();
           for (int64_t r = 0; r < rows; ++r) {
-            y->data<int32_t>()[r] =
-                data->Example(e[0].data<int64_t>()[r],
-                              x->data<float>() + r * o.num_features);
+            y->data<int32_t>()[r] = data->Example(
+                e[0].data<int64_t>()[r], x->data<float>() + r * o.num_features);
           }
           return distribute::data::Element{*std::move(x), *std::move(y)};
         });
@@ -196,12 +195,10 @@ absl::Status RegisterWorker(distribute::Server& server,
 
 // The coordinator's part: variables and slots on the ps tasks, the steps
 // scheduled on the workers, the trained weights read back.
-absl::StatusOr<TrainResult> Coordinate(const TrainOptions& options,
-                                       const PsModel& m,
-                                       const distribute::cluster::ClusterSpec&
-                                           spec,
-                                       const distribute::ChannelOptions& channel,
-                                       const StepCallback& on_step) {
+absl::StatusOr<TrainResult> Coordinate(
+    const TrainOptions& options, const PsModel& m,
+    const distribute::cluster::ClusterSpec& spec,
+    const distribute::ChannelOptions& channel, const StepCallback& on_step) {
   ps::ParameterServerStrategyOptions strategy_options;
   strategy_options.channel = channel;
   auto strategy = ps::ParameterServerStrategy::Create(spec, strategy_options);
@@ -284,7 +281,8 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
   std::vector<std::string> worker_addresses, ps_addresses;
   for (int i = 0; i < workers + num_ps; ++i) {
     (i < workers ? worker_addresses : ps_addresses)
-        .push_back(absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
+        .push_back(
+            absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
   }
   auto spec = distribute::cluster::ClusterSpec::Create(
       {{"worker", worker_addresses}, {"ps", ps_addresses}});
@@ -383,9 +381,9 @@ absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
   for (const std::string& job : {std::string("worker"), std::string("ps")}) {
     absl::StatusOr<std::vector<int64_t>> indices = spec.task_indices(job);
     if (!spec.has_job(job) || !indices.ok() || indices->empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the parameter-server cluster has no ", job,
-          " tasks; give TF_CONFIG's cluster a \"", job, "\" job"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the parameter-server cluster has no ", job,
+                       " tasks; give TF_CONFIG's cluster a \"", job, "\" job"));
     }
     for (const int64_t i : *indices) {
       absl::StatusOr<std::string> target = spec.task_address(job, i);
@@ -404,15 +402,15 @@ absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
       if (ready.ok()) break;
       if (ready.status().code() != absl::StatusCode::kUnavailable &&
           ready.status().code() != absl::StatusCode::kDeadlineExceeded) {
-        return absl::Status(ready.status().code(),
-                            absl::StrCat(name, " at ", target, ": ",
-                                         ready.status().message()));
+        return absl::Status(
+            ready.status().code(),
+            absl::StrCat(name, " at ", target, ": ", ready.status().message()));
       }
       if (absl::Now() >= deadline) {
         return absl::DeadlineExceededError(absl::StrCat(
             name, " at ", target, " did not come up within ",
             absl::FormatDuration(startup_timeout),
-            "; start every task of TF_CONFIG's cluster (", 
+            "; start every task of TF_CONFIG's cluster (",
             "distsim train --strategy=parameter_server with its TF_CONFIG)"));
       }
       if (log && absl::Now() >= next_report) {

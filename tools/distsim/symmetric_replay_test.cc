@@ -30,8 +30,8 @@ Case OnGpus(const std::string& name, int n) {
       simulator::BuiltinTopology(name);
   EXPECT_TRUE(topology.ok()) << topology.status();
   Case c{*std::move(topology), {}};
-  for (int d = 0; d < c.topology.num_devices() &&
-                  static_cast<int>(c.devices.size()) < n;
+  for (int d = 0;
+       d < c.topology.num_devices() && static_cast<int>(c.devices.size()) < n;
        ++d) {
     if (c.topology.device(d).kind == simulator::DeviceDef::GPU) {
       c.devices.push_back(d);
@@ -80,9 +80,9 @@ TEST(SymmetryTest, ARingInsideANodeIsOneClass) {
 
 TEST(SymmetryTest, LeavesKeepTheClassesOnlyUnderDestinationRouting) {
   // 64 nodes, two leaves per rail; the grid's last level crosses them.
-  const dc::Schedule s =
-      Build(dc::Algorithm::kHierarchical, 512, {8, 8, 8}, 8);
-  std::optional<SymmetryPlan> dmodk = Find(OnGpus("dgx_h100_cluster:64", 512), s);
+  const dc::Schedule s = Build(dc::Algorithm::kHierarchical, 512, {8, 8, 8}, 8);
+  std::optional<SymmetryPlan> dmodk =
+      Find(OnGpus("dgx_h100_cluster:64", 512), s);
   ASSERT_TRUE(dmodk.has_value());
   EXPECT_LT(dmodk->representatives.size(), 512u / 2);
   std::optional<SymmetryPlan> ecmp =

@@ -403,8 +403,8 @@ absl::Status RunParameterServerTask(const TrainOptions& options,
   if (workers < 1 || ps < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the parameter-server cluster has no ", workers < 1 ? "worker" : "ps",
-        " tasks; give TF_CONFIG's cluster a \"",
-        workers < 1 ? "worker" : "ps", "\" job"));
+        " tasks; give TF_CONFIG's cluster a \"", workers < 1 ? "worker" : "ps",
+        "\" job"));
   }
   std::printf(
       "distsim train: ParameterServerStrategy, the chief of %lld worker(s) "
@@ -414,9 +414,8 @@ absl::Status RunParameterServerTask(const TrainOptions& options,
       static_cast<long long>(options.global_batch),
       static_cast<long long>(options.steps));
   std::fflush(stdout);
-  const absl::Duration startup = timeout_seconds > 0
-                                     ? absl::Seconds(timeout_seconds)
-                                     : absl::Minutes(10);
+  const absl::Duration startup =
+      timeout_seconds > 0 ? absl::Seconds(timeout_seconds) : absl::Minutes(10);
   absl::StatusOr<TrainResult> result = CoordinateParameterServerTraining(
       options, *spec, channel, startup,
       [&](const StepReport& report) {
