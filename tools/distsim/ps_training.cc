@@ -364,8 +364,7 @@ absl::Status ServeParameterServerTask(
                      (*server)->target(), " until the chief is done"));
   }
   done->WaitForNotification();
-  // Let the chief's shutdown call finish before the server goes.
-  absl::SleepFor(absl::Milliseconds(100));
+  // Stop lets calls in flight (the chief's shutdown call) finish first.
   (*server)->Stop();
   return absl::OkStatus();
 }
