@@ -3,14 +3,20 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -18,9 +24,9 @@ namespace simulator {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Calibration. The model's constants are set so that its large- and
-// small-message predictions meet these published measurements (nccl-tests,
-// float32 sum, out of place):
+// Calibration. The model's constants (NcclModelParams) are set so that its
+// large- and small-message predictions meet these published measurements
+// (nccl-tests, float32 sum, out of place):
 //  [1] 8 x H100 SXM on NVSwitch (DGX/HGX H100, NVLink 4 at 450 GB/s per GPU
 //      each way), all-reduce at 2-4 GiB: ring busbw 365-370 GB/s on 2 to 8
 //      GPUs; NVLS algbw 258, 265, 270 and 273 GB/s on 5, 6, 7 and 8 GPUs
@@ -46,7 +52,8 @@ namespace {
 // at 8 GiB on dgx_h100_cluster:2.
 // Beyond these, the validation set (simulator/validation/, `distsim
 // validate`, docs/validation.md) checks the model on 135 published points;
-// the constants marked "fitted" below were set on its fitted part only.
+// the constants of NcclModelParams (nccl_model.h) marked "fitted" were set
+// on its fitted part only.
 // Not calibrated against a measurement: NVLS with SHARP in the fabric (it
 // combines the calibrated NVLink and network figures).
 // ---------------------------------------------------------------------------
@@ -54,15 +61,6 @@ namespace {
 // Link classes of a hop.
 enum HopClass { kNvlinkHop = 0, kPcieHop = 1, kNetHop = 2 };
 
-// Share of a link's bandwidth that the simple protocol turns into bus
-// bandwidth: NVLink 0.82 ([1]: 369 of 450 GB/s; [2]: 246 of 300 GB/s), PCIe
-// 0.78 (an estimate: TLP headers cost about 10% at 256-byte payloads, and
-// flow control more), network 0.92 ([4]: 368 of 400 GB/s).
-constexpr double kSimpleEfficiency[3] = {0.82, 0.78, 0.92};
-// LL128 puts 120 data bytes in every 128-byte line; its per-thread
-// throughput keeps it below simple at large sizes, as NCCL measures. NCCL
-// enables it only over NVLink, so PCIe gets none.
-constexpr double kLL128Efficiency[3] = {0.74, 0.0, 0.85};
 // LL stores 4 data bytes with a 4-byte flag and polls every line: a quarter
 // of the link for all-reduce and reduce, and for every operation across
 // nodes; a third for the others within a node (NCCL's tuner: the ring's LL
@@ -70,64 +68,6 @@ constexpr double kLL128Efficiency[3] = {0.74, 0.0, 0.85};
 // else 1/3).
 constexpr double kLLQuarterEfficiency = 0.25;
 constexpr double kLLThirdEfficiency = 1.0 / 3.0;
-
-// Launch, setup and completion of one collective, per protocol (LL, LL128,
-// simple), microseconds. With the per-hop figures below they give [3].
-constexpr double kBaseLatencyUs[3] = {4.5, 6.0, 8.0};
-// Software cost of one step on a hop (flag polling, fences, a network
-// proxy's post and completion), per protocol and hop class; the route's wire
-// latency is added. Estimates of the order of NCCL's tuning tables.
-constexpr double kHopLatencyUs[3][3] = {
-    // NVLink, PCIe, network
-    {0.3, 0.8, 2.5},  // LL
-    {1.0, 1.5, 4.0},  // LL128
-    {2.5, 4.0, 8.0},  // simple
-};
-
-// NVLS: each GPU sends S + S/n and receives as much through its NVLink (the
-// loads of the reduction and the multicast of the results), so the ideal
-// algorithm bandwidth is B n / (n + 1); the NVSwitch reaches 0.683 of it:
-// 256, 263, 269 and 273 GB/s on 5 to 8 H100s against 258-273 measured [1],
-// and 246 GB/s on 4 (busbw 369, the ring's) against "no better than ring".
-constexpr double kNvlsEfficiency = 0.683;
-// Multimem load-reduce and multicast-store round trips through the
-// NVSwitch and the synchronisation around them (estimate).
-constexpr double kNvlsLatencyUs = 12.0;
-// One in-network all-reduce through the fabric's SHARP aggregation tree, up
-// and down (estimate), and the share of the network bandwidth it reaches.
-// Fitted on the two SHARP sources of the fitted part, which disagree:
-// CollNet on 2 x 8 A100 with 4 HDR ports (abci-a100-sharp, NCCL 2.8)
-// reaches 0.61 of the ports, on 8 x 8 B200 with 8 NDR ports
-// (together-b200-use3a) 0.85; 0.72 is off by about 15% on each.
-constexpr double kSharpLatencyUs = 10.0;
-constexpr double kSharpEfficiency = 0.72;
-// Trees overlap their reduce and broadcast phases imperfectly.
-constexpr double kTreeEfficiency = 0.9;
-// Host time to launch one GPU's kernel of a collective (cudaLaunchKernel
-// and NCCL's enqueue): a thread driving g GPUs spends g of these per
-// collective, and back-to-back collectives of small messages are bound by
-// it. Fitted: the superbench-a100-g8 latency points (-g 8, 1 KiB
-// broadcast, reduce, all-gather, reduce-scatter and 8 B all-reduce all
-// measure 34.7-35.4 us, the launch rate, whatever their GPU time).
-constexpr double kLaunchPerGpuUs = 4.3;
-// Pipeline fill, per protocol (LL, LL128, simple), microseconds: a
-// collective's data moves through a pipeline of steps in chunks, per
-// channel, and the first chunks cross every step before the pipeline runs
-// at its full rate. NCCL gives a link as many channels as it has bandwidth
-// for, so a channel's rate, and the time one chunk takes, are about the same
-// on every link; chunks grow with the protocol (LL lines, LL128 lines,
-// simple's 512 KiB steps). Fitted on the mid-size points of the fitted part
-// (e.g. 8 x A100 all-gather of 32 MiB: 266 us measured against 160 us at
-// full bandwidth).
-constexpr double kPipelineFillUs[3] = {1.0, 60.0, 100.0};
-// NCCL's SHM transport between GPUs without peer-to-peer: every byte is
-// written to pinned host memory by one GPU and read by the other, through
-// the root complex, so a ring reaches a fraction of the PCIe link. Fitted:
-// the chlc-4090-nop2p points (8 x RTX 4090, all-reduce busbw 14.4 GB/s at
-// 128 MiB over Gen4 x16).
-constexpr double kHostStagedEfficiency = 0.55;
-// All-to-all posts one send and one receive per peer.
-constexpr double kPerPeerUs = 0.2;
 
 // Relative difference below which two candidates' times count as equal.
 constexpr double kTieTolerance = 1e-9;
@@ -138,7 +78,8 @@ constexpr NcclProtocol kProtocols[] = {NcclProtocol::kLL, NcclProtocol::kLL128,
 // The hardware, seen by the model.
 class Model {
  public:
-  Model(const GroupHardware& hw, NcclOp op) : hw_(hw), op_(op) {
+  Model(const GroupHardware& hw, NcclOp op, const NcclModelParams& params)
+      : hw_(hw), op_(op), k_(params) {
     intra_class_ =
         hw.intra_link == IntraNodeLink::kNvlink ? kNvlinkHop : kPcieHop;
   }
@@ -178,28 +119,28 @@ class Model {
                    ? kLLQuarterEfficiency
                    : kLLThirdEfficiency;
       case NcclProtocol::kLL128:
-        return kLL128Efficiency[hop_class];
+        return k_.ll128_efficiency[hop_class];
       case NcclProtocol::kSimple:
-        return kSimpleEfficiency[hop_class];
+        return k_.simple_efficiency[hop_class];
     }
     return 0;
   }
 
   double Base(NcclProtocol p) const {
-    return kBaseLatencyUs[static_cast<int>(p)];
+    return k_.base_latency_us[static_cast<int>(p)];
   }
   double IntraHop(NcclProtocol p) const {
-    return kHopLatencyUs[static_cast<int>(p)][intra_class_] +
+    return k_.hop_latency_us[static_cast<int>(p)][intra_class_] +
            hw_.intra_latency_us;
   }
   double NetHop(NcclProtocol p) const {
-    return kHopLatencyUs[static_cast<int>(p)][kNetHop] + hw_.net_latency_us;
+    return k_.hop_latency_us[static_cast<int>(p)][kNetHop] + hw_.net_latency_us;
   }
 
   // GB/s a rank moves through its intra-node link / its node's NICs.
   double IntraBw(NcclProtocol p) const {
     const double staged = hw_.intra_through_host && p != NcclProtocol::kLL
-                              ? kHostStagedEfficiency
+                              ? k_.host_staged_efficiency
                               : 1.0;
     return hw_.intra_bw_Bps / 1e9 * Efficiency(p, intra_class_) * staged;
   }
@@ -217,7 +158,7 @@ class Model {
   // NVLS inside one node.
   double NvlsBw() const {
     const double l = per_node();
-    return kNvlsEfficiency * hw_.intra_bw_Bps / 1e9 * l / (l + 1);
+    return k_.nvls_efficiency * hw_.intra_bw_Bps / 1e9 * l / (l + 1);
   }
   // A ring of `steps` steps, `net_steps` of them across nodes.
   double RingLatency(NcclProtocol p, double steps, double net_steps) const {
@@ -227,18 +168,20 @@ class Model {
  private:
   const GroupHardware& hw_;
   const NcclOp op_;
+  const NcclModelParams& k_;
   int intra_class_ = kPcieHop;
 };
 
-void Add(std::vector<NcclCandidate>& out, NcclAlgorithm a, NcclProtocol p,
-         double latency_us, double algbw_GBps) {
+void Add(std::vector<NcclCandidate>& out, const NcclModelParams& k,
+         NcclAlgorithm a, NcclProtocol p, double latency_us,
+         double algbw_GBps) {
   if (!(algbw_GBps > 0)) return;
   NcclCandidate c;
   c.algorithm = a;
   c.protocol = p;
   c.latency_us = latency_us;
   c.algbw_GBps = algbw_GBps;
-  c.fill_us = kPipelineFillUs[static_cast<int>(p)];
+  c.fill_us = k.pipeline_fill_us[static_cast<int>(p)];
   out.push_back(c);
 }
 
@@ -248,7 +191,8 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
   const bool nvlink_sharp = hw.nvlink_sharp && options.nvls;
   const bool fabric_sharp = hw.fabric_sharp && options.sharp;
   std::vector<NcclCandidate> out;
-  const Model m(hw, op);
+  const NcclModelParams& k = options.params;
+  const Model m(hw, op, k);
   const double n = m.n();
   const double nodes = m.nodes();
   const double l = m.per_node();
@@ -256,7 +200,7 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
   if (m.n() == 1) {
     // A local copy: read and write every byte of device memory.
     for (NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kSimple}) {
-      Add(out, NcclAlgorithm::kRing, p, m.Base(p), hw.memory_bw_Bps / 2e9);
+      Add(out, k, NcclAlgorithm::kRing, p, m.Base(p), hw.memory_bw_Bps / 2e9);
     }
     return out;
   }
@@ -273,7 +217,7 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
       } else if (op == NcclOp::kAllGather || op == NcclOp::kReduceScatter) {
         algbw = m.BusBw(p) * n / (n - 1);
       }
-      Add(out, NcclAlgorithm::kRing, p, m.RingLatency(p, steps, net_steps),
+      Add(out, k, NcclAlgorithm::kRing, p, m.RingLatency(p, steps, net_steps),
           algbw);
       if (op == NcclOp::kBroadcast || op == NcclOp::kReduce) {
         const double first_hop = m.multi_node() ? m.NetHop(p) : m.IntraHop(p);
@@ -288,34 +232,34 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
       if (!m.Supports(p)) continue;
       const double latency = m.Base(p) + 2 * ((l - 1) * m.IntraHop(p) +
                                               m.TreeDepth() * m.NetHop(p));
-      Add(out, NcclAlgorithm::kTree, p, latency,
-          kTreeEfficiency * 0.5 * m.BusBw(p));
+      Add(out, k, NcclAlgorithm::kTree, p, latency,
+          k.tree_efficiency * 0.5 * m.BusBw(p));
     }
     const NcclProtocol simple = NcclProtocol::kSimple;
     const double nvls_latency =
-        m.Base(simple) + kNvlsLatencyUs + 2 * hw.intra_latency_us;
+        m.Base(simple) + k.nvls_latency_us + 2 * hw.intra_latency_us;
     // NVLS: across nodes only with SHARP in the fabric, as in NCCL.
     if (nvlink_sharp && l > 1 && (!m.multi_node() || fabric_sharp)) {
       double latency = nvls_latency, algbw = m.NvlsBw();
       if (m.multi_node()) {
-        latency += m.NetHop(simple) + kSharpLatencyUs;
-        algbw = std::min(algbw, m.NodeNetBw(simple) * kSharpEfficiency);
+        latency += m.NetHop(simple) + k.sharp_latency_us;
+        algbw = std::min(algbw, m.NodeNetBw(simple) * k.sharp_efficiency);
       }
-      Add(out, NcclAlgorithm::kNvls, simple, latency, algbw);
+      Add(out, k, NcclAlgorithm::kNvls, simple, latency, algbw);
     }
     if (nvlink_sharp && l > 1 && m.multi_node()) {
-      Add(out, NcclAlgorithm::kNvlsTree, simple,
+      Add(out, k, NcclAlgorithm::kNvlsTree, simple,
           nvls_latency + 2 * m.TreeDepth() * m.NetHop(simple),
           std::min(m.NvlsBw(),
-                   kTreeEfficiency * m.TreeShare() * m.NodeNetBw(simple)));
+                   k.tree_efficiency * m.TreeShare() * m.NodeNetBw(simple)));
     }
     // CollNet: reduce-scatter inside the node, SHARP across, all-gather.
     if (fabric_sharp && m.multi_node()) {
-      double algbw = m.NodeNetBw(simple) * kSharpEfficiency;
+      double algbw = m.NodeNetBw(simple) * k.sharp_efficiency;
       if (l > 1) algbw = std::min(algbw, m.IntraBw(simple) * l / (2 * (l - 1)));
-      Add(out, NcclAlgorithm::kCollNet, simple,
+      Add(out, k, NcclAlgorithm::kCollNet, simple,
           m.Base(simple) + 2 * (l - 1) * m.IntraHop(simple) + m.NetHop(simple) +
-              kSharpLatencyUs,
+              k.sharp_latency_us,
           algbw);
     }
   }
@@ -330,8 +274,8 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
             std::max(seconds_per_gb, l * (n - l) / n / m.NodeNetBw(p));
       }
       const double hop = m.multi_node() ? m.NetHop(p) : m.IntraHop(p);
-      Add(out, NcclAlgorithm::kP2p, p, m.Base(p) + hop + (n - 1) * kPerPeerUs,
-          1.0 / seconds_per_gb);
+      Add(out, k, NcclAlgorithm::kP2p, p,
+          m.Base(p) + hop + (n - 1) * k.per_peer_us, 1.0 / seconds_per_gb);
     }
   }
   return out;
@@ -373,7 +317,8 @@ double MeanTime(NcclOp op, const NcclCandidate& c, int64_t bytes,
   const double gpu = GpuTimeUs(c, bytes);
   // A thread driving several GPUs launches their kernels one after
   // another; the first collective ends after the last one starts.
-  const double first = gpu + (options.gpus_per_thread - 1) * kLaunchPerGpuUs;
+  const double launch = options.params.launch_per_gpu_us;
+  const double first = gpu + (options.gpus_per_thread - 1) * launch;
   if (options.iters <= 1) return first;
   // In steady state a collective starts every `period`: when the busiest
   // GPU is free again, or when the host has launched it, whichever is
@@ -385,7 +330,7 @@ double MeanTime(NcclOp op, const NcclCandidate& c, int64_t bytes,
       c.algorithm == NcclAlgorithm::kRing) {
     gpu_period = gpu - c.chain_overlap_us;
   }
-  const double host_period = options.gpus_per_thread * kLaunchPerGpuUs;
+  const double host_period = options.gpus_per_thread * launch;
   const double period = std::max(gpu_period, host_period);
   return (first + (options.iters - 1) * period) / options.iters;
 }
@@ -450,6 +395,126 @@ absl::string_view NcclProtocolName(NcclProtocol protocol) {
       return "simple";
   }
   return "unknown";
+}
+
+std::vector<NcclModelParam> NcclModelParamList(NcclModelParams& params) {
+  static constexpr const char* kProtocol[3] = {"ll", "ll128", "simple"};
+  static constexpr const char* kHop[3] = {"nvlink", "pcie", "net"};
+  std::vector<NcclModelParam> list;
+  auto add = [&](std::string name, double* value) {
+    list.push_back(NcclModelParam{std::move(name), value});
+  };
+  for (int h : {0, 1, 2}) {
+    add(absl::StrCat("simple_efficiency.", kHop[h]),
+        &params.simple_efficiency[h]);
+  }
+  // LL128 never runs over PCIe: its PCIe entry is not a constant.
+  for (int h : {0, 2}) {
+    add(absl::StrCat("ll128_efficiency.", kHop[h]),
+        &params.ll128_efficiency[h]);
+  }
+  for (int p : {0, 1, 2}) {
+    add(absl::StrCat("base_latency_us.", kProtocol[p]),
+        &params.base_latency_us[p]);
+  }
+  for (int p : {0, 1, 2}) {
+    for (int h : {0, 1, 2}) {
+      if (p == 1 && h == 1) continue;  // LL128 over PCIe, as above.
+      add(absl::StrCat("hop_latency_us.", kProtocol[p], ".", kHop[h]),
+          &params.hop_latency_us[p][h]);
+    }
+  }
+  add("nvls_efficiency", &params.nvls_efficiency);
+  add("nvls_latency_us", &params.nvls_latency_us);
+  add("sharp_latency_us", &params.sharp_latency_us);
+  add("sharp_efficiency", &params.sharp_efficiency);
+  add("tree_efficiency", &params.tree_efficiency);
+  add("launch_per_gpu_us", &params.launch_per_gpu_us);
+  for (int p : {0, 1, 2}) {
+    add(absl::StrCat("pipeline_fill_us.", kProtocol[p]),
+        &params.pipeline_fill_us[p]);
+  }
+  add("host_staged_efficiency", &params.host_staged_efficiency);
+  add("per_peer_us", &params.per_peer_us);
+  return list;
+}
+
+std::string NcclModelParamsToText(const NcclModelParams& params) {
+  NcclModelParams copy = params;
+  std::string text;
+  for (const NcclModelParam& p : NcclModelParamList(copy)) {
+    // %.17g reads back exactly; the shortest such form is tried first.
+    std::string value;
+    for (int digits = 6; digits <= 17; ++digits) {
+      value = absl::StrFormat("%.*g", digits, *p.value);
+      if (std::strtod(value.c_str(), nullptr) == *p.value) break;
+    }
+    absl::StrAppend(&text, p.name, " = ", value, "\n");
+  }
+  return text;
+}
+
+absl::StatusOr<NcclModelParams> NcclModelParamsFromText(
+    absl::string_view text) {
+  NcclModelParams params;
+  std::vector<NcclModelParam> list = NcclModelParamList(params);
+  std::set<std::string> seen;
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    const size_t hash = line.find('#');
+    if (hash != absl::string_view::npos) line = line.substr(0, hash);
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty()) continue;
+    auto bad = [&](absl::string_view what) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("NCCL model constants, line ", line_number, " ('", line,
+                       "'): ", what));
+    };
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) {
+      return bad("write name = value");
+    }
+    const std::string name(absl::StripAsciiWhitespace(line.substr(0, eq)));
+    const std::string value_text(
+        absl::StripAsciiWhitespace(line.substr(eq + 1)));
+    auto it =
+        std::find_if(list.begin(), list.end(),
+                     [&](const NcclModelParam& p) { return p.name == name; });
+    if (it == list.end()) {
+      std::string known;
+      for (const NcclModelParam& p : list) {
+        absl::StrAppend(&known, known.empty() ? "" : ", ", p.name);
+      }
+      return bad(
+          absl::StrCat("no constant '", name, "'; the constants are ", known));
+    }
+    double value = 0;
+    if (!absl::SimpleAtod(value_text, &value) || !std::isfinite(value) ||
+        value < 0) {
+      return bad(absl::StrCat("'", value_text,
+                              "' is not a finite number of 0 or more"));
+    }
+    if (!seen.insert(name).second) return bad("the constant is given twice");
+    *it->value = value;
+  }
+  return params;
+}
+
+absl::StatusOr<NcclModelParams> LoadNcclModelParams(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read the NCCL model constants file '", path, "'"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<NcclModelParams> params = NcclModelParamsFromText(text.str());
+  if (!params.ok()) {
+    return absl::Status(params.status().code(),
+                        absl::StrCat(path, ": ", params.status().message()));
+  }
+  return params;
 }
 
 std::string NcclPrediction::Label() const {

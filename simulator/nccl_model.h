@@ -95,6 +95,110 @@ struct NcclCandidate {
   double time_us = 0;
 };
 
+// The model's constants. The defaults are the calibrated model that every
+// prediction uses unless told otherwise; each cites its source (a spec
+// sheet, NCCL's tuner, a published measurement, or "fitted": set on the
+// fitted part of the validation set, simulator/validation/, never on the
+// held-out part). FitNcclModelParams (simulator/validation/fit.h, `distsim
+// validate --fit`) fits them to a set of measurements, such as a user's
+// own cluster; NcclModelParamsFromText reads what it prints.
+//
+// Arrays indexed by protocol are {LL, LL128, simple}; by hop class,
+// {NVLink, PCIe, network}.
+struct NcclModelParams {
+  // Share of a link's bandwidth that the simple protocol turns into bus
+  // bandwidth: NVLink 0.82 (8 x H100: ring busbw 365-370 of 450 GB/s,
+  // NVIDIA/nccl issue #1455 and NVIDIA/nccl-tests issue #212, S. Jeaugey:
+  // "with the protocol overhead (~20%) NCCL can get an effective NVLink
+  // bandwidth of 370GB/s"; 8 x A100: 230-250 of 300 GB/s), PCIe 0.78 (an
+  // estimate: TLP headers cost about 10% at 256-byte payloads, and flow
+  // control more), network 0.92 (8 x 400 Gb/s NICs per node: ring busbw
+  // 350-400 GB/s across nodes of 8 x H100).
+  double simple_efficiency[3] = {0.82, 0.78, 0.92};
+  // LL128 puts 120 data bytes in every 128-byte line; its per-thread
+  // throughput keeps it below simple at large sizes, as NCCL measures. NCCL
+  // enables it only over NVLink, so PCIe gets none (the middle entry is
+  // unused).
+  double ll128_efficiency[3] = {0.74, 0.0, 0.85};
+  // Launch, setup and completion of one collective, microseconds. With the
+  // per-hop figures below they give an all-reduce of a few bytes on one
+  // NVLink node 10-20 us (published nccl-tests runs on DGX A100 and H100).
+  double base_latency_us[3] = {4.5, 6.0, 8.0};
+  // Software cost of one step on a hop (flag polling, fences, a network
+  // proxy's post and completion), [protocol][hop class]; the route's wire
+  // latency is added. Estimates of the order of NCCL's tuning tables
+  // (hwLat in NVIDIA/nccl src/graph/tuning.cc). LL128 never crosses PCIe:
+  // its entry there is unused.
+  double hop_latency_us[3][3] = {
+      {0.3, 0.8, 2.5},  // LL
+      {1.0, 1.5, 4.0},  // LL128
+      {2.5, 4.0, 8.0},  // simple
+  };
+  // NVLS: each GPU sends S + S/n and receives as much through its NVLink
+  // (the loads of the reduction and the multicast of the results), so the
+  // ideal algorithm bandwidth is B n / (n + 1); the NVSwitch reaches this
+  // share of it: 256-273 GB/s on 5 to 8 H100s against 258-273 measured
+  // (NVIDIA/nccl issue #1455), and on 4 no better than the ring.
+  double nvls_efficiency = 0.683;
+  // Multimem load-reduce and multicast-store round trips through the
+  // NVSwitch and the synchronisation around them (estimate).
+  double nvls_latency_us = 12.0;
+  // One in-network all-reduce through the fabric's SHARP aggregation tree,
+  // up and down (estimate), and the share of the network bandwidth it
+  // reaches. Fitted on the two SHARP sources of the fitted part, which
+  // disagree: CollNet on 2 x 8 A100 with 4 HDR ports (abci-a100-sharp,
+  // NCCL 2.8) reaches 0.61 of the ports, on 8 x 8 B200 with 8 NDR ports
+  // (together-b200-use3a) 0.85; 0.72 is off by about 15% on each.
+  double sharp_latency_us = 10.0;
+  double sharp_efficiency = 0.72;
+  // Trees overlap their reduce and broadcast phases imperfectly (estimate).
+  double tree_efficiency = 0.9;
+  // Host time to launch one GPU's kernel of a collective (cudaLaunchKernel
+  // and NCCL's enqueue): a thread driving g GPUs spends g of these per
+  // collective, and back-to-back collectives of small messages are bound
+  // by it. Fitted: the superbench-a100-g8 latency points (-g 8, 1 KiB
+  // broadcast, reduce, all-gather, reduce-scatter and 8 B all-reduce all
+  // measure 34.7-35.4 us, the launch rate, whatever their GPU time).
+  double launch_per_gpu_us = 4.3;
+  // Pipeline fill, microseconds: a collective's data moves through a
+  // pipeline of steps in chunks, per channel, and the first chunks cross
+  // every step before the pipeline runs at its full rate; chunks grow with
+  // the protocol (LL lines, LL128 lines, simple's 512 KiB steps). Fitted on
+  // the mid-size points of the fitted part (e.g. 8 x A100 all-gather of 32
+  // MiB: 266 us measured against 160 us at full bandwidth).
+  double pipeline_fill_us[3] = {1.0, 60.0, 100.0};
+  // NCCL's SHM transport between GPUs without peer-to-peer: every byte is
+  // written to pinned host memory by one GPU and read by the other, through
+  // the root complex, so a ring reaches this share of the PCIe link.
+  // Fitted: the chlc-4090-nop2p points (8 x RTX 4090, all-reduce busbw 14.4
+  // GB/s at 128 MiB over Gen4 x16).
+  double host_staged_efficiency = 0.55;
+  // All-to-all posts one send and one receive per peer (estimate).
+  double per_peer_us = 0.2;
+};
+
+// Every constant of NcclModelParams by name ("simple_efficiency.nvlink",
+// "hop_latency_us.ll128.net", "nvls_latency_us", ...), in declaration
+// order, with its address in `params`; the unused LL128-over-PCIe entries
+// are not listed.
+struct NcclModelParam {
+  std::string name;
+  double* value = nullptr;
+};
+std::vector<NcclModelParam> NcclModelParamList(NcclModelParams& params);
+
+// "name = value" lines, one per constant, in NcclModelParamList's order,
+// with the shortest decimal that reads back to the same double.
+std::string NcclModelParamsToText(const NcclModelParams& params);
+// Reads such lines ('#' starts a comment; blank lines are skipped) over
+// the defaults: constants not named keep their default. INVALID_ARGUMENT
+// naming the line for an unknown name, a value that is not a finite number
+// or is negative, or a name given twice.
+absl::StatusOr<NcclModelParams> NcclModelParamsFromText(absl::string_view text);
+// NcclModelParamsFromText of a file: NOT_FOUND when it cannot be read; its
+// errors name the file.
+absl::StatusOr<NcclModelParams> LoadNcclModelParams(const std::string& path);
+
 // How the collective is launched, timed and restricted, as nccl-tests and
 // NCCL's environment set it. The defaults describe one collective issued by
 // a process that drives one GPU, as a training program issues it.
@@ -125,6 +229,8 @@ struct NcclRunOptions {
   // with SHARP); off by default, as in NCCL without the plugin. The fabric
   // must have it (FAILED_PRECONDITION otherwise).
   bool sharp = false;
+  // The model's constants (the calibrated defaults unless a fit is given).
+  NcclModelParams params;
 };
 
 struct NcclPrediction {

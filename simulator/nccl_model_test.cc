@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/cluster_fabric.h"
@@ -396,6 +397,75 @@ TEST(NcclModelTest, Names) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(NcclAlgorithmName(NcclAlgorithm::kNvlsTree), "nvls_tree");
   EXPECT_EQ(NcclProtocolName(NcclProtocol::kLL128), "ll128");
+}
+
+}  // namespace
+}  // namespace simulator
+
+namespace simulator {
+namespace {
+
+TEST(NcclModelParamsTest, TextRoundTripsEveryConstant) {
+  NcclModelParams params;
+  std::vector<NcclModelParam> list = NcclModelParamList(params);
+  ASSERT_GE(list.size(), 20u);
+  // Give every constant a value of its own, some without a short form.
+  for (size_t i = 0; i < list.size(); ++i) *list[i].value = 0.1 + i / 3.0;
+  absl::StatusOr<NcclModelParams> read =
+      NcclModelParamsFromText(NcclModelParamsToText(params));
+  ASSERT_TRUE(read.ok()) << read.status();
+  NcclModelParams copy = *read;
+  std::vector<NcclModelParam> read_list = NcclModelParamList(copy);
+  ASSERT_EQ(read_list.size(), list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    EXPECT_EQ(read_list[i].name, list[i].name);
+    EXPECT_EQ(*read_list[i].value, *list[i].value) << list[i].name;
+  }
+}
+
+TEST(NcclModelParamsTest, ConstantsNotNamedKeepTheirDefaults) {
+  absl::StatusOr<NcclModelParams> read = NcclModelParamsFromText(
+      "# my cluster\n\n  simple_efficiency.net = 0.5  # measured\n"
+      "hop_latency_us.ll.nvlink=1\n");
+  ASSERT_TRUE(read.ok()) << read.status();
+  const NcclModelParams defaults;
+  EXPECT_EQ(read->simple_efficiency[2], 0.5);
+  EXPECT_EQ(read->hop_latency_us[0][0], 1.0);
+  EXPECT_EQ(read->simple_efficiency[0], defaults.simple_efficiency[0]);
+  EXPECT_EQ(read->launch_per_gpu_us, defaults.launch_per_gpu_us);
+}
+
+TEST(NcclModelParamsTest, BadLinesAreRefusedWithTheirNumber) {
+  for (const char* text :
+       {"nope = 1", "simple_efficiency.net", "simple_efficiency.net = -1",
+        "simple_efficiency.net = nan", "simple_efficiency.net = fast",
+        "per_peer_us = 1\nper_peer_us = 2",
+        // LL128 never crosses PCIe: no constant of its own there.
+        "hop_latency_us.ll128.pcie = 1"}) {
+    absl::StatusOr<NcclModelParams> read = NcclModelParamsFromText(text);
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(read.status().message()),
+                ::testing::HasSubstr("line "))
+        << text;
+  }
+  EXPECT_EQ(LoadNcclModelParams("/nonexistent/constants.txt").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(NcclModelParamsTest, PredictionsFollowTheConstants) {
+  const Topology t = Load("dgx_h100");
+  NcclRunOptions options;
+  options.algorithms = "ring";
+  options.protocols = "simple";
+  absl::StatusOr<NcclPrediction> base =
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, int64_t{1} << 30, options);
+  ASSERT_TRUE(base.ok()) << base.status();
+  options.params.simple_efficiency[0] = 0.41;  // half the NVLink share
+  absl::StatusOr<NcclPrediction> slow =
+      PredictNccl(t, Gpus(t), NcclOp::kAllReduce, int64_t{1} << 30, options);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  // Bandwidth-bound: about twice the time.
+  EXPECT_NEAR(slow->time_us / base->time_us, 2.0, 0.05);
 }
 
 }  // namespace

@@ -5,10 +5,13 @@
 // finished. Every child is waited for with a deadline and reaped.
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -97,6 +100,58 @@ TEST(DistsimCliTest, HelpAndExitStatus) {
                   "--steps=50", "--global_batch=32", "--learning_rate=1e30"},
                  "runtime");
   EXPECT_TRUE(failed.exit.exited && failed.exit.code == 1) << failed.err;
+}
+
+// `validate --fit_out` writes constants that `collective --nccl_model`
+// reads, and they change its predictions; --nccl_model with a schedule
+// algorithm is refused, naming the flag.
+TEST(DistsimCliTest, FittedConstantsFeedTheNcclModel) {
+  const std::string constants = TestTmpPath("fitted_constants.txt");
+  const distsim_test::Finished fit =
+      RunDistsim({"validate", "--split=fit", "--fit=simple_efficiency.net",
+                  "--fit_prior=0", absl::StrCat("--fit_out=", constants)},
+                 "fit");
+  ASSERT_TRUE(fit.exit.exited && fit.exit.code == 0) << fit.err;
+  EXPECT_THAT(fit.out, HasSubstr("# fitted on the ")) << fit.out;
+  EXPECT_THAT(fit.out, HasSubstr("simple_efficiency.net = ")) << fit.out;
+  std::ifstream in(constants);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("simple_efficiency.net = "));
+
+  auto busbw = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {
+        "collective",          "--topology=dgx_h100",
+        "--algorithm=nccl",    "--nccl_algo=ring",
+        "--nccl_proto=simple", "--min_bytes=1G",
+        "--max_bytes=1G",      "--csv"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const distsim_test::Finished ran = RunDistsim(args, "collective");
+    EXPECT_TRUE(ran.exit.exited && ran.exit.code == 0) << ran.err;
+    // The last field of the row is the algorithm; busbw is before it.
+    std::vector<std::string> lines =
+        absl::StrSplit(ran.out, '\n', absl::SkipEmpty());
+    std::vector<std::string> fields = absl::StrSplit(lines.back(), ',');
+    double value = 0;
+    EXPECT_TRUE(fields.size() >= 2 &&
+                absl::SimpleAtod(fields[fields.size() - 2], &value))
+        << ran.out;
+    return value;
+  };
+  const std::string half = TestTmpPath("half_nvlink.txt");
+  std::ofstream(half) << "# half the NVLink share\n"
+                      << "simple_efficiency.nvlink = 0.41\n";
+  const double base = busbw({});
+  const double slow = busbw({absl::StrCat("--nccl_model=", half)});
+  EXPECT_NEAR(slow / base, 0.5, 0.03) << base << " " << slow;
+  EXPECT_GT(busbw({absl::StrCat("--nccl_model=", constants)}), 0);
+
+  const distsim_test::Finished refused =
+      RunDistsim({"collective", "--topology=dgx_h100", "--algorithm=ring",
+                  absl::StrCat("--nccl_model=", half)},
+                 "refused");
+  EXPECT_FALSE(refused.exit.exited && refused.exit.code == 0);
+  EXPECT_THAT(refused.err, HasSubstr("--nccl_model")) << refused.err;
 }
 
 // stdout is a file here (as under Slurm or `| tee`): once the output shows

@@ -98,8 +98,8 @@ class TopologyCache {
   std::map<std::string, std::unique_ptr<Topology>> cache_;
 };
 
-absl::StatusOr<PointResult> Predict(const ValidationPoint& point,
-                                    TopologyCache& cache) {
+absl::StatusOr<PreparedPoint> Prepare(const ValidationPoint& point,
+                                      TopologyCache& cache) {
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(),
                         absl::StrCat("point ", point.id(), ": ", s.message()));
@@ -111,21 +111,29 @@ absl::StatusOr<PointResult> Predict(const ValidationPoint& point,
   absl::StatusOr<std::vector<int>> gpus =
       PlaceGpuRanks(**topology, Ranks(point), point.gpus_per_node());
   if (!gpus.ok()) return fail(gpus.status());
-  absl::StatusOr<NcclPrediction> prediction =
-      PredictNccl(**topology, *gpus, *op, point.bytes(), RunOptionsOf(point));
-  if (!prediction.ok()) return fail(prediction.status());
-  if (prediction->hardware.nodes != point.nodes()) {
+  absl::StatusOr<GroupHardware> hardware =
+      DescribeGroupHardware(**topology, *gpus);
+  if (!hardware.ok()) return fail(hardware.status());
+  if (hardware->nodes != point.nodes()) {
     return fail(absl::InvalidArgumentError(absl::StrCat(
         "the run had ", point.nodes(), " node(s) but its ranks sit on ",
-        prediction->hardware.nodes, " host(s) of ", point.topology())));
+        hardware->nodes, " host(s) of ", point.topology())));
   }
-  PointResult r;
-  r.point = point;
-  r.predicted_us = prediction->time_us;
-  r.measured_us = MeasuredTimeUs(point);
-  r.log_ratio = std::log(r.predicted_us / r.measured_us);
-  r.algorithm = prediction->Label();
-  return r;
+  PreparedPoint prepared;
+  prepared.point = point;
+  prepared.op = *op;
+  prepared.hardware = *std::move(hardware);
+  prepared.options = RunOptionsOf(point);
+  prepared.measured_us = MeasuredTimeUs(point);
+  return prepared;
+}
+
+absl::StatusOr<PointResult> Predict(const ValidationPoint& point,
+                                    const NcclModelParams& params,
+                                    TopologyCache& cache) {
+  absl::StatusOr<PreparedPoint> prepared = Prepare(point, cache);
+  if (!prepared.ok()) return prepared.status();
+  return PredictPrepared(*prepared, params);
 }
 
 struct Accumulator {
@@ -223,9 +231,44 @@ std::string SizeClass(int64_t bytes) {
   return "bandwidth";
 }
 
-absl::StatusOr<PointResult> PredictPoint(const ValidationPoint& point) {
+absl::StatusOr<PointResult> PredictPoint(const ValidationPoint& point,
+                                         const NcclModelParams& params) {
   TopologyCache cache;
-  return Predict(point, cache);
+  return Predict(point, params, cache);
+}
+
+absl::StatusOr<std::vector<PreparedPoint>> PreparePoints(
+    const std::vector<ValidationPoint>& points) {
+  TopologyCache cache;
+  std::vector<PreparedPoint> prepared;
+  prepared.reserve(points.size());
+  for (const ValidationPoint& point : points) {
+    absl::StatusOr<PreparedPoint> p = Prepare(point, cache);
+    if (!p.ok()) return p.status();
+    prepared.push_back(*std::move(p));
+  }
+  return prepared;
+}
+
+absl::StatusOr<PointResult> PredictPrepared(const PreparedPoint& prepared,
+                                            const NcclModelParams& params) {
+  const ValidationPoint& point = prepared.point;
+  NcclRunOptions options = prepared.options;
+  options.params = params;
+  absl::StatusOr<NcclPrediction> prediction =
+      PredictNcclOn(prepared.hardware, prepared.op, point.bytes(), options);
+  if (!prediction.ok()) {
+    return absl::Status(prediction.status().code(),
+                        absl::StrCat("point ", point.id(), ": ",
+                                     prediction.status().message()));
+  }
+  PointResult r;
+  r.point = point;
+  r.predicted_us = prediction->time_us;
+  r.measured_us = prepared.measured_us;
+  r.log_ratio = std::log(r.predicted_us / r.measured_us);
+  r.algorithm = prediction->Label();
+  return r;
 }
 
 const CategoryError* ValidationReport::Find(absl::string_view category) const {
@@ -236,7 +279,7 @@ const CategoryError* ValidationReport::Find(absl::string_view category) const {
 }
 
 absl::StatusOr<ValidationReport> Validate(
-    const std::vector<ValidationPoint>& points) {
+    const std::vector<ValidationPoint>& points, const NcclModelParams& params) {
   ValidationReport report;
   TopologyCache cache;
   // Categories in order of first appearance, "all" and the splits first.
@@ -253,7 +296,7 @@ absl::StatusOr<ValidationReport> Validate(
     it->second.sum += log_ratio;
   };
   for (const ValidationPoint& point : points) {
-    absl::StatusOr<PointResult> r = Predict(point, cache);
+    absl::StatusOr<PointResult> r = Predict(point, params, cache);
     if (!r.ok()) return r.status();
     const double x = r->log_ratio;
     const std::vector<std::string> facets = {

@@ -25,6 +25,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "simulator/group_hardware.h"
+#include "simulator/nccl_model.h"
 #include "simulator/validation/validation.pb.h"
 
 namespace simulator {
@@ -62,9 +64,29 @@ struct PointResult {
   std::string algorithm;
 };
 
-// Predicts one point. The errors of loading its topology, placing its
-// ranks and the NCCL model, prefixed with the point's id.
-absl::StatusOr<PointResult> PredictPoint(const ValidationPoint& point);
+// Predicts one point with the model's constants `params`. The errors of
+// loading its topology, placing its ranks and the NCCL model, prefixed with
+// the point's id.
+absl::StatusOr<PointResult> PredictPoint(
+    const ValidationPoint& point,
+    const NcclModelParams& params = NcclModelParams());
+
+// A point with its ranks placed and its hardware described, to be
+// predicted again and again under other constants (a fit).
+struct PreparedPoint {
+  ValidationPoint point;
+  NcclOp op = NcclOp::kAllReduce;
+  GroupHardware hardware;
+  NcclRunOptions options;
+  double measured_us = 0;
+};
+// Every point prepared; PredictPoint's errors.
+absl::StatusOr<std::vector<PreparedPoint>> PreparePoints(
+    const std::vector<ValidationPoint>& points);
+// PredictPoint of a prepared point (its options' params replaced by
+// `params`).
+absl::StatusOr<PointResult> PredictPrepared(const PreparedPoint& prepared,
+                                            const NcclModelParams& params);
 
 struct CategoryError {
   // "all", "split=holdout", "size=latency", "nodes=multi", "op=all_reduce",
@@ -86,9 +108,11 @@ struct ValidationReport {
   const CategoryError* Find(absl::string_view category) const;
 };
 
-// Predicts every point (stopping at the first error) and summarizes.
+// Predicts every point with the constants `params` (stopping at the first
+// error) and summarizes.
 absl::StatusOr<ValidationReport> Validate(
-    const std::vector<ValidationPoint>& points);
+    const std::vector<ValidationPoint>& points,
+    const NcclModelParams& params = NcclModelParams());
 
 }  // namespace simulator
 

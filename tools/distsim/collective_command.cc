@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "simulator/nccl_model.h"
 #include "tools/distsim/collective_sweep.h"
 #include "tools/distsim/plot.h"
 #include "tools/distsim/subcommands.h"
@@ -141,9 +142,31 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   flags.Bool("csv", &csv,
              "print comma-separated rows under a header line and nothing "
              "else");
+  std::string model_path;
+  flags.String("nccl_model", &model_path,
+               "with --algorithm=nccl: a file of the NCCL model's constants "
+               "(`name = value` lines, as `distsim validate --fit_out` writes "
+               "them); constants it does not name keep their built-in values");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
+  model_path = UserPath(std::move(model_path));
+  if (!model_path.empty() && options.algorithm != "nccl") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--nccl_model sets the constants of the NCCL model, which only "
+        "--algorithm=nccl uses (not --algorithm=",
+        options.algorithm, ")"));
+  }
+  if (!model_path.empty()) {
+    absl::StatusOr<simulator::NcclModelParams> loaded =
+        simulator::LoadNcclModelParams(model_path);
+    if (!loaded.ok()) {
+      return absl::Status(
+          loaded.status().code(),
+          absl::StrCat("--nccl_model: ", loaded.status().message()));
+    }
+    options.nccl.params = *loaded;
+  }
   if (json && csv) {
     return absl::InvalidArgumentError(
         "--json and --csv both choose the output; give one of them");

@@ -5,15 +5,25 @@
 //   distsim validate                      # the built-in set, tables
 //   distsim validate --split=holdout      # only the held-out points
 //   distsim validate --points=FILE --json # your own measurements
+//   distsim validate --fit=all --fit_out=constants.txt
+//                                         # the model's constants fitted
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "distribute/cluster/json.h"
+#include "simulator/nccl_model.h"
+#include "simulator/validation/fit.h"
 #include "simulator/validation/validation.h"
 #include "tools/distsim/plot.h"
 #include "tools/distsim/subcommands.h"
@@ -136,9 +146,39 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
   flags.String("plot", &plot_path,
                "also draw predicted against measured times, a point per "
                "measurement, into this .png or .svg file (with gnuplot)");
+  std::string model_path;
+  flags.String("nccl_model", &model_path,
+               "a file of the NCCL model's constants, `name = value` lines as "
+               "--fit_out writes them; constants it does not name keep their "
+               "built-in values");
+  std::string fit;
+  flags.String("fit", &fit,
+               "fit the NCCL model's constants on the points of split fit "
+               "(starting from the built-in or --nccl_model values), then "
+               "report every point with them: all, or constant names "
+               "separated by commas (simple_efficiency.nvlink, "
+               "hop_latency_us.simple.net, ...; a wrong name lists them)");
+  std::string prior = "auto";
+  flags.String("fit_prior", &prior,
+               "with --fit: how far the constants may move from their "
+               "sourced values, the weight W of a log-normal prior (the fit "
+               "minimizes mean |ln(predicted/measured)| + W * mean "
+               "ln(constant/start)^2); auto: the weight of 0, 0.01, 0.1, 1 "
+               "and 10 that predicts each source best when fitted on the "
+               "others (cross-validation on split fit), or none when the "
+               "start constants predict better unfitted");
+  std::string fit_out;
+  flags.String("fit_out", &fit_out,
+               "with --fit: write the fitted constants to this file, for "
+               "--nccl_model of validate and collective");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
   if (!parsed.ok()) return parsed;
+  if (!fit_out.empty() && fit.empty()) {
+    return absl::InvalidArgumentError(
+        "--fit_out writes what --fit finds: add --fit=all (or the names of "
+        "the constants to fit)");
+  }
   if (split != "all" && split != "fit" && split != "holdout") {
     return absl::InvalidArgumentError(
         absl::StrCat("--split=", split, ": use all, fit or holdout"));
@@ -161,9 +201,110 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("no validation point has --split=", split));
   }
+  simulator::NcclModelParams params;
+  model_path = UserPath(std::move(model_path));
+  if (!model_path.empty()) {
+    absl::StatusOr<simulator::NcclModelParams> loaded =
+        simulator::LoadNcclModelParams(model_path);
+    if (!loaded.ok()) return loaded.status();
+    params = *loaded;
+  }
+  std::string fit_summary;
+  if (!fit.empty()) {
+    simulator::FitOptions fit_options;
+    fit_options.start = params;
+    if (fit != "all") {
+      for (absl::string_view name : absl::StrSplit(fit, ',')) {
+        name = absl::StripAsciiWhitespace(name);
+        if (!name.empty()) fit_options.names.emplace_back(name);
+      }
+    }
+    {
+      // The names, checked before any search.
+      simulator::FitOptions check = fit_options;
+      check.prior_weight = std::numeric_limits<double>::infinity();
+      absl::StatusOr<simulator::FitResult> checked =
+          simulator::FitNcclModelParams(*points, check);
+      if (!checked.ok()) {
+        return absl::Status(
+            checked.status().code(),
+            absl::StrCat("--fit=", fit, ": ", checked.status().message()));
+      }
+    }
+    std::string prior_note;
+    if (prior == "auto") {
+      const std::vector<double> weights = {0, 0.01, 0.1, 1, 10};
+      absl::StatusOr<simulator::PriorChoice> chosen_prior =
+          simulator::ChoosePriorWeight(*points, fit_options, weights);
+      if (!chosen_prior.ok()) {
+        return absl::Status(chosen_prior.status().code(),
+                            absl::StrCat("--fit_prior=auto: ",
+                                         chosen_prior.status().message()));
+      }
+      fit_options.prior_weight = chosen_prior->weight;
+      prior_note = "# prior weight by leave-one-source-out cross-validation:";
+      for (size_t i = 0; i < weights.size(); ++i) {
+        absl::StrAppendFormat(&prior_note, " %g: %.1f%%", weights[i],
+                              100 * chosen_prior->errors[i]);
+        absl::StrAppend(&prior_note, i + 1 < weights.size() ? "," : "");
+      }
+      absl::StrAppendFormat(&prior_note, "; unfitted: %.1f%%",
+                            100 * chosen_prior->start_error);
+      absl::StrAppend(
+          &prior_note,
+          std::isinf(fit_options.prior_weight)
+              ? "; the constants stay (no weight beats them)\n"
+              : absl::StrCat("; chose ", fit_options.prior_weight, "\n"));
+    } else if (!absl::SimpleAtod(prior, &fit_options.prior_weight) ||
+               !(fit_options.prior_weight >= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--fit_prior=", prior, ": give auto or a weight of 0 or more"));
+    }
+    // Fitted on the fit split of every point given, whatever --split shows.
+    absl::StatusOr<simulator::FitResult> fitted =
+        simulator::FitNcclModelParams(*points, fit_options);
+    if (!fitted.ok()) {
+      return absl::Status(
+          fitted.status().code(),
+          absl::StrCat("--fit=", fit, ": ", fitted.status().message()));
+    }
+    params = fitted->params;
+    fit_summary = prior_note;
+    absl::StrAppendFormat(
+        &fit_summary,
+        "# fitted on the %d points of split=fit: error %.1f%% -> %.1f%% "
+        "(prior weight %g, %d evaluations); constants that moved:%s\n",
+        fitted->points, 100 * fitted->error_before, 100 * fitted->error_after,
+        fit_options.prior_weight, fitted->evaluations,
+        fitted->moved.empty() ? " none" : "");
+    simulator::NcclModelParams copy = params;
+    for (const simulator::NcclModelParam& p :
+         simulator::NcclModelParamList(copy)) {
+      if (std::find(fitted->moved.begin(), fitted->moved.end(), p.name) !=
+          fitted->moved.end()) {
+        absl::StrAppend(&fit_summary, "#   ", p.name, " = ", *p.value, "\n");
+      }
+    }
+    fit_out = UserPath(std::move(fit_out));
+    if (!fit_out.empty()) {
+      std::ofstream out(fit_out);
+      out << "# NCCL model constants fitted by `distsim validate --fit=" << fit
+          << "` on " << fitted->points << " points (error "
+          << absl::StrFormat("%.1f%% -> %.1f%%", 100 * fitted->error_before,
+                             100 * fitted->error_after)
+          << ")\n"
+          << simulator::NcclModelParamsToText(params);
+      if (!out.good()) {
+        return absl::PermissionDeniedError(
+            absl::StrCat("--fit_out=", fit_out, ": cannot write the file"));
+      }
+      absl::StrAppend(&fit_summary, "# constants written to ", fit_out, "\n");
+    }
+  }
   absl::StatusOr<simulator::ValidationReport> report =
-      simulator::Validate(chosen);
+      simulator::Validate(chosen, params);
   if (!report.ok()) return report.status();
+  std::fputs(fit_summary.c_str(), json ? stderr : stdout);
   std::fputs(json ? ToJson(*report).c_str() : ToText(*report).c_str(), stdout);
   std::fflush(stdout);
   if (!plot_path.empty()) {
