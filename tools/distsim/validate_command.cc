@@ -237,9 +237,11 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
       absl::StatusOr<simulator::PriorChoice> chosen_prior =
           simulator::ChoosePriorWeight(*points, fit_options, weights);
       if (!chosen_prior.ok()) {
-        return absl::Status(chosen_prior.status().code(),
-                            absl::StrCat("--fit_prior=auto: ",
-                                         chosen_prior.status().message()));
+        return absl::Status(
+            chosen_prior.status().code(),
+            absl::StrCat("--fit_prior=auto: ", chosen_prior.status().message(),
+                         "; give the prior's weight with --fit_prior=W "
+                         "instead"));
       }
       fit_options.prior_weight = chosen_prior->weight;
       prior_note = "# prior weight by leave-one-source-out cross-validation:";
