@@ -146,6 +146,18 @@ TEST(DistsimCliTest, FittedConstantsFeedTheNcclModel) {
   EXPECT_NEAR(slow / base, 0.5, 0.03) << base << " " << slow;
   EXPECT_GT(busbw({absl::StrCat("--nccl_model=", constants)}), 0);
 
+  // A fit that fails leaves an existing --fit_out file as it was.
+  const distsim_test::Finished bad_fit =
+      RunDistsim({"validate", "--fit=no_such_constant", "--fit_prior=0",
+                  absl::StrCat("--fit_out=", half)},
+                 "bad_fit");
+  EXPECT_FALSE(bad_fit.exit.exited && bad_fit.exit.code == 0);
+  EXPECT_THAT(bad_fit.err, HasSubstr("no_such_constant")) << bad_fit.err;
+  std::ifstream kept(half);
+  std::stringstream kept_text;
+  kept_text << kept.rdbuf();
+  EXPECT_THAT(kept_text.str(), HasSubstr("simple_efficiency.nvlink = 0.41"));
+
   const distsim_test::Finished refused =
       RunDistsim({"collective", "--topology=dgx_h100", "--algorithm=ring",
                   absl::StrCat("--nccl_model=", half)},

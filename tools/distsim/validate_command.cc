@@ -189,6 +189,17 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
     absl::Status checked = CheckPlotPath(plot_path);
     if (!checked.ok()) return checked;
   }
+  // A path that cannot be written fails at once rather than after the
+  // search; the file is only replaced once the fit has succeeded.
+  fit_out = UserPath(std::move(fit_out));
+  if (!fit_out.empty()) {
+    const bool existed = std::ifstream(fit_out).good();
+    if (!std::ofstream(fit_out, std::ios::app).is_open()) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("--fit_out=", fit_out, ": cannot write the file"));
+    }
+    if (!existed) std::remove(fit_out.c_str());
+  }
   absl::StatusOr<std::vector<simulator::ValidationPoint>> points =
       points_file.empty() ? simulator::BuiltinValidationPoints()
                           : simulator::LoadValidationPoints(points_file);
@@ -287,16 +298,17 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
         absl::StrAppend(&fit_summary, "#   ", p.name, " = ", *p.value, "\n");
       }
     }
-    fit_out = UserPath(std::move(fit_out));
     if (!fit_out.empty()) {
-      std::ofstream out(fit_out);
-      out << "# NCCL model constants fitted by `distsim validate --fit=" << fit
-          << "` on " << fitted->points << " points (error "
-          << absl::StrFormat("%.1f%% -> %.1f%%", 100 * fitted->error_before,
-                             100 * fitted->error_after)
-          << ")\n"
-          << simulator::NcclModelParamsToText(params);
-      if (!out.good()) {
+      std::ofstream fit_file(fit_out);
+      fit_file << "# NCCL model constants fitted by `distsim validate --fit="
+               << fit << "` on " << fitted->points << " points (error "
+               << absl::StrFormat("%.1f%% -> %.1f%%",
+                                  100 * fitted->error_before,
+                                  100 * fitted->error_after)
+               << ")\n"
+               << simulator::NcclModelParamsToText(params);
+      fit_file.close();
+      if (!fit_file) {
         return absl::PermissionDeniedError(
             absl::StrCat("--fit_out=", fit_out, ": cannot write the file"));
       }
