@@ -24,7 +24,8 @@
 // large for two levels. A core stands for a group of switches where the
 // pods outnumber a real switch's ports.
 //
-// Routing is ECMP, so flows spread over the spines deterministically.
+// Routing is RailFabricOptions::routing: by default D_MOD_K on InfiniBand
+// (OpenSM's fat-tree routing) and ECMP on Ethernet, both deterministic.
 //
 // Example:
 //   RailFabricOptions fabric;

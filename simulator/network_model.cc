@@ -75,7 +75,7 @@ absl::Status NetworkModel::CheckLink(LinkId link,
   return absl::OkStatus();
 }
 
-absl::Status NetworkModel::ValidateRoute(const FlowSpec& spec) {
+absl::Status NetworkModel::ValidateFlowSpec(const FlowSpec& spec) {
   const std::vector<LinkId>& route = spec.route;
   if (!spec.multiplicity.empty()) {
     if (spec.multiplicity.size() != route.size()) {
@@ -126,7 +126,7 @@ absl::StatusOr<FlowId> NetworkModel::StartFlow(FlowSpec spec,
         "flow '", spec.label, "' starts at ", FormatTime(spec.start_time),
         ", before the current time ", FormatTime(engine_.now())));
   }
-  if (absl::Status s = ValidateRoute(spec); !s.ok()) return s;
+  if (absl::Status s = ValidateFlowSpec(spec); !s.ok()) return s;
   const FlowId id = next_flow_id_++;
   if (spec.start_time == engine_.now()) {
     if (absl::Status s = BeginFlow(id, spec, done); !s.ok()) return s;
@@ -178,10 +178,6 @@ absl::Status NetworkModel::BeginFlow(FlowId id, FlowSpec& spec,
     links_[static_cast<size_t>(spec.route[i])].flow_count += multiplicity(i);
   }
   if (spec.route.empty() || spec.bytes == 0) {
-    for (size_t i = 0; i < spec.route.size(); ++i) {
-      links_[static_cast<size_t>(spec.route[i])].bytes +=
-          spec.bytes * multiplicity(i);
-    }
     FlowResult result;
     result.id = id;
     result.start_time = now;
@@ -204,7 +200,6 @@ absl::Status NetworkModel::BeginFlow(FlowId id, FlowSpec& spec,
   flow.active = true;
   flow.route.assign(spec.route.begin(), spec.route.end());
   flow.position.resize(spec.route.size());
-  flow.weight.assign(spec.multiplicity.begin(), spec.multiplicity.end());
   flow.bytes = spec.bytes;
   flow.remaining = static_cast<double>(spec.bytes);
   flow.rate = 0;
@@ -220,7 +215,7 @@ absl::Status NetworkModel::BeginFlow(FlowId id, FlowSpec& spec,
     Link& link = links_[static_cast<size_t>(flow.route[i])];
     flow.position[i] = static_cast<uint32_t>(link.flows.size());
     if (link.flows.empty()) link.busy_since = now;
-    const uint32_t weight = WeightAt(flow, i);
+    const uint32_t weight = static_cast<uint32_t>(multiplicity(i));
     link.flows.push_back({slot, weight});
     link.weight += weight;
     MarkDirty(flow.route[i]);
@@ -275,7 +270,8 @@ void NetworkModel::RemoveFlow(uint32_t slot, int64_t sent) {
     Link& link = links_[static_cast<size_t>(flow.route[i])];
     const uint32_t position = flow.position[i];
     const uint32_t moved = link.flows.back().slot;
-    link.weight -= link.flows[position].weight;
+    const uint32_t weight = link.flows[position].weight;
+    link.weight -= weight;
     link.flows[position] = link.flows.back();
     link.flows.pop_back();
     if (link.flows.empty()) link.busy += engine_.now() - link.busy_since;
@@ -288,7 +284,7 @@ void NetworkModel::RemoveFlow(uint32_t slot, int64_t sent) {
         }
       }
     }
-    link.bytes += sent * WeightAt(flow, i);
+    link.bytes += sent * weight;
     MarkDirty(flow.route[i]);
   }
   if (flow.drain_event != 0) engine_.Cancel(flow.drain_event);

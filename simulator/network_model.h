@@ -203,10 +203,9 @@ class NetworkModel final : public FaultListener {
     bool frozen = false;     // recomputation scratch
     bool active = false;
     absl::InlinedVector<LinkId, 6> route;
-    // position[i]: this flow's index in links_[route[i]].flows.
+    // position[i]: this flow's index in links_[route[i]].flows, whose
+    // LinkFlow holds the flows it stands for there.
     absl::InlinedVector<uint32_t, 6> position;
-    // weight[i]: the flows it stands for on route[i] (empty: 1 each).
-    absl::InlinedVector<uint32_t, 6> weight;
     int64_t bytes = 0;
     double remaining = 0;  // bytes not yet sent as of last_update
     SimTime last_update = 0;
@@ -217,9 +216,12 @@ class NetworkModel final : public FaultListener {
     std::string label;
   };
 
-  absl::Status ValidateRoute(const FlowSpec& spec);
-  static uint32_t WeightAt(const Flow& flow, size_t i) {
-    return flow.weight.empty() ? 1 : flow.weight[i];
+  absl::Status ValidateFlowSpec(const FlowSpec& spec);
+  // The flows `flow` stands for on its i-th link.
+  uint32_t WeightAt(const Flow& flow, size_t i) const {
+    return links_[static_cast<size_t>(flow.route[i])]
+        .flows[flow.position[i]]
+        .weight;
   }
   absl::Status CheckLink(LinkId link, absl::string_view what) const;
   // Starts sending now. On error `done` is left untouched.

@@ -102,12 +102,9 @@ absl::StatusOr<std::vector<int>> Router::ComputeRoute(int src, int dst) const {
           topology_.node(dst).coordinates.has_value()) {
         return DimensionOrderRoute(src, dst);
       }
-      return CheapestRoute(src, dst, /*ecmp=*/false);
-    case RoutingDef::ECMP:
-      return CheapestRoute(src, dst, /*ecmp=*/true);
-    case RoutingDef::D_MOD_K:  // Walk picks by destination
-    default:
-      return CheapestRoute(src, dst, /*ecmp=*/false);
+      return CheapestRoute(src, dst);
+    default:  // Walk breaks the ties as the policy says.
+      return CheapestRoute(src, dst);
   }
 }
 
@@ -144,8 +141,7 @@ const std::vector<int64_t>& Router::CostsTo(int dst) const {
   return cost;
 }
 
-absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
-                                                     bool ecmp) const {
+absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst) const {
   const size_t n = static_cast<size_t>(topology_.num_nodes());
   if (search_.size() != n) {
     search_.assign(n, SearchNode{kUnreachable, kUnreachable});
@@ -350,7 +346,7 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
   auto cost_from_src = [&](const SearchNode& node) {
     return in_src_ball(node) ? node.from_src : best - node.to_dst;
   };
-  return Walk(src, dst, ecmp, [&](int at, int id) {
+  return Walk(src, dst, [&](int at, int id) {
     const SearchNode& next =
         search_[static_cast<size_t>(topology_.link(id).dst)];
     return next.on_route && cost_from_src(search_[static_cast<size_t>(at)]) +
@@ -359,20 +355,19 @@ absl::StatusOr<std::vector<int>> Router::SearchRoute(int src, int dst,
   });
 }
 
-absl::StatusOr<std::vector<int>> Router::CheapestRoute(int src, int dst,
-                                                       bool ecmp) const {
+absl::StatusOr<std::vector<int>> Router::CheapestRoute(int src, int dst) const {
   if (!costs_to_.contains(dst)) {
     int& searches = searches_to_[dst];
     if (searches < kSearchesBeforeTable) {
       ++searches;
-      return SearchRoute(src, dst, ecmp);
+      return SearchRoute(src, dst);
     }
   }
   const std::vector<int64_t>& cost = CostsTo(dst);
   if (cost[static_cast<size_t>(src)] == kUnreachable) {
     return NoRoute(src, dst);
   }
-  return Walk(src, dst, ecmp, [&](int at, int id) {
+  return Walk(src, dst, [&](int at, int id) {
     const int next = topology_.link(id).dst;
     const int64_t there = cost[static_cast<size_t>(next)];
     if (there == kUnreachable) return false;
@@ -383,7 +378,7 @@ absl::StatusOr<std::vector<int>> Router::CheapestRoute(int src, int dst,
 }
 
 absl::StatusOr<std::vector<int>> Router::Walk(
-    int src, int dst, bool ecmp,
+    int src, int dst,
     absl::FunctionRef<bool(int at, int link)> on_a_cheapest_route) const {
   std::vector<int> route;
   std::vector<int> candidates;
@@ -405,14 +400,16 @@ absl::StatusOr<std::vector<int>> Router::Walk(
                        topology_.node(dst).name, "' lost its way at '",
                        topology_.node(at).name, "'"));
     }
-    size_t pick = 0;
-    if (candidates.size() > 1 && policy_ == RoutingDef::D_MOD_K) {
-      pick = static_cast<size_t>((key / divisor) % candidates.size());
-      divisor =
-          std::min<uint64_t>(divisor * candidates.size(), uint64_t{1} << 40);
-    } else if (ecmp && candidates.size() > 1) {
-      pick = static_cast<size_t>(EcmpHash(ecmp_seed_, src, dst, at) %
-                                 candidates.size());
+    size_t pick = 0;  // the lowest id (SHORTEST_PATH and fallbacks)
+    if (candidates.size() > 1) {
+      if (policy_ == RoutingDef::D_MOD_K) {
+        pick = static_cast<size_t>((key / divisor) % candidates.size());
+        divisor =
+            std::min<uint64_t>(divisor * candidates.size(), uint64_t{1} << 40);
+      } else if (policy_ == RoutingDef::ECMP) {
+        pick = static_cast<size_t>(EcmpHash(ecmp_seed_, src, dst, at) %
+                                   candidates.size());
+      }
     }
     const int id = candidates[pick];
     route.push_back(id);

@@ -77,15 +77,16 @@ class Router {
  private:
   absl::StatusOr<std::vector<int>> ComputeRoute(int src, int dst) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::vector<int>> CheapestRoute(int src, int dst,
-                                                 bool ecmp) const
+  absl::StatusOr<std::vector<int>> CheapestRoute(int src, int dst) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::vector<int>> DimensionOrderRoute(int src, int dst) const;
   // Follows, from `src` to `dst`, the out-links for which
-  // `on_a_cheapest_route(at, link)` holds: the lowest id, or with `ecmp`
-  // one picked by a hash of (seed, src, dst, at). INTERNAL when none does.
+  // `on_a_cheapest_route(at, link)` holds, picking among several as the
+  // policy says: under ECMP by a hash of (seed, src, dst, at), under
+  // D_MOD_K by the destination's host index, otherwise the lowest id.
+  // INTERNAL when none holds.
   absl::StatusOr<std::vector<int>> Walk(
-      int src, int dst, bool ecmp,
+      int src, int dst,
       absl::FunctionRef<bool(int at, int link)> on_a_cheapest_route) const;
   // NOT_FOUND: no route from `src` to `dst`.
   absl::Status NoRoute(int src, int dst) const;
@@ -96,8 +97,7 @@ class Router {
   // visits only the nodes within half the route's cost of `src` or `dst`
   // (a few hundred on a fat tree of any size, where CostsTo visits every
   // node).
-  absl::StatusOr<std::vector<int>> SearchRoute(int src, int dst,
-                                               bool ecmp) const
+  absl::StatusOr<std::vector<int>> SearchRoute(int src, int dst) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Topology& topology_;

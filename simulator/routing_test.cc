@@ -377,7 +377,7 @@ TEST(RoutingTest, SearchedRoutesMatchCostTableRoutes) {
     absl::StatusOr<Topology> topology = BuiltinTopology(name);
     ASSERT_TRUE(topology.ok()) << topology.status();
     for (RoutingDef::Policy policy :
-         {RoutingDef::SHORTEST_PATH, RoutingDef::ECMP}) {
+         {RoutingDef::SHORTEST_PATH, RoutingDef::ECMP, RoutingDef::D_MOD_K}) {
       RouterOptions options;
       options.policy = policy;
       ExpectSearchedRoutesMatchTables(*topology, options);
@@ -447,7 +447,7 @@ TEST(RoutingTest, SearchedRoutesMatchCostTableRoutesOnRandomGraphs) {
     absl::StatusOr<Topology> topology = Topology::FromDef(def, "random");
     ASSERT_TRUE(topology.ok()) << topology.status();
     for (RoutingDef::Policy policy :
-         {RoutingDef::SHORTEST_PATH, RoutingDef::ECMP}) {
+         {RoutingDef::SHORTEST_PATH, RoutingDef::ECMP, RoutingDef::D_MOD_K}) {
       RouterOptions options;
       options.policy = policy;
       options.ecmp_seed = static_cast<uint64_t>(trial);

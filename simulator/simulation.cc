@@ -287,6 +287,12 @@ int64_t Simulation::EventsProcessed() const {
   return events;
 }
 
+int64_t Simulation::PendingEvents() const {
+  int64_t pending = 0;
+  runtime_->WithEngine([&] { pending = engine_.pending(); });
+  return pending;
+}
+
 std::string Simulation::TraceJson() const {
   std::string json;
   runtime_->WithEngine([&] { json = trace_.ToJson(); });

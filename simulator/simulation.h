@@ -164,6 +164,9 @@ class Simulation {
   Summary GetSummary() const;
   // Engine events run so far (flow starts, completions, kernels, ...).
   int64_t EventsProcessed() const;
+  // Engine events still pending: 0 when no transfer, kernel or collective
+  // is in flight and nothing is scheduled.
+  int64_t PendingEvents() const;
   std::string TraceJson() const;
   absl::Status WriteTrace(const std::string& path) const;
   // Faults fired so far, as "<time>: <description>" lines.

@@ -127,11 +127,10 @@ std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
         offset[r] + static_cast<int64_t>(schedule.ranks[r].steps.size());
   }
   const int64_t total = offset[n];
-  auto rank_of = [&](int64_t id) {
-    return static_cast<int32_t>(
-        std::upper_bound(offset.begin(), offset.end(), id) - offset.begin() -
-        1);
-  };
+  std::vector<int32_t> rank_of(static_cast<size_t>(total));
+  for (int32_t r = 0; r < n; ++r) {
+    std::fill(rank_of.begin() + offset[r], rank_of.begin() + offset[r + 1], r);
+  }
   std::vector<int64_t> issue(static_cast<size_t>(total), -1);
   std::vector<int64_t> complete(static_cast<size_t>(total), -1);
   std::vector<int32_t> pending(static_cast<size_t>(total), 0);
@@ -187,7 +186,7 @@ std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
   while (!ready.empty()) {
     const int64_t id = ready.back();
     ready.pop_back();
-    const int32_t r = rank_of(id);
+    const int32_t r = rank_of[static_cast<size_t>(id)];
     const Step& step =
         schedule.ranks[r].steps[static_cast<size_t>(id - offset[r])];
     int64_t round = 0;

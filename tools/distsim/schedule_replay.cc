@@ -421,7 +421,7 @@ class ClassReplay final : public ReplayCore {
     while (error_.ok() && !failed_) {
       const std::optional<SimTime> next = engine_.NextEventTime();
       if (!next.has_value()) break;
-      while (engine_.NextEventTime() == next) engine_.Step();
+      engine_.RunUntil(*next);
       RunWoken();
     }
     if (!error_.ok() || failed_ || !finished()) return std::nullopt;
@@ -497,11 +497,12 @@ absl::StatusOr<ScheduleReplayResult> ReplaySchedule(
   const simulator::SimulationOptions& simulation =
       context.simulation().options();
   if (options.use_symmetry && !simulation.trace &&
-      simulation.faults.faults().empty()) {
+      simulation.faults.faults().empty() &&
+      context.simulation().PendingEvents() == 0) {
     std::optional<SymmetryPlan> plan =
         FindSymmetry(schedule, devices, platform.topology(),
                      [&](int src, int dst) { return context.Route(src, dst); });
-    if (plan.has_value() && plan->representatives.size() < devices.size()) {
+    if (plan.has_value()) {
       ClassReplay replay(*plan, devices, element_size);
       std::optional<ScheduleReplayResult> result = replay.Run();
       if (result.has_value()) return *result;

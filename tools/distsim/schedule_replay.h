@@ -21,8 +21,11 @@
 // floating-point rounding (collective_sweep_test checks them against the
 // full replay): the simulation grows with the classes instead of the ranks
 // (finding them still reads every rank's program and routes every pair of
-// ranks that exchange messages once). Only without a trace or faults on
-// the platform, whose links would have to show every flow.
+// ranks that exchange messages once). Only on an idle platform (nothing in
+// flight, which the class network could not share links with) without a
+// trace or faults, whose links would have to show every flow; that
+// smaller simulation runs apart from the platform's, so the platform's
+// clock, event count, device busy time and link traffic stay as they were.
 //
 // Example:
 //   ScheduleReplayResult r = *ReplaySchedule(platform, device_indices,
@@ -49,7 +52,7 @@ struct ScheduleReplayResult {
   // rank was simulated on the platform.
   int64_t rank_classes = 0;
   // With rank classes: the events of that smaller simulation (the
-  // platform's own count stays as it was).
+  // platform's own count, clock and statistics stay as they were).
   int64_t class_events = 0;
 };
 

@@ -8,8 +8,8 @@
 // partition, found by refining the partition until it is stable. A class's
 // send step stands for a class of flows (one per member of the class), and
 // each such flow class moves between a fixed set of device pairs. Links are
-// equivalent when they have the same bandwidth and latency and every flow
-// class crosses each of them the same number of times. When, besides, the
+// equivalent when they have the same bandwidth and every flow class crosses
+// each of them the same number of times. When, besides, the
 // route of every member of a flow class crosses the same multiset of link
 // classes with the same total latency, the whole simulation is symmetric:
 // equivalent ranks reach each step at the same time, equivalent links carry
@@ -23,8 +23,8 @@
 // enough to run in full).
 //
 // Example:
-//   std::optional<SymmetryPlan> plan = *FindSymmetry(schedule, devices,
-//                                                    topology, route);
+//   std::optional<SymmetryPlan> plan =
+//       FindSymmetry(schedule, devices, topology, route);
 //   if (plan) ...  // replay plan->quotient on plan->links
 #ifndef TOOLS_DISTSIM_SYMMETRIC_REPLAY_H_
 #define TOOLS_DISTSIM_SYMMETRIC_REPLAY_H_
@@ -44,7 +44,7 @@ namespace distsim {
 // One link standing for a class of equivalent links.
 struct QuotientLink {
   double capacity = 0;  // bytes/s of each link of the class
-  int64_t members = 0;  // links in the class
+  int64_t members = 0;  // links in the class (for diagnostics and tests)
 };
 
 // One flow standing for a class of equivalent flows.
@@ -55,7 +55,7 @@ struct QuotientFlow {
 };
 
 struct SymmetryPlan {
-  std::vector<int> rank_class;       // rank -> class
+  std::vector<int> rank_class;       // rank -> class (diagnostics, tests)
   std::vector<int> representatives;  // class -> its rank of lowest device
   // A rank per class: the representative's program, with peers named by
   // class and each message's tag the sender's step index (so that a send
