@@ -112,14 +112,16 @@ class RebatchV2Node : public UnaryNode {
     const bool same =
         std::all_of(batch_sizes_.begin(), batch_sizes_.end(),
                     [&](int64_t b) { return b == batch_sizes_.front(); });
-    // TF's static batch dim: the sizes are equal and split the input's
-    // known batch dim whole.
+    // TF's static batch dim (_RebatchDataset): the sizes are equal, and
+    // either the remainder is dropped or they split the input's known
+    // batch dim whole.
     ElementSpec out = *in;
     for (TensorSpec& t : out) {
       if (t.dims.empty()) continue;
       const int64_t b = batch_sizes_.front();
       const bool whole =
-          same && b > 0 && t.dims[0] != kUnknownDim && t.dims[0] % b == 0;
+          same && b > 0 &&
+          (drop_remainder_ || (t.dims[0] != kUnknownDim && t.dims[0] % b == 0));
       t.dims[0] = whole ? b : kUnknownDim;
     }
     return out;
@@ -267,9 +269,14 @@ class LegacyRebatchNode : public UnaryNode {
   absl::StatusOr<ElementSpec> ComputeSpec() const override {
     absl::StatusOr<ElementSpec> in = input().element_spec();
     if (!in.ok()) return in.status();
+    // TF's _LegacyRebatchDataset: a known batch dim that the replicas
+    // split evenly is divided among them; any other is unknown.
     ElementSpec out = *in;
     for (TensorSpec& t : out) {
-      if (!t.dims.empty()) t.dims[0] = kUnknownDim;
+      if (t.dims.empty()) continue;
+      const bool even =
+          t.dims[0] != kUnknownDim && t.dims[0] % num_replicas_ == 0;
+      t.dims[0] = even ? t.dims[0] / num_replicas_ : kUnknownDim;
     }
     return out;
   }

@@ -224,8 +224,44 @@ namespace internal {
 
 absl::StatusOr<ElementSpec> DatasetNode::Spec() const {
   absl::MutexLock lock(&spec_mu_);
-  if (!spec_.has_value()) spec_ = ComputeSpec();
-  return *spec_;
+  if (spec_.has_value()) return *spec_;
+  absl::StatusOr<ElementSpec> spec = ComputeSpec();
+  // An error (a reader that failed once) is not kept: asked again, the
+  // spec is computed again.
+  if (spec.ok()) spec_ = *spec;
+  return spec;
+}
+
+absl::StatusOr<ElementSpec> MapSpec(const Dataset& input,
+                                    const Dataset::MapFn& fn,
+                                    absl::string_view op) {
+  absl::StatusOr<ElementSpec> in = input.element_spec();
+  if (!in.ok()) return in.status();
+  std::unique_ptr<Iterator> it = input.MakeIterator(/*iteration=*/0);
+  absl::StatusOr<std::optional<Element>> first = it->GetNext();
+  if (!first.ok()) return first.status();
+  if (!first->has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the element spec of ", op,
+        " comes from its function applied to the first element of its input "
+        "(C++ cannot trace the function), and the input has none"));
+  }
+  const Element& element = **first;
+  absl::StatusOr<Element> mapped = fn(element);
+  if (!mapped.ok()) return mapped.status();
+  ElementSpec out = SpecOf(*mapped);
+  for (TensorSpec& t : out) {
+    for (size_t d = 0; d < t.dims.size(); ++d) {
+      for (size_t c = 0; c < in->size() && c < element.size(); ++c) {
+        const std::vector<int64_t>& in_dims = (*in)[c].dims;
+        if (d < in_dims.size() && in_dims[d] == kUnknownDim &&
+            element[c].shape().dims()[d] == t.dims[d]) {
+          t.dims[d] = kUnknownDim;
+        }
+      }
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<ElementSpec> DatasetNode::ComputeSpec() const {

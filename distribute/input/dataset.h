@@ -212,9 +212,12 @@ class Dataset {
   // keep their input's elements (Take, Skip, Repeat, Shard, Shuffle,
   // Prefetch) from their inputs; a Batch that may end with a partial batch
   // has an unknown (kUnknownDim) batch dim, as TF's None. A Map, generator
-  // or reader runs a function C++ cannot trace: its spec is that of its
-  // first element, made once (FAILED_PRECONDITION when it has none; the
-  // function's error otherwise).
+  // or reader runs a function C++ cannot trace: a Map's spec is its
+  // function applied once to the input's first element, with the dims it
+  // keeps from dims the input leaves unknown unknown; a generator's or
+  // reader's is that of its first element (FAILED_PRECONDITION when there
+  // is none; the function's error otherwise). A spec is kept once made;
+  // an error is not.
   absl::StatusOr<ElementSpec> element_spec() const;
 
   // The pipeline from source to this op, e.g.

@@ -54,8 +54,8 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
   virtual int64_t Cardinality() const = 0;
   // TF's compute_batch_size for this node (see Dataset::StaticBatchSize).
   virtual int64_t StaticBatchSize() const { return -1; }
-  // The structure of this node's elements (Dataset::element_spec), computed
-  // once by ComputeSpec.
+  // The structure of this node's elements (Dataset::element_spec), from
+  // ComputeSpec: once, or again after an error.
   absl::StatusOr<ElementSpec> Spec() const;
   virtual ShardRole shard_role() const { return ShardRole::kPassThrough; }
 
@@ -76,8 +76,8 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
   // Repeat derives one key per pass, Shuffle mixes it into its seed).
   virtual std::unique_ptr<Iterator> MakeIterator(uint64_t key) const = 0;
 
-  // From the inputs' specs as tf.data does. By default, for ops whose
-  // function C++ cannot trace (Map, generators, readers): the spec of this
+  // From the inputs' specs as tf.data does. By default, for sources whose
+  // function C++ cannot trace (generators, readers): the spec of this
   // node's first element; FAILED_PRECONDITION when it has none.
   virtual absl::StatusOr<ElementSpec> ComputeSpec() const;
 
@@ -95,8 +95,7 @@ class DatasetNode : public std::enable_shared_from_this<DatasetNode> {
  private:
   mutable std::atomic<int64_t> iterations_{0};
   mutable absl::Mutex spec_mu_;
-  mutable std::optional<absl::StatusOr<ElementSpec>> spec_
-      ABSL_GUARDED_BY(spec_mu_);
+  mutable std::optional<ElementSpec> spec_ ABSL_GUARDED_BY(spec_mu_);
 };
 
 // Base for ops with one input.
@@ -105,10 +104,23 @@ class UnaryNode : public DatasetNode {
   explicit UnaryNode(Dataset input) : input_(std::move(input)) {}
   std::vector<Dataset> inputs() const override { return {input_}; }
   const Dataset& input() const { return input_; }
+  // The input's spec: ops that change their elements override it.
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return input_.element_spec();
+  }
 
  private:
   const Dataset input_;
 };
+
+// The spec of Map's `fn` over `input`: C++ cannot trace it, so it runs on
+// the input's first element (FAILED_PRECONDITION when there is none, the
+// function's error otherwise); a dim of the result that keeps a dim the
+// input's spec leaves unknown (the same position and size in that first
+// element, as a batch dim passed through) is unknown.
+absl::StatusOr<ElementSpec> MapSpec(const Dataset& input,
+                                    const Dataset::MapFn& fn,
+                                    absl::string_view op);
 
 // Factories; arguments are validated by the Dataset methods.
 NodePtr MakeTensorsNode(Element element);

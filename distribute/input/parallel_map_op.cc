@@ -124,6 +124,10 @@ class ParallelMapNode : public UnaryNode {
     return std::make_shared<ParallelMapNode>(std::move(inputs[0]), fn_,
                                              parallelism_);
   }
+  // The function once on the input's first element, not the threads.
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return MapSpec(input(), fn_, Describe());
+  }
   std::unique_ptr<Iterator> MakeIterator(uint64_t key) const override {
     return std::make_unique<ParallelMapIterator>(
         input().MakeIterator(static_cast<int64_t>(key)), fn_, parallelism_);

@@ -88,9 +88,6 @@ class PrefetchNode : public UnaryNode {
   PrefetchNode(Dataset input, int64_t buffer_size)
       : UnaryNode(std::move(input)), buffer_size_(buffer_size) {}
   std::string op() const override { return "Prefetch"; }
-  absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    return input().element_spec();
-  }
   std::string Describe() const override {
     return absl::StrCat("Prefetch(", buffer_size_, ")");
   }

@@ -20,9 +20,6 @@ class ShuffleNode : public UnaryNode {
         seed_(seed),
         reshuffle_each_iteration_(reshuffle_each_iteration) {}
   std::string op() const override { return "Shuffle"; }
-  absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    return input().element_spec();
-  }
   std::string Describe() const override {
     return absl::StrCat("Shuffle(", buffer_size_, ", seed=", seed_,
                         ", reshuffle_each_iteration=",

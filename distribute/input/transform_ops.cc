@@ -27,6 +27,9 @@ class MapNode : public UnaryNode {
   NodePtr WithInputs(std::vector<Dataset> inputs) const override {
     return std::make_shared<MapNode>(std::move(inputs[0]), fn_);
   }
+  absl::StatusOr<ElementSpec> ComputeSpec() const override {
+    return MapSpec(input(), fn_, Describe());
+  }
   std::unique_ptr<Iterator> MakeIterator(uint64_t key) const override {
     class It : public Iterator {
      public:
@@ -59,9 +62,6 @@ class TakeNode : public UnaryNode {
   TakeNode(Dataset input, int64_t count)
       : UnaryNode(std::move(input)), count_(count) {}
   std::string op() const override { return "Take"; }
-  absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    return input().element_spec();
-  }
   std::string Describe() const override {
     return absl::StrCat("Take(", count_, ")");
   }
@@ -108,9 +108,6 @@ class SkipNode : public UnaryNode {
   SkipNode(Dataset input, int64_t count)
       : UnaryNode(std::move(input)), count_(count) {}
   std::string op() const override { return "Skip"; }
-  absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    return input().element_spec();
-  }
   std::string Describe() const override {
     return absl::StrCat("Skip(", count_, ")");
   }
@@ -160,9 +157,6 @@ class RepeatNode : public UnaryNode {
   RepeatNode(Dataset input, int64_t count)
       : UnaryNode(std::move(input)), count_(count) {}
   std::string op() const override { return "Repeat"; }
-  absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    return input().element_spec();
-  }
   std::string Describe() const override {
     return absl::StrCat("Repeat(", count_, ")");
   }
@@ -243,9 +237,6 @@ class ShardNode : public UnaryNode {
         index_(index),
         require_non_empty_(require_non_empty) {}
   std::string op() const override { return "Shard"; }
-  absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    return input().element_spec();
-  }
   std::string Describe() const override {
     return absl::StrCat("Shard(", num_shards_, ", ", index_, ")");
   }

@@ -298,7 +298,15 @@ TEST(ElementSpecTest, FromTheOpsAsTfDataGivesIt) {
   EXPECT_EQ(Spec(batched->Repeat(3).Take(5).Skip(1).Prefetch(2)),
             "(float32[2,3], int32[2])");
   EXPECT_EQ(Spec(batched->Shard(2, 1)), "(float32[2,3], int32[2])");
-  EXPECT_EQ(Spec(batched->LegacyRebatch(2)), "(float32[?,3], int32[?])");
+  // TF's rebatch rules: a known batch dim that the replicas split evenly
+  // is divided; a Rebatch that drops its remainder keeps its size known.
+  EXPECT_EQ(Spec(batched->LegacyRebatch(2)), "(float32[1,3], int32[1])");
+  EXPECT_EQ(Spec(slices->Batch(3, true)->LegacyRebatch(2)),
+            "(float32[?,3], int32[?])");
+  EXPECT_EQ(Spec(slices->Batch(3)->Rebatch({2}, /*drop_remainder=*/true)),
+            "(float32[2,3], int32[2])");
+  EXPECT_EQ(Spec(slices->Batch(3)->Rebatch({2}, /*drop_remainder=*/false)),
+            "(float32[?,3], int32[?])");
   EXPECT_EQ(Spec(Dataset::Zip({Dataset::Range(3), *slices})),
             "(int64[], float32[3], int32[])");
 }
@@ -316,6 +324,36 @@ TEST(ElementSpecTest, MapsGiveTheSpecOfTheirFirstElement) {
   EXPECT_EQ(Spec(mapped), "(float32[2])");
   EXPECT_EQ(Spec(mapped.Batch(2)), "(float32[?,2])");
   EXPECT_EQ(calls, 1);
+  // A batch dim the function passes through stays unknown where the
+  // input's is (TF's None), though the first batch is whole.
+  absl::StatusOr<Dataset> partial = Dataset::Range(5).Batch(2);
+  ASSERT_TRUE(partial.ok());
+  auto identity = [](Element e) -> absl::StatusOr<Element> { return e; };
+  EXPECT_EQ(Spec(partial->Map(identity)), "(int64[?])");
+  EXPECT_EQ(Spec(Dataset::Range(4).Batch(2, true)->Map(identity)),
+            "(int64[2])");
+  // A parallel Map runs its function once for the spec, not its threads.
+  int parallel_calls = 0;
+  absl::StatusOr<Dataset> parallel = Dataset::Range(100).Map(
+      [&parallel_calls](Element e) -> absl::StatusOr<Element> {
+        ++parallel_calls;
+        return e;
+      },
+      /*num_parallel_calls=*/4);
+  ASSERT_TRUE(parallel.ok());
+  EXPECT_EQ(Spec(parallel), "(int64[])");
+  EXPECT_EQ(parallel_calls, 1);
+  // An error is not kept: asked again, the spec is computed again.
+  int attempts = 0;
+  Dataset flaky =
+      Dataset::Range(3).Map([&attempts](Element e) -> absl::StatusOr<Element> {
+        if (++attempts == 1) return absl::UnavailableError("not yet");
+        return e;
+      });
+  EXPECT_EQ(flaky.element_spec().status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Spec(flaky), "(int64[])");
+
   absl::StatusOr<Dataset> empty = Dataset::Range(0, 0, 1);
   absl::StatusOr<ElementSpec> none =
       empty->Map([](Element e) -> absl::StatusOr<Element> { return e; })
