@@ -31,8 +31,9 @@ class BatchNode : public UnaryNode {
     if (!in.ok()) return in.status();
     ElementSpec out = *in;
     for (TensorSpec& t : out) {
-      t.dims.insert(t.dims.begin(),
-                    drop_remainder_ ? batch_size_ : kUnknownDim);
+      std::vector<int64_t> dims = {drop_remainder_ ? batch_size_ : kUnknownDim};
+      dims.insert(dims.end(), t.dims().begin(), t.dims().end());
+      t = TensorSpec(t.dtype(), dims);
     }
     return out;
   }
@@ -117,12 +118,14 @@ class RebatchV2Node : public UnaryNode {
     // batch dim whole.
     ElementSpec out = *in;
     for (TensorSpec& t : out) {
-      if (t.dims.empty()) continue;
+      if (t.dims().empty()) continue;
+      std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
       const int64_t b = batch_sizes_.front();
       const bool whole =
           same && b > 0 &&
-          (drop_remainder_ || (t.dims[0] != kUnknownDim && t.dims[0] % b == 0));
-      t.dims[0] = whole ? b : kUnknownDim;
+          (drop_remainder_ || (dims[0] != kUnknownDim && dims[0] % b == 0));
+      dims[0] = whole ? b : kUnknownDim;
+      t = TensorSpec(t.dtype(), dims);
     }
     return out;
   }
@@ -273,10 +276,11 @@ class LegacyRebatchNode : public UnaryNode {
     // split evenly is divided among them; any other is unknown.
     ElementSpec out = *in;
     for (TensorSpec& t : out) {
-      if (t.dims.empty()) continue;
-      const bool even =
-          t.dims[0] != kUnknownDim && t.dims[0] % num_replicas_ == 0;
-      t.dims[0] = even ? t.dims[0] / num_replicas_ : kUnknownDim;
+      if (t.dims().empty()) continue;
+      std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+      const bool even = dims[0] != kUnknownDim && dims[0] % num_replicas_ == 0;
+      dims[0] = even ? dims[0] / num_replicas_ : kUnknownDim;
+      t = TensorSpec(t.dtype(), dims);
     }
     return out;
   }

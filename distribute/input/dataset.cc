@@ -251,15 +251,17 @@ absl::StatusOr<ElementSpec> MapSpec(const Dataset& input,
   if (!mapped.ok()) return mapped.status();
   ElementSpec out = SpecOf(*mapped);
   for (TensorSpec& t : out) {
-    for (size_t d = 0; d < t.dims.size(); ++d) {
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    for (size_t d = 0; d < dims.size(); ++d) {
       for (size_t c = 0; c < in->size() && c < element.size(); ++c) {
-        const std::vector<int64_t>& in_dims = (*in)[c].dims;
+        const absl::Span<const int64_t> in_dims = (*in)[c].dims();
         if (d < in_dims.size() && in_dims[d] == kUnknownDim &&
-            element[c].shape().dims()[d] == t.dims[d]) {
-          t.dims[d] = kUnknownDim;
+            element[c].shape().dims()[d] == dims[d]) {
+          dims[d] = kUnknownDim;
         }
       }
     }
+    t = TensorSpec(t.dtype(), dims);
   }
   return out;
 }

@@ -246,22 +246,9 @@ std::string ElementDebugString(const Element& element) {
                       ")");
 }
 
-bool TensorSpec::IsCompatibleWith(const devices::Tensor& tensor) const {
-  if (tensor.dtype() != dtype) return false;
-  const absl::Span<const int64_t> got = tensor.shape().dims();
-  if (got.size() != dims.size()) return false;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] != kUnknownDim && dims[i] != got[i]) return false;
-  }
-  return true;
-}
-
 ElementSpec SpecOf(const Element& element) {
   ElementSpec spec;
-  for (const Tensor& t : element) {
-    const absl::Span<const int64_t> dims = t.shape().dims();
-    spec.push_back({t.dtype(), std::vector<int64_t>(dims.begin(), dims.end())});
-  }
+  for (const Tensor& t : element) spec.push_back(TensorSpec::Of(t));
   return spec;
 }
 
@@ -270,9 +257,14 @@ std::string ElementSpecDebugString(const ElementSpec& spec) {
       "(",
       absl::StrJoin(spec, ", ",
                     [](std::string* out, const TensorSpec& t) {
+                      if (!t.has_known_rank()) {
+                        absl::StrAppend(out, devices::DTypeName(t.dtype()),
+                                        "[<unknown>]");
+                        return;
+                      }
                       absl::StrAppend(
-                          out, devices::DTypeName(t.dtype), "[",
-                          absl::StrJoin(t.dims, ",",
+                          out, devices::DTypeName(t.dtype()), "[",
+                          absl::StrJoin(t.dims(), ",",
                                         [](std::string* o, int64_t d) {
                                           absl::StrAppend(
                                               o, d == kUnknownDim

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "devices/tensor.h"
+#include "distribute/tensor_spec.h"
 
 namespace distribute {
 namespace data {
@@ -68,24 +69,10 @@ absl::StatusOr<Element> EmptyBatchLike(const Element& element);
 // "(float32[2,3], int64[2])".
 std::string ElementDebugString(const Element& element);
 
-// The dtype and shape of one component of a dataset's elements (TF's
-// tf.TensorSpec); a dim of kUnknownDim is not fixed by the pipeline (TF's
-// None), as the batch dim of a Batch whose last batch may be partial.
-inline constexpr int64_t kUnknownDim = -1;
-struct TensorSpec {
-  devices::DType dtype = devices::DType::kFloat32;
-  std::vector<int64_t> dims;
-
-  bool operator==(const TensorSpec& other) const {
-    return dtype == other.dtype && dims == other.dims;
-  }
-  bool operator!=(const TensorSpec& other) const { return !(*this == other); }
-  // Whether `tensor` has this dtype and a shape that fits (every known dim
-  // equal).
-  bool IsCompatibleWith(const devices::Tensor& tensor) const;
-};
-// A dataset element's structure: one TensorSpec per component (TF's
-// element_spec).
+// A dataset element's structure: one TensorSpec (tensor_spec.h) per
+// component (TF's element_spec); a dim of kUnknownDim is not fixed by the
+// pipeline (TF's None), as the batch dim of a Batch whose last batch may
+// be partial.
 using ElementSpec = std::vector<TensorSpec>;
 
 // The exact spec of `element`'s components.

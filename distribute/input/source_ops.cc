@@ -65,7 +65,9 @@ class TensorSlicesNode : public DatasetNode {
   std::string op() const override { return "TensorSlice"; }
   absl::StatusOr<ElementSpec> ComputeSpec() const override {
     ElementSpec spec = SpecOf(components_);
-    for (TensorSpec& t : spec) t.dims.erase(t.dims.begin());
+    for (TensorSpec& t : spec) {
+      t = TensorSpec(t.dtype(), t.dims().subspan(1));  // a row's
+    }
     return spec;
   }
   std::string Describe() const override {
@@ -152,7 +154,7 @@ class RangeNode : public DatasetNode {
       : start_(start), stop_(stop), step_(step) {}
   std::string op() const override { return "Range"; }
   absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    return ElementSpec{{devices::DType::kInt64, {}}};
+    return ElementSpec{TensorSpec(devices::DType::kInt64, {})};
   }
   std::string Describe() const override {
     return absl::StrCat("Range(", start_, ", ", stop_, ", ", step_, ")");

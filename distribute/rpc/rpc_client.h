@@ -34,8 +34,8 @@
 #include "absl/time/time.h"
 #include "devices/tensor.h"
 #include "distribute/rpc/rpc_server.h"
-#include "distribute/rpc/tensor_spec.h"
 #include "distribute/server/channel.h"
+#include "distribute/tensor_spec.h"
 
 namespace distribute {
 namespace rpc {

@@ -11,7 +11,7 @@
 // Example:
 //   absl::StatusOr<std::unique_ptr<distribute::rpc::Server>> server =
 //       distribute::rpc::Server::Create("grpc", "127.0.0.1:0");
-//   const distribute::rpc::TensorSpec scalar(devices::DType::kInt32, {});
+//   const distribute::TensorSpec scalar(devices::DType::kInt32, {});
 //   absl::Status s = (*server)->Register(
 //       "add",
 //       [](std::vector<devices::Tensor> args)
@@ -45,8 +45,8 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "devices/tensor.h"
-#include "distribute/rpc/tensor_spec.h"
 #include "distribute/server/channel.h"
+#include "distribute/tensor_spec.h"
 
 namespace grpc {
 class Server;

@@ -12,7 +12,7 @@
 #include "devices/tensor.h"
 #include "distribute/rpc/rpc_client.h"
 #include "distribute/rpc/rpc_server.h"
-#include "distribute/rpc/tensor_spec.h"
+#include "distribute/tensor_spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "distribute/rpc/rpc_service.pb.h"
-#include "distribute/rpc/tensor_spec.h"
+#include "distribute/tensor_spec.h"
 
 namespace distribute {
 namespace rpc {

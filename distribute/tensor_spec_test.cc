@@ -1,4 +1,4 @@
-#include "distribute/rpc/tensor_spec.h"
+#include "distribute/tensor_spec.h"
 
 #include <vector>
 
@@ -8,7 +8,6 @@
 #include "gtest/gtest.h"
 
 namespace distribute {
-namespace rpc {
 namespace {
 
 using devices::DType;
@@ -94,5 +93,4 @@ TEST(TensorSpecTest, CheckCompatibleNamesTheCountOrTheTensor) {
 }
 
 }  // namespace
-}  // namespace rpc
 }  // namespace distribute

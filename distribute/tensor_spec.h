@@ -1,19 +1,20 @@
-// TensorSpec, as tf.TensorSpec: the dtype and shape a method of an rpc::Server
-// takes or returns. A dimension may be unknown (kUnknownDim, TF's None) and
-// so may the whole rank; a tensor matches a spec when its dtype is the same
-// and its shape agrees on every known dimension.
+// TensorSpec, as tf.TensorSpec: the dtype and shape of a tensor that a
+// method of an rpc::Server takes or returns, or of a component of a
+// dataset's elements (data::ElementSpec). A dimension may be unknown
+// (kUnknownDim, TF's None) and so may the whole rank; a tensor matches a
+// spec when its dtype is the same and its shape agrees on every known
+// dimension.
 //
 // Example:
-//   distribute::rpc::TensorSpec batch(devices::DType::kFloat32,
-//                                     {distribute::rpc::kUnknownDim, 3});
+//   distribute::TensorSpec batch(devices::DType::kFloat32,
+//                                {distribute::kUnknownDim, 3});
 //   batch.IsCompatibleWith(devices::Tensor::FromVector<float>({1, 2, 3}));
 //   // false: rank 1 against rank 2
 //   batch.DebugString();  // "TensorSpec(shape=(None, 3), dtype=float32)"
-#ifndef DISTRIBUTE_RPC_TENSOR_SPEC_H_
-#define DISTRIBUTE_RPC_TENSOR_SPEC_H_
+#ifndef DISTRIBUTE_TENSOR_SPEC_H_
+#define DISTRIBUTE_TENSOR_SPEC_H_
 
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +27,6 @@
 #include "devices/tensor.h"
 
 namespace distribute {
-namespace rpc {
 
 // A dimension of any size (TF's None).
 inline constexpr int64_t kUnknownDim = -1;
@@ -36,9 +36,10 @@ class TensorSpec {
   // A scalar float32, as tf.TensorSpec([]).
   TensorSpec() = default;
 
-  // For shapes written in code: every dim is non-negative or kUnknownDim
-  // (asserted). Use Make() for dims that come from input.
-  TensorSpec(devices::DType dtype, std::initializer_list<int64_t> dims);
+  // For shapes written in code or computed from other specs: every dim is
+  // non-negative or kUnknownDim (asserted). Use Make() for dims that come
+  // from input.
+  TensorSpec(devices::DType dtype, absl::Span<const int64_t> dims);
 
   // INVALID_ARGUMENT naming the dimension if one is below kUnknownDim.
   static absl::StatusOr<TensorSpec> Make(devices::DType dtype,
@@ -68,7 +69,9 @@ class TensorSpec {
   }
 
  private:
-  TensorSpec(devices::DType dtype, std::optional<std::vector<int64_t>> dims)
+  struct Checked {};  // the dims were checked
+  TensorSpec(Checked, devices::DType dtype,
+             std::optional<std::vector<int64_t>> dims)
       : dtype_(dtype), dims_(std::move(dims)) {}
 
   devices::DType dtype_ = devices::DType::kFloat32;
@@ -86,7 +89,6 @@ absl::Status CheckCompatible(absl::Span<const TensorSpec> specs,
 // "(TensorSpec(...), TensorSpec(...))".
 std::string SpecsDebugString(absl::Span<const TensorSpec> specs);
 
-}  // namespace rpc
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_RPC_TENSOR_SPEC_H_
+#endif  // DISTRIBUTE_TENSOR_SPEC_H_

@@ -1,4 +1,4 @@
-#include "distribute/rpc/tensor_spec.h"
+#include "distribute/tensor_spec.h"
 
 #include <cassert>
 #include <utility>
@@ -7,11 +7,9 @@
 #include "absl/strings/str_join.h"
 
 namespace distribute {
-namespace rpc {
 
-TensorSpec::TensorSpec(devices::DType dtype,
-                       std::initializer_list<int64_t> dims)
-    : dtype_(dtype), dims_(std::vector<int64_t>(dims)) {
+TensorSpec::TensorSpec(devices::DType dtype, absl::Span<const int64_t> dims)
+    : dtype_(dtype), dims_(std::vector<int64_t>(dims.begin(), dims.end())) {
   for (int64_t d : dims) {
     assert(d >= kUnknownDim && "a TensorSpec dimension is >= 0 or kUnknownDim");
     (void)d;
@@ -27,16 +25,17 @@ absl::StatusOr<TensorSpec> TensorSpec::Make(devices::DType dtype,
           ": a dimension is a size >= 0, or kUnknownDim (-1) for any size"));
     }
   }
-  return TensorSpec(dtype, std::vector<int64_t>(dims.begin(), dims.end()));
+  return TensorSpec(Checked(), dtype,
+                    std::vector<int64_t>(dims.begin(), dims.end()));
 }
 
 TensorSpec TensorSpec::UnknownRank(devices::DType dtype) {
-  return TensorSpec(dtype, std::nullopt);
+  return TensorSpec(Checked(), dtype, std::nullopt);
 }
 
 TensorSpec TensorSpec::Of(const devices::Tensor& tensor) {
   const absl::Span<const int64_t> dims = tensor.shape().dims();
-  return TensorSpec(tensor.dtype(),
+  return TensorSpec(Checked(), tensor.dtype(),
                     std::vector<int64_t>(dims.begin(), dims.end()));
 }
 
@@ -103,5 +102,4 @@ absl::Status CheckCompatible(absl::Span<const TensorSpec> specs,
   return absl::OkStatus();
 }
 
-}  // namespace rpc
 }  // namespace distribute
