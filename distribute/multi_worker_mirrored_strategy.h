@@ -1,7 +1,9 @@
 // tf.distribute.MultiWorkerMirroredStrategy: synchronous data-parallel
 // training over the workers of a cluster, one process per worker, each with
 // its local devices as replicas. Collectives cross processes over gRPC, or
-// NCCL on GPUs where //distribute:multi_worker_nccl is linked.
+// NCCL on GPUs in a binary that links //distribute:multi_worker_nccl and
+// calls RegisterMultiWorkerNccl() before creating the strategy (without
+// it, AUTO picks gRPC and NCCL is refused).
 //
 //   // TF_CONFIG='{"cluster": {"worker": ["10.0.0.1:2222", "10.0.0.2:2222"]},
 //   //             "task": {"type": "worker", "index": 1}}'

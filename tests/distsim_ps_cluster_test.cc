@@ -1,11 +1,12 @@
 // `distsim train --strategy=parameter_server` as a cluster of processes, the
 // binary itself: a chief, two workers and a ps task on 127.0.0.1, each with
 // its TF_CONFIG, train the classifier asynchronously (the loss falls from
-// chance to well below it) and every process exits when the chief is done,
-// whichever started first; a chief whose tasks never come up says which
-// one after its --timeout_seconds; tasks that a parameter-server cluster
-// does not have are refused naming them. Every child is waited for with a
-// deadline and reaped.
+// chance to well below it) and every process exits when the chief is done;
+// a chief whose tasks never come up says which one after its
+// --startup_timeout_seconds; a task started with other training flags is
+// named and every process still exits; tasks that a parameter-server
+// cluster does not have are refused naming them. Every child is waited for
+// with a deadline and reaped.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -125,15 +126,49 @@ TEST(DistsimPsClusterTest, AChiefWithoutItsTasksSaysWhichOne) {
   absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(3);
   ASSERT_TRUE(ports.ok()) << ports.status();
   const std::string cluster = Cluster(*ports, 1, 1);
-  absl::StatusOr<distsim_test::Finished> chief =
-      distsim_test::RunToEnd(Distsim(), TrainArgs({"--timeout_seconds=1"}),
-                             TestTmpPath("lonely_chief"), kWait,
-                             {{"TF_CONFIG", TfConfig(cluster, "chief", 0)}});
+  absl::StatusOr<distsim_test::Finished> chief = distsim_test::RunToEnd(
+      Distsim(), TrainArgs({"--startup_timeout_seconds=1"}),
+      TestTmpPath("lonely_chief"), kWait,
+      {{"TF_CONFIG", TfConfig(cluster, "chief", 0)}});
   ASSERT_TRUE(chief.ok()) << chief.status();
   EXPECT_FALSE(chief->ok());
   EXPECT_THAT(chief->err,
               HasSubstr(absl::StrCat("worker 0 at 127.0.0.1:", (*ports)[1],
                                      " did not come up within 1s")));
+}
+
+// A worker started with another --seed: the chief names it and ends every
+// task, so all four processes exit.
+TEST(DistsimPsClusterTest, ATaskWithOtherFlagsIsNamedAndEveryoneExits) {
+  absl::StatusOr<std::vector<int>> ports = distsim_test::FreePorts(4);
+  ASSERT_TRUE(ports.ok()) << ports.status();
+  const std::string cluster = Cluster(*ports, 2, 1);
+  std::vector<std::unique_ptr<ChildProcess>> tasks;
+  for (const auto& [type, index] : std::vector<std::pair<std::string, int>>{
+           {"worker", 0}, {"worker", 1}, {"ps", 0}}) {
+    auto task =
+        ChildProcess::Spawn(Distsim(),
+                            TrainArgs(type == "worker" && index == 1
+                                          ? std::vector<std::string>{"--seed=7"}
+                                          : std::vector<std::string>{}),
+                            {{"TF_CONFIG", TfConfig(cluster, type, index)}},
+                            TestTmpPath(absl::StrCat("flags_", type, index)));
+    ASSERT_TRUE(task.ok()) << task.status();
+    tasks.push_back(*std::move(task));
+  }
+  absl::StatusOr<distsim_test::Finished> chief = distsim_test::RunToEnd(
+      Distsim(), TrainArgs(), TestTmpPath("flags_chief"), kWait,
+      {{"TF_CONFIG", TfConfig(cluster, "chief", 0)}});
+  ASSERT_TRUE(chief.ok()) << chief.status();
+  EXPECT_FALSE(chief->ok());
+  EXPECT_THAT(chief->err,
+              HasSubstr("worker 1 was started with --seed=7 where the chief "
+                        "has --seed=42"));
+  for (auto& task : tasks) {
+    absl::StatusOr<distsim_test::ExitInfo> exit = task->Wait(kWait);
+    ASSERT_TRUE(exit.ok()) << exit.status();
+    EXPECT_TRUE(exit->exited && exit->code == 0) << task->Stderr();
+  }
 }
 
 TEST(DistsimPsClusterTest, TasksItCannotHaveAreRefused) {

@@ -1,6 +1,7 @@
 #include "distribute/ps/per_worker_dataset.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <utility>
@@ -10,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "distribute/ps/ps_client.h"
 
 namespace distribute {
@@ -33,6 +36,16 @@ struct WorkerIterators {
 }  // namespace
 
 namespace ps_internal {
+
+absl::StatusOr<devices::Tensor> NewPerWorkerHandle(absl::string_view name,
+                                                   absl::string_view what) {
+  if (name.empty() || absl::StrContains(name, '\n')) {
+    return absl::InvalidArgumentError(what);
+  }
+  static const int64_t epoch = absl::ToUnixNanos(absl::Now());
+  static std::atomic<int64_t> next{0};
+  return NameTensor(absl::StrCat(name, "\n", epoch, ".", next.fetch_add(1)));
+}
 
 absl::StatusOr<InputContext> WorkerInputContext(const Server& server) {
   int64_t workers = 1;
@@ -122,14 +135,12 @@ absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
 
 absl::StatusOr<PerWorkerIterator> PerWorkerIterator::Create(
     absl::string_view dataset) {
-  if (dataset.empty() || absl::StrContains(dataset, '\n')) {
-    return absl::InvalidArgumentError(
-        "a per-worker iterator needs the name of a worker dataset (without "
-        "newlines)");
-  }
-  return PerWorkerIterator(
-      std::string(dataset),
-      NameTensor(absl::StrCat(dataset, "\n", ps_internal::NewPerWorkerId())));
+  absl::StatusOr<devices::Tensor> handle = ps_internal::NewPerWorkerHandle(
+      dataset,
+      "a per-worker iterator needs the name of a worker dataset (without "
+      "newlines)");
+  if (!handle.ok()) return handle.status();
+  return PerWorkerIterator(std::string(dataset), *std::move(handle));
 }
 
 absl::StatusOr<std::optional<data::Element>> NextElement(

@@ -89,6 +89,14 @@ namespace ps_internal {
 // worker task of the server's cluster, this worker's index (0 off a worker).
 absl::StatusOr<InputContext> WorkerInputContext(const Server& server);
 
+// A new handle of a per-worker resource (an iterator, a value) made by
+// the worker function `name`: "<name>\n<id>" as a name tensor, the id
+// unique across coordinators (a restarted coordinator must not continue an
+// old one's resources on a worker that lived on). INVALID_ARGUMENT `what`
+// for an empty name or one with a newline.
+absl::StatusOr<devices::Tensor> NewPerWorkerHandle(absl::string_view name,
+                                                   absl::string_view what);
+
 // A per-worker resource handle ("<name>\n<id>", a name tensor) and the
 // function of `server` that serves it (`prefix` + name): runs the function
 // with the id and returns its outputs. INVALID_ARGUMENT naming `handle_kind`

@@ -70,14 +70,12 @@ absl::Status RegisterWorkerValue(Server& server, absl::string_view name,
 
 absl::StatusOr<PerWorkerValues> PerWorkerValues::Create(
     absl::string_view name) {
-  if (name.empty() || absl::StrContains(name, '\n')) {
-    return absl::InvalidArgumentError(
-        "per-worker values need the name of a worker value function "
-        "(without newlines)");
-  }
-  return PerWorkerValues(
-      std::string(name),
-      NameTensor(absl::StrCat(name, "\n", ps_internal::NewPerWorkerId())));
+  absl::StatusOr<devices::Tensor> handle = ps_internal::NewPerWorkerHandle(
+      name,
+      "per-worker values need the name of a worker value function (without "
+      "newlines)");
+  if (!handle.ok()) return handle.status();
+  return PerWorkerValues(std::string(name), *std::move(handle));
 }
 
 absl::StatusOr<std::vector<devices::Tensor>> LocalValue(

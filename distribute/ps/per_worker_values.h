@@ -13,6 +13,11 @@
 // the workers), and again after it restarted (TF re-creates a restarted
 // worker's resources too). The tensors a function gets share the worker's
 // buffers: writing into them updates the worker's value for later calls.
+// Those buffers are not locked: functions that run at once on one worker
+// must not write the same value (a ClusterCoordinator runs one call at a
+// time on each worker). A worker keeps each value for its life, as it
+// keeps per-worker iterators; make one PerWorkerValues per resource, not
+// one per step.
 //
 // Example (each worker):
 //   RegisterWorkerValue(*server, "seen",

@@ -1,13 +1,11 @@
 #include "distribute/ps/ps_client.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "devices/dtype.h"
 #include "devices/elementwise_kernels.h"
 #include "devices/shape.h"
@@ -619,16 +617,6 @@ absl::StatusOr<devices::Tensor> PsClient::Gather(absl::string_view name,
   }
   return *std::move(out);
 }
-
-namespace ps_internal {
-
-std::string NewPerWorkerId() {
-  static const int64_t epoch = absl::ToUnixNanos(absl::Now());
-  static std::atomic<int64_t> next{0};
-  return absl::StrCat(epoch, ".", next.fetch_add(1));
-}
-
-}  // namespace ps_internal
 
 }  // namespace ps
 }  // namespace distribute

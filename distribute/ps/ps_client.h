@@ -167,13 +167,6 @@ absl::StatusOr<devices::Tensor> RowsOf(const devices::Tensor& whole,
 devices::Tensor NameTensor(absl::string_view name);
 absl::StatusOr<std::string> TensorName(const devices::Tensor& tensor);
 
-namespace ps_internal {
-// An id for a per-worker resource (an iterator, a value), unique across
-// coordinators: a restarted coordinator must not continue an old one's
-// resources on a worker that lived on.
-std::string NewPerWorkerId();
-}  // namespace ps_internal
-
 }  // namespace ps
 }  // namespace distribute
 

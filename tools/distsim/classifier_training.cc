@@ -448,4 +448,13 @@ absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
   }
 }
 
+std::vector<std::pair<std::string, std::string>> TrainingFlags(
+    const TrainOptions& options) {
+  return {{"--steps", absl::StrCat(options.steps)},
+          {"--global_batch", absl::StrCat(options.global_batch)},
+          {"--seed", absl::StrCat(options.seed)},
+          {"--optimizer", options.optimizer},
+          {"--learning_rate", absl::StrFormat("%.17g", options.learning_rate)}};
+}
+
 }  // namespace distsim

@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -113,6 +114,12 @@ absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
 
 // FNV-1a 64 over the tensors' bytes, as 16 hex digits.
 std::string WeightsChecksum(const std::vector<devices::Tensor>& weights);
+
+// The `distsim train` flags that shape training (--steps, --global_batch,
+// --seed, --optimizer, --learning_rate), as (flag, value) pairs: every
+// process of a multi-process run must be given them alike.
+std::vector<std::pair<std::string, std::string>> TrainingFlags(
+    const TrainOptions& options);
 
 }  // namespace distsim
 

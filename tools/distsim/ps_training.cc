@@ -1,5 +1,6 @@
 #include "tools/distsim/ps_training.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -9,7 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/call_once.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -257,9 +261,64 @@ absl::StatusOr<TrainResult> Coordinate(
 
 // Functions every worker and ps task of a cluster of processes serves for
 // the chief: "ready" answers once the task's functions are registered,
-// "shutdown" ends the task.
+// with the task's training flags, "shutdown" ends the task.
 constexpr char kReadyFunction[] = "distsim/ps_task_ready";
 constexpr char kShutdownFunction[] = "distsim/ps_task_shutdown";
+
+// TrainingFlags as "flag=value" lines in a uint8 tensor, and back.
+Tensor EncodeFlags(const TrainOptions& options) {
+  std::string text;
+  for (const auto& [flag, value] : TrainingFlags(options)) {
+    absl::StrAppend(&text, flag, "=", value, "\n");
+  }
+  return Tensor::FromVector<uint8_t>(
+      std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+// OK when the task's flags (`answer`, its ready call's) are the chief's;
+// FAILED_PRECONDITION naming the first flag that differs otherwise.
+absl::Status CheckSameFlags(const TrainOptions& options,
+                            const std::vector<Tensor>& answer,
+                            absl::string_view task) {
+  if (answer.size() != 1 || answer[0].dtype() != devices::DType::kUInt8) {
+    return absl::InternalError(
+        absl::StrCat(task, " answered its ready call without its flags"));
+  }
+  const uint8_t* bytes = answer[0].data<uint8_t>();
+  const std::string theirs(bytes, bytes + answer[0].num_elements());
+  for (const auto& [flag, value] : TrainingFlags(options)) {
+    const std::string mine = absl::StrCat(flag, "=", value);
+    bool found = false;
+    for (absl::string_view line : absl::StrSplit(theirs, '\n')) {
+      if (line == mine) found = true;
+      if (found || !absl::StartsWith(line, absl::StrCat(flag, "="))) continue;
+      return absl::FailedPreconditionError(absl::StrCat(
+          task, " was started with ", line, " where the chief has ", mine,
+          "; start every task of the cluster with the same training flags"));
+    }
+    if (!found) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(task, " does not say its ", flag,
+                       "; start every task of the "
+                       "cluster with the same distsim binary"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Ends every task (name, target) that answers.
+void StopTasks(distribute::RemoteFunctionClient& client,
+               const std::vector<std::pair<std::string, std::string>>& tasks,
+               const std::function<void(const std::string&)>& log) {
+  for (const auto& [name, target] : tasks) {
+    absl::StatusOr<std::vector<Tensor>> stopped =
+        client.Call(target, kShutdownFunction, {}, absl::Seconds(10));
+    if (!stopped.ok() && log) {
+      log(absl::StrCat("could not end ", name, " at ", target, ": ",
+                       stopped.status().message()));
+    }
+  }
+}
 
 }  // namespace
 
@@ -344,16 +403,19 @@ absl::Status ServeParameterServerTask(
     store = *std::move(installed);
   }
   auto done = std::make_shared<absl::Notification>();
+  // Shutdown calls may come at once (a retried call): one notifies.
+  auto once = std::make_shared<absl::once_flag>();
+  const Tensor flags = EncodeFlags(options);
   absl::Status registered = (*server)->function_registry().Register(
       kReadyFunction,
-      [](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
-        return std::vector<Tensor>{};
+      [flags](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+        return std::vector<Tensor>{flags};
       });
   if (!registered.ok()) return registered;
   registered = (*server)->function_registry().Register(
       kShutdownFunction,
-      [done](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
-        if (!done->HasBeenNotified()) done->Notify();
+      [done, once](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
+        absl::call_once(*once, [&] { done->Notify(); });
         return std::vector<Tensor>{};
       });
   if (!registered.ok()) return registered;
@@ -390,22 +452,36 @@ absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
       tasks.emplace_back(absl::StrCat(job, " ", i), *target);
     }
   }
-  // Every task up before the variables go to the ps tasks.
+  // Every task up, and started with the chief's flags, before the
+  // variables go to the ps tasks. A task that differs is reported once
+  // every task is up, so that all of them can be ended.
   distribute::RemoteFunctionClient client(channel);
   const absl::Time deadline = absl::Now() + startup_timeout;
+  std::vector<std::pair<std::string, std::string>> up;
+  absl::Status startup;
   for (const auto& [name, target] : tasks) {
     absl::Time next_report = absl::Now() + absl::Seconds(5);
     while (true) {
-      absl::StatusOr<std::vector<Tensor>> ready =
-          client.Call(target, kReadyFunction, {}, absl::Seconds(5));
-      if (ready.ok()) break;
+      // Each try bounded by what is left of the startup time.
+      const absl::Duration left =
+          std::max(absl::Milliseconds(1), deadline - absl::Now());
+      absl::StatusOr<std::vector<Tensor>> ready = client.Call(
+          target, kReadyFunction, {}, std::min(absl::Seconds(5), left));
+      if (ready.ok()) {
+        up.emplace_back(name, target);
+        absl::Status same = CheckSameFlags(options, *ready, name);
+        if (startup.ok()) startup = same;
+        break;
+      }
       if (ready.status().code() != absl::StatusCode::kUnavailable &&
           ready.status().code() != absl::StatusCode::kDeadlineExceeded) {
+        StopTasks(client, up, log);
         return absl::Status(
             ready.status().code(),
             absl::StrCat(name, " at ", target, ": ", ready.status().message()));
       }
       if (absl::Now() >= deadline) {
+        StopTasks(client, up, log);
         return absl::DeadlineExceededError(absl::StrCat(
             name, " at ", target, " did not come up within ",
             absl::FormatDuration(startup_timeout),
@@ -419,17 +495,14 @@ absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
       absl::SleepFor(absl::Milliseconds(100));
     }
   }
+  if (!startup.ok()) {
+    StopTasks(client, tasks, log);
+    return startup;
+  }
   absl::StatusOr<TrainResult> result =
       Coordinate(options, *m, spec, channel, on_step);
   // The tasks end with the job, whether it succeeded or not.
-  for (const auto& [name, target] : tasks) {
-    absl::StatusOr<std::vector<Tensor>> stopped =
-        client.Call(target, kShutdownFunction, {}, absl::Seconds(10));
-    if (!stopped.ok() && log) {
-      log(absl::StrCat("could not end ", name, " at ", target, ": ",
-                       stopped.status().message()));
-    }
-  }
+  StopTasks(client, tasks, log);
   return result;
 }
 

@@ -16,7 +16,8 @@
 // The same cluster as processes (TF_CONFIG with jobs "chief", "worker" and
 // "ps"): each worker and ps task calls ServeParameterServerTask, the chief
 // CoordinateParameterServerTraining. Every task makes the model and data
-// from the same options; the chief waits for every task to answer, trains,
+// from the same options, which the chief checks as the tasks answer; the
+// chief waits for every task to answer, trains,
 // and then ends the tasks (TF's worker and ps servers run until killed;
 // these end with the job, so a launcher sees every process exit).
 #ifndef TOOLS_DISTSIM_PS_TRAINING_H_
@@ -58,7 +59,9 @@ absl::Status ServeParameterServerTask(
 // it waits for) until every worker and ps task of `spec` answers, trains as
 // TrainClassifierOnParameterServers does, then ends every task.
 // INVALID_ARGUMENT when `spec` lacks a worker or ps job; DEADLINE_EXCEEDED
-// naming a task that did not come up; the errors of the steps.
+// naming a task that did not come up; FAILED_PRECONDITION naming a task
+// started with other training flags (TrainingFlags) than the chief's; the
+// errors of the steps. Every task that came up is ended on any error.
 absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
     const TrainOptions& options, const distribute::cluster::ClusterSpec& spec,
     const distribute::ChannelOptions& channel, absl::Duration startup_timeout,

@@ -342,6 +342,23 @@ std::string LaunchedBy(distribute::cluster::ResolverKind kind) {
              : "TF_CONFIG is set";
 }
 
+// A parameter-server run's step lines (no simulated time) and results.
+StepCallback PrintParameterServerStep(const TrainOptions& options) {
+  return [steps = options.steps](const StepReport& report) {
+    std::vector<double> none;
+    PrintStep(report, steps, nullptr, {}, none);
+    return absl::OkStatus();
+  };
+}
+absl::Status PrintParameterServerRun(const absl::StatusOr<TrainResult>& result,
+                                     const TrainOptions& options, int workers,
+                                     const std::string& trace_path, bool json) {
+  if (!result.ok()) return result.status();
+  std::vector<double> none;
+  return PrintResults(*result, none, nullptr, trace_path, "host", json,
+                      "parameter_server", workers, options.steps, "");
+}
+
 // --strategy=parameter_server in a process launched as one task of a
 // cluster under TF_CONFIG (jobs "chief", "worker", "ps"): the chief
 // coordinates, the others serve until the chief is done.
@@ -349,7 +366,7 @@ absl::Status RunParameterServerTask(const TrainOptions& options,
                                     distribute::cluster::ResolverKind launched,
                                     const std::string& token_file,
                                     const distribute::TlsOptions& tls,
-                                    double timeout_seconds,
+                                    absl::Duration startup_timeout,
                                     const std::string& trace_path, bool json) {
   if (launched != distribute::cluster::ResolverKind::kTfConfig) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -414,31 +431,11 @@ absl::Status RunParameterServerTask(const TrainOptions& options,
       static_cast<long long>(options.global_batch),
       static_cast<long long>(options.steps));
   std::fflush(stdout);
-  const absl::Duration startup =
-      timeout_seconds > 0 ? absl::Seconds(timeout_seconds) : absl::Minutes(10);
-  absl::StatusOr<TrainResult> result = CoordinateParameterServerTraining(
-      options, *spec, channel, startup,
-      [&](const StepReport& report) {
-        std::vector<double> none;
-        PrintStep(report, options.steps, nullptr, {}, none);
-        return absl::OkStatus();
-      },
-      log);
-  if (!result.ok()) return result.status();
-  std::vector<double> none;
-  return PrintResults(*result, none, nullptr, trace_path, "host", json,
-                      "parameter_server", static_cast<int>(workers),
-                      options.steps, "");
-}
-
-// The flags that shape training, which every worker must give alike.
-distribute::MultiWorkerMirroredStrategy::Settings TrainingFlags(
-    const TrainOptions& options) {
-  return {{"--steps", absl::StrCat(options.steps)},
-          {"--global_batch", absl::StrCat(options.global_batch)},
-          {"--seed", absl::StrCat(options.seed)},
-          {"--optimizer", options.optimizer},
-          {"--learning_rate", absl::StrFormat("%.17g", options.learning_rate)}};
+  return PrintParameterServerRun(CoordinateParameterServerTraining(
+                                     options, *spec, channel, startup_timeout,
+                                     PrintParameterServerStep(options), log),
+                                 options, static_cast<int>(workers), trace_path,
+                                 json);
 }
 
 }  // namespace
@@ -457,13 +454,17 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                "TF_CONFIG one worker of that cluster), tpu (the TPU cores "
                "of a TPU slice, default sim:tpu_v4:2x2x1) or parameter_server "
                "(asynchronous: --num_workers workers and --num_ps ps tasks as "
-               "servers of this process)");
-  int64_t num_workers = 2;
-  int64_t num_ps = 1;
+               "servers of this process, or with TF_CONFIG one task, chief, "
+               "worker or ps, of a cluster of processes)");
+  // 0: not given (TF_CONFIG's cluster says how many, else the defaults).
+  int64_t num_workers = 0;
+  int64_t num_ps = 0;
   flags.Int("num_workers", &num_workers,
-            "parameter_server: worker tasks (each step runs on one)");
+            "parameter_server in one process: worker tasks, each step runs "
+            "on one (default 2)");
   flags.Int("num_ps", &num_ps,
-            "parameter_server: ps tasks holding the variables");
+            "parameter_server in one process: ps tasks holding the variables "
+            "(default 1)");
   std::string tpu_computation_shape;
   flags.String("tpu_computation_shape", &tpu_computation_shape,
                "tpu: each replica's block of cores as x,y,z,core (TF's "
@@ -475,9 +476,11 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                "TF_CONFIG)");
   double timeout_seconds = 0;
   flags.Double("timeout_seconds", &timeout_seconds,
-               "multi_worker_mirrored: bound on each collective (0: none); "
+               "multi_worker_mirrored: bound on each collective (0: none)");
+  double startup_timeout_seconds = 600;
+  flags.Double("startup_timeout_seconds", &startup_timeout_seconds,
                "parameter_server chief under TF_CONFIG: how long to wait for "
-               "the worker and ps tasks to come up (0: 10 minutes)");
+               "the worker and ps tasks to come up");
   std::string resolver_name = "auto";
   flags.String("cluster_resolver", &resolver_name,
                "multi_worker_mirrored: how a worker finds its cluster: auto "
@@ -574,17 +577,47 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       launched.has_value() ||
       (multi_worker &&
        *resolver_kind == distribute::cluster::ResolverKind::kSlurm);
-  if (strategy_name == "parameter_server" && launched.has_value()) {
-    return RunParameterServerTask(options, *launched, token_file, tls,
-                                  timeout_seconds, trace_path, json);
-  }
   if (strategy_name == "parameter_server") {
     if (!platform_spec.empty() && platform_spec != "host") {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--strategy=parameter_server trains on the host's CPUs (the tasks "
-          "are servers of this process); drop --platform=",
+          "--strategy=parameter_server trains on the host's CPUs; drop "
+          "--platform=",
           platform_spec));
     }
+    if (timeout_seconds != 0) {
+      return absl::InvalidArgumentError(
+          "--timeout_seconds bounds multi_worker_mirrored's collectives; "
+          "parameter_server has none (its chief waits for its tasks "
+          "--startup_timeout_seconds)");
+    }
+  } else if (startup_timeout_seconds != 600) {
+    return absl::InvalidArgumentError(
+        "--startup_timeout_seconds applies to --strategy=parameter_server");
+  }
+  if (strategy_name != "parameter_server" &&
+      (num_workers != 0 || num_ps != 0)) {
+    return absl::InvalidArgumentError(
+        "--num_workers and --num_ps apply to --strategy=parameter_server");
+  }
+  if (strategy_name == "parameter_server" && launched.has_value()) {
+    if (num_workers != 0 || num_ps != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--num_workers and --num_ps size a cluster in one process; this "
+          "one is a task of the cluster ",
+          LaunchedBy(*launched), " describes: drop them"));
+    }
+    if (!(startup_timeout_seconds > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--startup_timeout_seconds=", startup_timeout_seconds,
+                       ": give a positive number of seconds"));
+    }
+    return RunParameterServerTask(options, *launched, token_file, tls,
+                                  absl::Seconds(startup_timeout_seconds),
+                                  trace_path, json);
+  }
+  if (strategy_name == "parameter_server") {
+    if (num_workers == 0) num_workers = 2;
+    if (num_ps == 0) num_ps = 1;
     if (num_workers < 1 || num_workers > 64 || num_ps < 1 || num_ps > 64) {
       return absl::InvalidArgumentError(
           absl::StrCat("--num_workers=", num_workers, " --num_ps=", num_ps,
@@ -598,18 +631,11 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
         static_cast<long long>(options.global_batch),
         static_cast<long long>(options.steps));
     std::fflush(stdout);
-    absl::StatusOr<TrainResult> result = TrainClassifierOnParameterServers(
-        options, static_cast<int>(num_workers), static_cast<int>(num_ps),
-        [&](const StepReport& report) {
-          std::vector<double> none;
-          PrintStep(report, options.steps, nullptr, {}, none);
-          return absl::OkStatus();
-        });
-    if (!result.ok()) return result.status();
-    std::vector<double> none;
-    return PrintResults(*result, none, nullptr, trace_path, "host", json,
-                        strategy_name, static_cast<int>(num_workers),
-                        options.steps, "");
+    return PrintParameterServerRun(
+        TrainClassifierOnParameterServers(
+            options, static_cast<int>(num_workers), static_cast<int>(num_ps),
+            PrintParameterServerStep(options)),
+        options, static_cast<int>(num_workers), trace_path, json);
   }
   const bool tpu = strategy_name == "tpu";
   if (!tpu_computation_shape.empty() && !tpu) {
