@@ -178,8 +178,7 @@ class Finder {
 
   // Each rank's steps apart from its peers' classes, hashed.
   void Fingerprint() {
-    std::vector<uint64_t>& fixed = fixed_;
-    fixed.resize(static_cast<size_t>(n_));
+    fixed_.resize(static_cast<size_t>(n_));
     for (int r = 0; r < n_; ++r) {
       const std::vector<dc::Step>& steps = Steps(r);
       uint64_t h = Mix(0, steps.size());
@@ -193,7 +192,7 @@ class Finder {
           h = Mix(h, match_[offsets_[static_cast<size_t>(r)] + i]);
         }
       }
-      fixed[static_cast<size_t>(r)] = h;
+      fixed_[static_cast<size_t>(r)] = h;
     }
   }
 
