@@ -179,7 +179,11 @@ class StrategyExtended {
   // own in a replica context (then the caller guarantees that every replica
   // passes the same args, as when they are the result of an AllReduce; a
   // central variable is updated once, by replica 0, and every replica waits
-  // for it).
+  // for it). A kRemote variable is updated as a central one: fn gets a host
+  // copy of the value read from the storage, and the difference fn made is
+  // added to the stored value (so that updates of other workers made in
+  // between are kept, as a parameter server applies each update to its
+  // current value); a bool variable gets fn's value assigned instead.
   using UpdateFn = std::function<absl::Status(
       devices::Tensor& component, const std::vector<devices::Tensor>& args)>;
   absl::Status Update(Variable& var, const UpdateFn& fn,
@@ -212,12 +216,28 @@ class StrategyExtended {
   CrossDeviceOps& cross_device_ops() const { return *cross_device_ops_; }
   bool has_parameter_device() const { return parameter_device_.has_value(); }
 
+ protected:
+  // Strategy::CreateVariable's work (the scope and context already
+  // checked): places the variable and makes its components. Strategies
+  // that keep variables elsewhere override it.
+  virtual absl::StatusOr<std::shared_ptr<Variable>> CreateVariable(
+      Strategy* owner, const devices::Tensor& initial_value,
+      VariableOptions options);
+  // A kRemote variable of `owner` kept in `storage`.
+  static std::shared_ptr<Variable> NewRemoteVariable(
+      Strategy* owner, VariableOptions options, devices::DType dtype,
+      devices::Shape shape, std::shared_ptr<RemoteVariableStorage> storage);
+  // The devices ColocateVarsWith asked for, if a guard is alive.
+  const std::optional<std::vector<std::string>>& colocation() const {
+    return colocate_with_;
+  }
+
  private:
   friend class Strategy;
   friend class Variable;
-  absl::StatusOr<std::shared_ptr<Variable>> CreateVariable(
-      Strategy* owner, const devices::Tensor& initial_value,
-      VariableOptions options);
+  // StrategyExtended::Update of a kRemote variable.
+  absl::Status UpdateRemote(Variable& var, const UpdateFn& fn,
+                            std::vector<devices::Tensor> args);
   absl::StatusOr<devices::Tensor> CopyToDevice(const devices::Tensor& t,
                                                const std::string& device) const;
 

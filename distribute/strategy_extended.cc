@@ -1,8 +1,10 @@
 // StrategyExtended: placement, reductions, broadcasts, updates, variables.
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "devices/device.h"
+#include "devices/elementwise_kernels.h"
 #include "devices/platform.h"
 #include "distribute/strategy.h"
 
@@ -107,6 +109,62 @@ absl::StatusOr<Mirrored> StrategyExtended::BroadcastTo(
   return Mirrored(std::move(out));
 }
 
+namespace {
+
+// After an update function wrote `component` of `var`: the dtype and shape
+// are still the variable's.
+absl::Status CheckUpdated(const Variable& var,
+                          const devices::Tensor& component) {
+  if (component.dtype() != var.dtype() || !(component.shape() == var.shape())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the update function of variable '", var.name(), "' replaced its ",
+        devices::DTypeName(var.dtype()), var.shape().DebugString(),
+        " value with ", component.DebugString(),
+        "; a variable keeps the dtype and shape it was created with: "
+        "write into the tensor it is given"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::shared_ptr<Variable> StrategyExtended::NewRemoteVariable(
+    Strategy* owner, VariableOptions options, devices::DType dtype,
+    devices::Shape shape, std::shared_ptr<RemoteVariableStorage> storage) {
+  return std::shared_ptr<Variable>(new Variable(
+      owner, std::move(options), dtype, std::move(shape), std::move(storage)));
+}
+
+absl::Status StrategyExtended::UpdateRemote(Variable& var, const UpdateFn& fn,
+                                            std::vector<devices::Tensor> args) {
+  absl::StatusOr<devices::Tensor> before = var.ReadRemote();
+  if (!before.ok()) return before.status();
+  // fn writes a copy of its own; `before` stays what was read.
+  absl::StatusOr<devices::Tensor> value =
+      devices::Tensor::Host(before->dtype(), before->shape());
+  if (!value.ok()) return value.status();
+  if (before->bytes() > 0) {
+    std::memcpy(value->raw_data(), before->raw_data(), before->bytes());
+  }
+  absl::Status s = fn(*value, args);
+  if (!s.ok()) return s;
+  s = CheckUpdated(var, *value);
+  if (!s.ok()) return s;
+  if (var.dtype() == devices::DType::kBool) {
+    return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAssign,
+                               *value);
+  }
+  absl::StatusOr<devices::Tensor> host_value =
+      devices::ToHostTensor(*platform_, *value);
+  if (!host_value.ok()) return host_value.status();
+  absl::StatusOr<devices::Tensor> delta =
+      devices::Tensor::Host(var.dtype(), var.shape());
+  if (!delta.ok()) return delta.status();
+  auto cost = devices::Sub(*host_value, *before, *delta);
+  if (!cost.ok()) return cost.status();
+  return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAdd, *delta);
+}
+
 absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
                                       const std::vector<RunArg>& args) {
   ReplicaContext* replica = GetReplicaContext();
@@ -124,25 +182,19 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
     }
     return out;
   };
+  const bool remote = var.kind() == Variable::Kind::kRemote;
   // fn writes the component: values read from it earlier keep theirs.
   auto write = [&](int c) {
+    if (remote) return UpdateRemote(var, fn, resolve(0));
     absl::Status s = var.CopyOnWrite(var.components_[c]);
     if (!s.ok()) return s;
     devices::Tensor& component = var.components_[c];
     s = fn(component, resolve(c));
     if (!s.ok()) return s;
-    if (component.dtype() != var.dtype() ||
-        !(component.shape() == var.shape())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the update function of variable '", var.name(), "' replaced its ",
-          devices::DTypeName(var.dtype()), var.shape().DebugString(),
-          " value with ", component.DebugString(),
-          "; a variable keeps the dtype and shape it was created with: "
-          "write into the tensor it is given"));
-    }
-    return absl::OkStatus();
+    return CheckUpdated(var, component);
   };
   if (!in_replica) {
+    if (remote) return write(0);
     for (size_t c = 0; c < var.components_.size(); ++c) {
       absl::Status s = write(static_cast<int>(c));
       if (!s.ok()) return s;
@@ -150,9 +202,9 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
     return absl::OkStatus();
   }
   const int r = replica->LocalReplicaId();
-  if (var.components_.size() == 1) {
-    // A central (or one-device) variable: replica 0 updates it, and every
-    // replica waits for the update before reading it again.
+  if (var.components_.size() == 1 || remote) {
+    // A central (or one-device, or remote) variable: replica 0 updates it,
+    // and every replica waits for the update before reading it again.
     absl::Status s;
     if (r == 0) s = write(0);
     if (replica->NumReplicasInSync() > 1) {

@@ -102,6 +102,7 @@ absl::string_view VariableAggregationName(VariableAggregation a) {
 }
 
 std::vector<std::string> Variable::devices() const {
+  if (remote_ != nullptr) return remote_->Locations();
   std::vector<std::string> out;
   for (const devices::Tensor& t : components_) out.push_back(t.device());
   return out;
@@ -129,8 +130,71 @@ static absl::StatusOr<devices::Tensor> ForReplica(ReplicaContext& ctx,
                              ctx.device());
 }
 
+absl::StatusOr<devices::Tensor> Variable::ReadRemote() const {
+  absl::StatusOr<devices::Tensor> value = remote_->Read();
+  if (!value.ok()) return value.status();
+  if (value->dtype() != dtype_ || !(value->shape() == shape_)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "variable '", name(), "' is ", value->DebugString(), " where it is ",
+        "kept, but ", devices::DTypeName(dtype_), shape_.DebugString(),
+        " here: create it from an initial value of the same dtype and shape "
+        "on every task"));
+  }
+  return value;
+}
+
+absl::Status Variable::UpdateRemote(UpdateKind kind,
+                                    const devices::Tensor& value) {
+  const RemoteVariableStorage::UpdateKind remote_kind =
+      kind == UpdateKind::kAssign ? RemoteVariableStorage::UpdateKind::kAssign
+      : kind == UpdateKind::kAdd  ? RemoteVariableStorage::UpdateKind::kAdd
+                                  : RemoteVariableStorage::UpdateKind::kSub;
+  devices::Platform& platform = strategy_->extended().platform();
+  ReplicaContext* ctx = ReplicaOf(*this);
+  if (ctx == nullptr || strategy_->NumReplicasInSync() == 1) {
+    absl::StatusOr<devices::Tensor> host =
+        devices::ToHostTensor(platform, value);
+    if (!host.ok()) return host.status();
+    return remote_->Update(remote_kind, *host);
+  }
+  // Several replicas: their values are combined once, in a merge call.
+  if (options_.aggregation == VariableAggregation::kNone) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "You must specify an aggregation method to update a variable on "
+        "parameter servers in Replica Context. You can do so by passing an "
+        "explicit value for argument `aggregation` to tf.Variable(..).e.g. "
+        "`tf.Variable(..., aggregation=tf.VariableAggregation.SUM)`. "
+        "(variable '",
+        name(), "')"));
+  }
+  const VariableAggregation aggregation = options_.aggregation;
+  RemoteVariableStorage* remote = remote_.get();
+  absl::StatusOr<std::vector<devices::Tensor>> merged = ctx->MergeCall(
+      [&](Strategy& strategy, const std::vector<PerReplica>& args)
+          -> absl::StatusOr<std::vector<RunArg>> {
+        absl::StatusOr<devices::Tensor> combined =
+            aggregation == VariableAggregation::kOnlyFirstReplica
+                ? devices::ToHostTensor(platform, args[0].value(0))
+                : strategy.Reduce(aggregation == VariableAggregation::kSum
+                                      ? ReduceOp::kSum
+                                      : ReduceOp::kMean,
+                                  args[0]);
+        if (!combined.ok()) return combined.status();
+        absl::Status s = remote->Update(remote_kind, *combined);
+        if (!s.ok()) return s;
+        return std::vector<RunArg>{};
+      },
+      {value});
+  return merged.status();
+}
+
 absl::StatusOr<devices::Tensor> Variable::Read() const {
   ReplicaContext* ctx = ReplicaOf(*this);
+  if (kind_ == Kind::kRemote) {
+    absl::StatusOr<devices::Tensor> value = ReadRemote();
+    if (!value.ok() || ctx == nullptr) return value;
+    return ForReplica(*ctx, *value);
+  }
   if (kind_ != Kind::kSyncOnRead) {
     if (ctx != nullptr && components_.size() > 1) {
       return components_[ctx->LocalReplicaId()];
@@ -195,6 +259,7 @@ absl::Status Variable::Update(UpdateKind kind, const devices::Tensor& value) {
         GetStrategy().name(), " is not ", strategy_->name(), "; variable '",
         name(), "' must be updated in its own strategy's scope or run"));
   }
+  if (kind_ == Kind::kRemote) return UpdateRemote(kind, value);
   if (ReplicaOf(*this) != nullptr && strategy_->NumReplicasInSync() > 1) {
     return UpdateInReplicaContext(kind, value);
   }

@@ -26,6 +26,16 @@
 //                       cross-replica assign of a SUM variable gives each
 //                       component value / num_replicas; assign_add/sub of a
 //                       SUM variable there is an error, as in TF.
+//   RemoteVariable      kRemote: kept elsewhere (on a ParameterServerStrategy's
+//                       ps tasks, behind a RemoteVariableStorage), with no
+//                       local component (values() is empty). Read fetches
+//                       the value (onto the replica's device in a replica
+//                       context); Assign/AssignAdd/AssignSub go to the
+//                       storage. With several replicas in sync, a replica
+//                       context update is a merge call: the replicas' values
+//                       are combined by the aggregation (SUM, MEAN,
+//                       ONLY_FIRST_REPLICA; NONE is an error) and applied
+//                       once (TF's AggregatingVariable).
 // Errors are FAILED_PRECONDITION (TF's ValueError/RuntimeError) with TF's
 // wording; shape or dtype mismatches are INVALID_ARGUMENT.
 #ifndef DISTRIBUTE_VARIABLES_H_
@@ -45,6 +55,23 @@ namespace distribute {
 class Strategy;
 class StrategyExtended;
 
+// Where a kRemote variable's value lives (a parameter-server client). The
+// variable checks dtype and shape before it calls Update, and Read's result
+// after.
+class RemoteVariableStorage {
+ public:
+  enum class UpdateKind { kAssign, kAdd, kSub };
+  virtual ~RemoteVariableStorage() = default;
+  // The whole value, in host memory.
+  virtual absl::StatusOr<devices::Tensor> Read() = 0;
+  // Replaces, adds to or subtracts from the value; `value` is in host
+  // memory, of the variable's dtype and shape.
+  virtual absl::Status Update(UpdateKind kind,
+                              const devices::Tensor& value) = 0;
+  // Where the value lives, a device (or task) name per piece.
+  virtual std::vector<std::string> Locations() const = 0;
+};
+
 enum class VariableSynchronization { kAuto, kOnWrite, kOnRead, kNone };
 enum class VariableAggregation { kNone, kSum, kMean, kOnlyFirstReplica };
 
@@ -60,7 +87,7 @@ struct VariableOptions {
 
 class Variable {
  public:
-  enum class Kind { kPlain, kMirrored, kSyncOnRead };
+  enum class Kind { kPlain, kMirrored, kSyncOnRead, kRemote };
 
   virtual ~Variable() = default;
   Variable(const Variable&) = delete;
@@ -80,8 +107,9 @@ class Variable {
   // variables made outside scopes).
   Strategy& strategy() const { return *strategy_; }
 
-  // One component per device the variable lives on.
+  // One component per device the variable lives on (none for kRemote).
   const std::vector<devices::Tensor>& values() const { return components_; }
+  // The components' devices, or the storage's locations for kRemote.
   std::vector<std::string> devices() const;
 
   // The value in this thread's context (see the kinds above). A replica
@@ -98,7 +126,7 @@ class Variable {
 
   // The component of replica `replica` (its ReplicaIdInSyncGroup; the only
   // component for a plain variable): what StrategyExtended::Update hands to
-  // update functions.
+  // update functions. Not for kRemote variables, which have none.
   devices::Tensor& component_for_replica(int replica);
 
  private:
@@ -111,6 +139,14 @@ class Variable {
         dtype_(components.front().dtype()),
         shape_(components.front().shape()),
         components_(std::move(components)) {}
+  Variable(Strategy* strategy, VariableOptions options, devices::DType dtype,
+           devices::Shape shape, std::shared_ptr<RemoteVariableStorage> remote)
+      : kind_(Kind::kRemote),
+        strategy_(strategy),
+        options_(std::move(options)),
+        dtype_(dtype),
+        shape_(std::move(shape)),
+        remote_(std::move(remote)) {}
 
   // Before `component` (one of components_) is written: where another
   // tensor shares its buffer, it becomes a copy of its own, so that values
@@ -123,6 +159,9 @@ class Variable {
                                       const devices::Tensor& value);
   absl::Status UpdateInCrossReplicaContext(UpdateKind kind,
                                            const devices::Tensor& value);
+  // kRemote: the storage's value, checked against dtype and shape.
+  absl::StatusOr<devices::Tensor> ReadRemote() const;
+  absl::Status UpdateRemote(UpdateKind kind, const devices::Tensor& value);
 
   const Kind kind_;
   Strategy* const strategy_;
@@ -133,6 +172,7 @@ class Variable {
   const devices::DType dtype_;
   const devices::Shape shape_;
   std::vector<devices::Tensor> components_;
+  const std::shared_ptr<RemoteVariableStorage> remote_;  // kRemote only
   // Serialises cross-replica-context updates and reads of the first
   // component: replicas of a strategy that update a variable it does not
   // own (one made outside every scope) all take that path at once.

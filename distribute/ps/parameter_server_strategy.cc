@@ -2,9 +2,16 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "devices/dtype.h"
+#include "devices/host_platform.h"
+#include "devices/platform.h"
 #include "devices/shape.h"
+#include "distribute/cross_device_ops.h"
+#include "distribute/strategy_devices.h"
+#include "distribute/variables.h"
 
 namespace distribute {
 namespace ps {
@@ -38,11 +45,123 @@ absl::StatusOr<std::vector<std::string>> Targets(
   return targets;
 }
 
+
+// The name of ps task `ps` as a variable's location.
+std::string PsTaskName(int ps) {
+  return absl::StrCat("/job:ps/replica:0/task:", ps);
+}
+
+// A kRemote variable's value, kept on the ps tasks.
+class PsVariableStorage : public RemoteVariableStorage {
+ public:
+  PsVariableStorage(std::shared_ptr<PsClient> client, std::string name,
+                    std::vector<std::string> locations)
+      : client_(std::move(client)),
+        name_(std::move(name)),
+        locations_(std::move(locations)) {}
+
+  absl::StatusOr<devices::Tensor> Read() override {
+    return client_->Read(name_);
+  }
+  absl::Status Update(UpdateKind kind, const devices::Tensor& value) override {
+    switch (kind) {
+      case UpdateKind::kAssign:
+        return client_->Assign(name_, value);
+      case UpdateKind::kAdd:
+        return client_->AssignAdd(name_, value);
+      case UpdateKind::kSub:
+        return client_->AssignSub(name_, value);
+    }
+    return absl::InternalError("unknown update kind");
+  }
+  std::vector<std::string> Locations() const override { return locations_; }
+
+ private:
+  const std::shared_ptr<PsClient> client_;
+  const std::string name_;
+  const std::vector<std::string> locations_;
+};
+
 }  // namespace
+
+// Variables made in the scope go to the ps tasks (coordinator) or are bound
+// to them (worker).
+class ParameterServerStrategyExtended : public StrategyExtended {
+ public:
+  using StrategyExtended::StrategyExtended;
+
+ protected:
+  absl::StatusOr<std::shared_ptr<distribute::Variable>> CreateVariable(
+      Strategy* owner, const devices::Tensor& initial_value,
+      VariableOptions options) override {
+    auto& strategy = static_cast<ParameterServerStrategy&>(*owner);
+    if (options.synchronization == VariableSynchronization::kOnRead) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable '", options.name,
+          "': ParameterServerStrategy keeps variables on the ps tasks, "
+          "which have no per-replica copies; use ON_WRITE (or AUTO) "
+          "synchronization"));
+    }
+    // A ColocateVarsWith guard names the ps task of another variable.
+    std::optional<int> first;
+    if (colocation().has_value() && !colocation()->empty()) {
+      const std::string& where = colocation()->front();
+      int task = 0;
+      if (!absl::StartsWith(where, "/job:ps/replica:0/task:") ||
+          !absl::SimpleAtoi(where.substr(where.rfind(':') + 1), &task)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "variable '", options.name, "' is to be colocated with ", where,
+            ", which is not a ps task"));
+      }
+      first = task;
+    }
+    absl::StatusOr<devices::Tensor> host =
+        devices::ToHostTensor(platform(), initial_value);
+    if (!host.ok()) return host.status();
+    if (options.name.empty()) {
+      absl::MutexLock lock(&strategy.mu_);
+      options.name = strategy.unnamed_ == 0
+                         ? std::string("Variable")
+                         : absl::StrCat("Variable_", strategy.unnamed_);
+      ++strategy.unnamed_;
+    }
+    absl::StatusOr<Variable> layout;
+    if (strategy.coordinator_) {
+      layout = strategy.CreateOnPs(options.name, *host, first);
+    } else {
+      absl::MutexLock lock(&strategy.mu_);
+      layout = strategy.Place(options.name, host->dtype(), host->shape(), first);
+    }
+    if (!layout.ok()) return layout.status();
+    std::vector<std::string> locations;
+    for (const ShardInfo& shard : layout->shards) {
+      locations.push_back(PsTaskName(shard.ps));
+    }
+    return NewRemoteVariable(
+        owner, std::move(options), host->dtype(), host->shape(),
+        std::make_shared<PsVariableStorage>(strategy.client_, layout->name,
+                                            std::move(locations)));
+  }
+};
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
 ParameterServerStrategy::Create(const cluster::ClusterSpec& cluster,
                                 ParameterServerStrategyOptions options) {
+  return Make(cluster, std::move(options), /*coordinator=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
+ParameterServerStrategy::CreateForWorker(
+    const Server& server, ParameterServerStrategyOptions options) {
+  options.channel = server.channel_options();
+  return Make(server.cluster_spec(), std::move(options),
+              /*coordinator=*/false);
+}
+
+absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
+ParameterServerStrategy::Make(const cluster::ClusterSpec& cluster,
+                              ParameterServerStrategyOptions options,
+                              bool coordinator) {
   absl::StatusOr<std::vector<std::string>> workers = Targets(cluster, "worker");
   if (!workers.ok()) return workers.status();
   absl::StatusOr<std::vector<std::string>> ps = Targets(cluster, "ps");
@@ -51,21 +170,102 @@ ParameterServerStrategy::Create(const cluster::ClusterSpec& cluster,
     return absl::InvalidArgumentError(
         "ParameterServerStrategyOptions.ps_timeout must be positive");
   }
+  // The devices of Run.
+  std::unique_ptr<devices::Platform> owned;
+  devices::Platform* platform = options.platform;
+  if (platform == nullptr) {
+    devices::HostPlatformOptions host;
+    absl::StatusOr<std::unique_ptr<devices::HostPlatform>> made =
+        devices::HostPlatform::Create(host);
+    if (!made.ok()) return made.status();
+    owned = *std::move(made);
+    platform = owned.get();
+  }
+  std::vector<std::string> wanted = options.devices;
+  if (wanted.empty()) wanted = platform->DeviceNames();
+  absl::StatusOr<std::vector<std::string>> resolved =
+      ResolveDevices(*platform, wanted);
+  if (!resolved.ok()) return resolved.status();
+  std::shared_ptr<CrossDeviceOps> ops =
+      resolved->size() == 1
+          ? std::make_shared<ReductionToOneDevice>()
+          : SelectCrossDeviceOps(*platform, *resolved).ops;
+  absl::Status bound = ops->Bind(*platform, *resolved);
+  if (!bound.ok()) return bound;
+  auto extended = std::make_unique<ParameterServerStrategyExtended>(
+      platform, *resolved, std::nullopt, std::move(ops));
   return std::unique_ptr<ParameterServerStrategy>(new ParameterServerStrategy(
-      *std::move(workers), *std::move(ps), std::move(options)));
+      std::move(owned), std::move(extended), coordinator, *std::move(workers),
+      *std::move(ps), std::move(options)));
 }
 
 ParameterServerStrategy::ParameterServerStrategy(
+    std::unique_ptr<devices::Platform> owned_platform,
+    std::unique_ptr<StrategyExtended> extended, bool coordinator,
     std::vector<std::string> workers, std::vector<std::string> ps,
     ParameterServerStrategyOptions options)
-    : workers_(std::move(workers)),
+    : ps_internal::OwnedPlatform{std::move(owned_platform)},
+      Strategy(std::move(extended)),
+      coordinator_(coordinator),
+      workers_(std::move(workers)),
       ps_(std::move(ps)),
       options_(std::move(options)),
-      client_(std::make_unique<PsClient>(ps_, options_.channel,
+      client_(std::make_shared<PsClient>(ps_, options_.channel,
                                          options_.ps_timeout)) {}
+
+absl::StatusOr<Variable> ParameterServerStrategy::Place(
+    absl::string_view name, devices::DType dtype, const devices::Shape& shape,
+    std::optional<int> first) {
+  if (first.has_value() && (*first < 0 || *first >= num_ps())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable \"", name, "\" is to be placed on ps task ",
+                     *first, " of ", num_ps()));
+  }
+  std::vector<VariableShard> pieces = {VariableShard{shape, 0}};
+  if (options_.variable_partitioner != nullptr && shape.rank() >= 1) {
+    absl::StatusOr<std::vector<int64_t>> parts =
+        (*options_.variable_partitioner)(shape, dtype, 0);
+    if (!parts.ok()) return parts.status();
+    for (size_t i = 1; i < parts->size(); ++i) {
+      if ((*parts)[i] != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the variable partitioner splits variable \"", name,
+            "\" along axis ", i,
+            ": ParameterServerStrategy shards along the first axis only (as "
+            "TF)"));
+      }
+    }
+    absl::StatusOr<std::vector<VariableShard>> split =
+        ShardVariableShape(shape, *parts);
+    if (!split.ok()) return split.status();
+    pieces = *std::move(split);
+  }
+  Variable variable{std::string(name), dtype, shape, {}};
+  int ps = first.value_or(next_ps_);
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    variable.shards.push_back(ShardInfo{
+        ps, static_cast<int64_t>(k), static_cast<int64_t>(pieces.size()),
+        pieces[k].offset, shape.rank() == 0 ? 1 : pieces[k].shape.dim(0)});
+    if (!first.has_value()) ps = (ps + 1) % num_ps();
+  }
+  if (!first.has_value()) next_ps_ = ps;
+  return variable;
+}
 
 absl::StatusOr<Variable> ParameterServerStrategy::CreateVariable(
     absl::string_view name, const devices::Tensor& initial) {
+  return CreateOnPs(name, initial, std::nullopt);
+}
+
+absl::StatusOr<Variable> ParameterServerStrategy::CreateOnPs(
+    absl::string_view name, const devices::Tensor& initial,
+    std::optional<int> first) {
+  if (!coordinator_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "variable \"", name,
+        "\" can only be made on the ps tasks by the coordinator's strategy; "
+        "a worker's strategy binds to it when created in its scope"));
+  }
   if (name.empty()) {
     return absl::InvalidArgumentError("a variable needs a non-empty name");
   }
@@ -90,58 +290,34 @@ absl::StatusOr<Variable> ParameterServerStrategy::CreateVariable(
       !absl::IsFailedPrecondition(existing.status())) {
     return existing.status();
   }
-
-  const devices::Shape& shape = initial.shape();
-  std::vector<VariableShard> pieces = {VariableShard{shape, 0}};
-  if (options_.variable_partitioner != nullptr && shape.rank() >= 1) {
-    absl::StatusOr<std::vector<int64_t>> parts =
-        (*options_.variable_partitioner)(shape, initial.dtype(), 0);
-    if (!parts.ok()) return parts.status();
-    for (size_t i = 1; i < parts->size(); ++i) {
-      if ((*parts)[i] != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the variable partitioner splits variable \"", name,
-            "\" along axis ", i,
-            ": ParameterServerStrategy shards along the first axis only (as "
-            "TF)"));
-      }
-    }
-    absl::StatusOr<std::vector<VariableShard>> split =
-        ShardVariableShape(shape, *parts);
-    if (!split.ok()) return split.status();
-    pieces = *std::move(split);
-  }
   // Placement continues the round-robin, and is kept only once every shard
   // is created: a creation that failed part way gets the same places when
   // it is tried again.
-  Variable variable{std::string(name), initial.dtype(), shape, {}};
-  int ps = next_ps_;
-  for (size_t k = 0; k < pieces.size(); ++k) {
-    variable.shards.push_back(ShardInfo{
-        ps, static_cast<int64_t>(k), static_cast<int64_t>(pieces.size()),
-        pieces[k].offset, shape.rank() == 0 ? 1 : pieces[k].shape.dim(0)});
-    ps = (ps + 1) % num_ps();
-  }
-  for (size_t k = 0; k < pieces.size(); ++k) {
+  const int next = next_ps_;
+  absl::StatusOr<Variable> placed =
+      Place(name, initial.dtype(), initial.shape(), first);
+  if (!placed.ok()) return placed.status();
+  Variable variable = *std::move(placed);
+  const size_t pieces = variable.shards.size();
+  for (size_t k = 0; k < pieces; ++k) {
     devices::Tensor piece = initial;
-    if (pieces.size() > 1) {
+    if (pieces > 1) {
       absl::StatusOr<devices::Tensor> rows =
-          RowsOf(initial, pieces[k].offset, pieces[k].shape.dim(0));
+          RowsOf(initial, variable.shards[k].offset, variable.shards[k].rows);
       if (!rows.ok()) return rows.status();
       piece = *std::move(rows);
     }
     absl::Status created =
         client_->CreateShard(name, variable.shards[k], piece);
     if (!created.ok()) {
+      next_ps_ = next;
       return absl::Status(
           created.code(),
-          absl::StrCat("creating shard ", k, " of ", pieces.size(),
-                       " of variable \"", name,
-                       "\" failed (create it again to complete it): ",
+          absl::StrCat("creating shard ", k, " of ", pieces, " of variable \"",
+                       name, "\" failed (create it again to complete it): ",
                        created.message()));
     }
   }
-  next_ps_ = ps;
   return variable;
 }
 

@@ -4,20 +4,29 @@
 // tf.distribute.experimental.coordinator.ClusterCoordinator): asynchronous
 // training on a cluster of a coordinator, workers and parameter servers.
 //
-// The coordinator (the chief, or any client) creates the variables, which
-// live on the ps tasks: whole and round-robin, or split by the strategy's
-// variable partitioner into shards along the first axis, each shard on the
-// next ps task (TF's placement). It then schedules functions on the
-// workers: each scheduled call runs on whichever worker is free, and
-// reads and updates the variables on the ps tasks through a PsClient;
-// calls run independently of each other (no all-reduce, no lock step).
+// It is a distribute::Strategy. Variables created in its scope live on the
+// ps tasks (Variable::Kind::kRemote): whole and round-robin, or split by the
+// strategy's variable partitioner into shards along the first axis, each
+// shard on the next ps task (TF's placement); ColocateVarsWith puts a new
+// variable on the ps task of another. The coordinator schedules functions
+// on the workers: each scheduled call runs on whichever worker is free, and
+// reads and updates the variables on the ps tasks; calls run independently
+// of each other (no all-reduce across workers, no lock step). Inside a
+// call, the worker's strategy runs the replica function on the worker's
+// devices (Run; one replica on a CPU worker), reduces across them (Reduce,
+// ReplicaContext::AllReduce) and updates variables (Assign*, or
+// extended().Update for an optimizer's update function).
 //
-// TF traces a function on the coordinator and ships it to the workers; C++
-// cannot ship code, so every worker registers its functions by name
-// (RegisterWorkerFunction; every task runs the same binary) and the
-// coordinator schedules them by name, with tensors as arguments. For the
-// same reason this is not a distribute::Strategy: there is no Run on local
-// replicas, only scheduling on remote workers.
+// TF traces a function on the coordinator and ships it, with the variables
+// it captured, to the workers; C++ cannot ship code. So every task runs the
+// same program: the coordinator makes its strategy with Create, each worker
+// with CreateForWorker, and both create the model's variables in the
+// strategy's scope in the same order (on a worker, CreateVariable binds to
+// the variable the coordinator made under the same name, unnamed variables
+// are named "Variable", "Variable_1", ... in creation order). Each worker
+// registers its functions by name (RegisterWorkerFunction) and the
+// coordinator schedules them by name, with tensors as arguments: the C++
+// form of TF's schedule(fn).
 //
 // Failures, as TF: a worker that cannot be reached or stops under a call
 // (UNAVAILABLE, CANCELLED, ABORTED from the RPC) has its calls scheduled
@@ -30,21 +39,33 @@
 // call rather than being waited for: register worker functions before the
 // worker's server starts.
 //
+// Example (every task builds the model alike):
+//   std::shared_ptr<distribute::Variable> MakeModel(Strategy& s) {
+//     ScopeGuard scope = *s.Scope();
+//     return *s.CreateVariable(zeros, {.name = "w"});
+//   }
 // Example (coordinator):
 //   auto strategy = *ParameterServerStrategy::Create(spec, options);
-//   auto w = *strategy->CreateVariable("w", zeros);
+//   auto w = MakeModel(*strategy);          // made on a ps task
 //   auto coordinator = *ClusterCoordinator::Create(*strategy);
 //   for (int i = 0; i < 100; ++i) coordinator->Schedule("train_step", {});
 //   absl::Status s = coordinator->Join(absl::Minutes(5));
-// Example (each worker task):
+//   devices::Tensor trained = *w->Read();
+// Example (each worker task, before its server starts):
+//   auto strategy = *ParameterServerStrategy::CreateForWorker(*server);
+//   auto w = MakeModel(*strategy);          // bound to the ps task's "w"
 //   RegisterWorkerFunction(*server, "train_step",
-//       [](PsClient& ps, std::vector<devices::Tensor> args)
+//       [&](PsClient&, std::vector<devices::Tensor> args)
 //           -> absl::StatusOr<std::vector<devices::Tensor>> {
-//         absl::StatusOr<devices::Tensor> w = ps.Read("w");
-//         if (!w.ok()) return w.status();
-//         devices::Tensor step = ...;   // from a gradient
-//         absl::Status s = ps.AssignAdd("w", step);
-//         if (!s.ok()) return s;
+//         auto out = strategy->Run([&](ReplicaContext&,
+//                                      const std::vector<devices::Tensor>&)
+//             -> absl::StatusOr<std::vector<devices::Tensor>> {
+//           devices::Tensor grad = ...;     // from w->Read() and a batch
+//           absl::Status s = w->AssignSub(grad);
+//           if (!s.ok()) return s;
+//           return std::vector<devices::Tensor>{};
+//         });
+//         if (!out.ok()) return out.status();
 //         return std::vector<devices::Tensor>{};
 //       });
 #ifndef DISTRIBUTE_PS_PARAMETER_SERVER_STRATEGY_H_
@@ -53,6 +74,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,9 +82,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "devices/platform.h"
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/partitioners.h"
+#include "distribute/strategy.h"
 #include "distribute/ps/ps_client.h"
 #include "distribute/server/channel.h"
 #include "distribute/server/server.h"
@@ -78,6 +102,12 @@ struct ParameterServerStrategyOptions {
   ChannelOptions channel;
   // Bound on each call to a ps task.
   absl::Duration ps_timeout = absl::Seconds(30);
+  // Where Run runs the replicas (TF: the task's GPUs, or its CPU): a
+  // platform of the caller's, which must outlive the strategy, and its
+  // devices (empty: all of them). nullptr: a host platform of one device,
+  // the strategy's own.
+  devices::Platform* platform = nullptr;
+  std::vector<std::string> devices;
 };
 
 // A variable on the ps tasks: its name, dtype, shape and shards.
@@ -88,13 +118,36 @@ struct Variable {
   std::vector<ShardInfo> shards;
 };
 
-class ParameterServerStrategy {
+namespace ps_internal {
+// Holds the platform a strategy made for itself; a base of
+// ParameterServerStrategy ahead of Strategy, so that it outlives the
+// strategy's devices and collectives.
+struct OwnedPlatform {
+  std::unique_ptr<devices::Platform> owned_platform;
+};
+}  // namespace ps_internal
+
+class ParameterServerStrategy : private ps_internal::OwnedPlatform,
+                                public distribute::Strategy {
  public:
-  // For a cluster with jobs "worker" and "ps" (each at least one task; a
-  // "chief" may be there too). INVALID_ARGUMENT naming what is missing.
+  // The coordinator's strategy, for a cluster with jobs "worker" and "ps"
+  // (each at least one task; a "chief" may be there too): variables created
+  // in its scope are made on the ps tasks. INVALID_ARGUMENT naming what is
+  // missing, or for bad options.
   static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> Create(
       const cluster::ClusterSpec& cluster,
       ParameterServerStrategyOptions options = {});
+  // A worker task's strategy (its server's cluster and channel options
+  // replace options.channel): variables created in its scope are bound to
+  // the coordinator's of the same name and placement, not made; reading one
+  // the coordinator has not made yet is NOT_FOUND.
+  static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
+  CreateForWorker(const Server& server,
+                  ParameterServerStrategyOptions options = {});
+
+  std::string name() const override { return "ParameterServerStrategy"; }
+  // Whether this is the coordinator's strategy (Create), not a worker's.
+  bool is_coordinator() const { return coordinator_; }
 
   int num_workers() const { return static_cast<int>(workers_.size()); }
   int num_ps() const { return static_cast<int>(ps_.size()); }
@@ -103,12 +156,17 @@ class ParameterServerStrategy {
   const std::vector<std::string>& ps_targets() const { return ps_; }
   const ChannelOptions& channel_options() const { return options_.channel; }
 
-  // Creates variable `name` with `initial` (a host tensor) on the ps tasks
-  // (see the file comment). INVALID_ARGUMENT for an empty name, a tensor not
-  // in host memory, or a partitioner that splits another axis than the
-  // first; ALREADY_EXISTS when another variable has the name; UNAVAILABLE
-  // when a ps task cannot be reached (creating it again then completes it).
-  // Thread-safe.
+  // Strategy::CreateVariable: in the scope, a kRemote variable (see the
+  // file comment); dtype and shape are the initial value's.
+  using distribute::Strategy::CreateVariable;
+
+  // Creates variable `name` with `initial` (a host tensor) on the ps tasks,
+  // outside any scope, and says where it went (the coordinator's strategy
+  // only). INVALID_ARGUMENT for an empty name, a tensor not in host memory,
+  // or a partitioner that splits another axis than the first;
+  // ALREADY_EXISTS when another variable has the name; UNAVAILABLE when a
+  // ps task cannot be reached (creating it again then completes it);
+  // FAILED_PRECONDITION on a worker's strategy. Thread-safe.
   absl::StatusOr<Variable> CreateVariable(absl::string_view name,
                                           const devices::Tensor& initial);
 
@@ -116,17 +174,38 @@ class ParameterServerStrategy {
   PsClient& client() { return *client_; }
 
  private:
-  ParameterServerStrategy(std::vector<std::string> workers,
+  friend class ParameterServerStrategyExtended;
+  ParameterServerStrategy(std::unique_ptr<devices::Platform> owned_platform,
+                          std::unique_ptr<StrategyExtended> extended,
+                          bool coordinator, std::vector<std::string> workers,
                           std::vector<std::string> ps,
                           ParameterServerStrategyOptions options);
+  static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> Make(
+      const cluster::ClusterSpec& cluster,
+      ParameterServerStrategyOptions options, bool coordinator);
 
+  // Where variable `name` of `dtype` and `shape` goes: its shards, from the
+  // ps task `first` (or the next of the round-robin). Advances the
+  // round-robin when `advance`; mu_ held.
+  absl::StatusOr<Variable> Place(absl::string_view name, devices::DType dtype,
+                                 const devices::Shape& shape,
+                                 std::optional<int> first)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The ps-level creation, on ps task `first` (or round-robin).
+  absl::StatusOr<Variable> CreateOnPs(absl::string_view name,
+                                      const devices::Tensor& initial,
+                                      std::optional<int> first);
+
+  const bool coordinator_;
   const std::vector<std::string> workers_;
   const std::vector<std::string> ps_;
   const ParameterServerStrategyOptions options_;
-  std::unique_ptr<PsClient> client_;
+  const std::shared_ptr<PsClient> client_;
   absl::Mutex mu_;
   // The ps task of the next variable (or shard), round-robin.
   int next_ps_ ABSL_GUARDED_BY(mu_) = 0;
+  // Unnamed variables created in the scope so far.
+  int unnamed_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // A function run on a worker: `ps` reaches the cluster's ps tasks.

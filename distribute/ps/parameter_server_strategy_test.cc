@@ -28,7 +28,7 @@
 #include "distribute/ps/per_worker_values.h"
 #include "distribute/ps/ps_checkpoint.h"
 #include "distribute/ps/ps_client.h"
-#include "distribute/server/internal/test_cluster.h"
+#include "distribute/ps/test_cluster.h"
 #include "distribute/server/server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -42,78 +42,7 @@ using devices::Tensor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr int kWorkers = 2;
-constexpr int kPs = 2;
 constexpr absl::Duration kWait = absl::Seconds(60);
-
-// Servers for the worker and ps tasks of one cluster; ps tasks serve their
-// variables, workers the functions the tests register.
-struct Cluster {
-  cluster::ClusterSpec spec;
-  std::vector<std::unique_ptr<Server>> workers;
-  std::vector<std::unique_ptr<Server>> ps;
-  std::vector<std::shared_ptr<VariableStore>> stores;
-};
-
-// A new (not started) server for ps task `t` of `c`, with an empty
-// VariableStore, in c.ps[t] and c.stores[t]. False on a failure (reported).
-bool MakePs(Cluster& c, int t) {
-  absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Create(c.spec, "ps", t);
-  EXPECT_TRUE(server.ok()) << server.status();
-  if (!server.ok()) return false;
-  absl::StatusOr<std::shared_ptr<VariableStore>> store =
-      VariableStore::Install((*server)->function_registry());
-  EXPECT_TRUE(store.ok()) << store.status();
-  if (!store.ok()) return false;
-  c.ps[static_cast<size_t>(t)] = *std::move(server);
-  c.stores[static_cast<size_t>(t)] = *std::move(store);
-  return true;
-}
-
-std::unique_ptr<Cluster> StartCluster() {
-  absl::StatusOr<std::vector<int>> ports =
-      server_internal::PickFreePorts(kWorkers + kPs);
-  EXPECT_TRUE(ports.ok()) << ports.status();
-  if (!ports.ok()) return nullptr;
-  std::vector<std::string> workers, ps;
-  for (int i = 0; i < kWorkers + kPs; ++i) {
-    (i < kWorkers ? workers : ps)
-        .push_back(
-            absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
-  }
-  auto cluster = std::make_unique<Cluster>();
-  absl::StatusOr<cluster::ClusterSpec> spec =
-      cluster::ClusterSpec::Create({{"worker", workers}, {"ps", ps}});
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  if (!spec.ok()) return nullptr;
-  cluster->spec = *spec;
-  for (int t = 0; t < kWorkers; ++t) {
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::Create(cluster->spec, "worker", t);
-    EXPECT_TRUE(server.ok()) << server.status();
-    if (!server.ok()) return nullptr;
-    cluster->workers.push_back(*std::move(server));
-  }
-  cluster->ps.resize(kPs);
-  cluster->stores.resize(kPs);
-  for (int t = 0; t < kPs; ++t) {
-    if (!MakePs(*cluster, t)) return nullptr;
-  }
-  return cluster;
-}
-
-void StartAll(Cluster& c) {
-  for (auto& s : c.workers) ASSERT_TRUE(s->Start().ok());
-  for (auto& s : c.ps) ASSERT_TRUE(s->Start().ok());
-}
-
-// Registers `fn` as `name` on every worker.
-void OnEveryWorker(Cluster& c, const std::string& name, WorkerFunction fn) {
-  for (auto& w : c.workers) {
-    ASSERT_TRUE(RegisterWorkerFunction(*w, name, fn).ok());
-  }
-}
 
 // A strategy over a cluster with an int64 variable "count" at 0, and a
 // coordinator that tries failed workers again every 20 ms.
@@ -140,10 +69,6 @@ Counting WithCount(Cluster& c) {
   out.strategy = *std::move(strategy);
   out.coordinator = *std::move(coordinator);
   return out;
-}
-
-Tensor Floats(std::vector<float> v, Shape shape) {
-  return *Tensor::FromVector<float>(v, std::move(shape));
 }
 
 TEST(ParameterServerStrategyTest, VariablesGoRoundRobinOrInShards) {
