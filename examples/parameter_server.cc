@@ -1,17 +1,19 @@
 // Asynchronous training with ParameterServerStrategy and ClusterCoordinator
 // (TF's tf.distribute.experimental.ParameterServerStrategy): w in y = w x
-// lives on a ps task; two workers each run "train_step" on the batches the
-// coordinator (this program's main thread) schedules, whichever worker is
-// free, reading w and pushing their update to the ps without waiting for
-// each other.
+// is created in the strategy's scope and lives on a ps task; two workers
+// each run "train_step" on the batches the coordinator (this program's main
+// thread) schedules, whichever worker is free: the step runs the replica
+// function with Strategy::Run on the worker's device, reads w and applies
+// its update to the ps without waiting for the other worker.
 //
 //   bazel run //examples:parameter_server
 //
 // Every task here is a gRPC server of this process on 127.0.0.1; in a real
 // cluster each runs in its own process (TF_CONFIG's "worker" and "ps"
-// jobs), the workers registering the same functions (C++ cannot ship a
-// function to a worker, so the coordinator schedules it by name) and the ps
-// tasks installing a VariableStore. The learned w is printed; the data's
+// jobs). Each task builds the model alike (MakeModel): on the coordinator
+// that makes w on the ps, on a worker it binds to it. C++ cannot ship a
+// function to a worker, so each worker registers "train_step" and the
+// coordinator schedules it by name. The learned w is printed; the data's
 // is 3.
 #include <cstdio>
 #include <memory>
@@ -29,6 +31,8 @@
 #include "distribute/ps/ps_client.h"
 #include "distribute/server/local_ports.h"
 #include "distribute/server/server.h"
+#include "distribute/strategy.h"
+#include "distribute/variables.h"
 
 namespace {
 
@@ -40,23 +44,50 @@ constexpr int kBatch = 16;
 constexpr int kEpochs = 40;
 constexpr float kLearningRate = 0.5f;
 
-// The workers' function: one gradient step of y = w x on the batch it is
+// The model, made alike on every task in its strategy's scope.
+absl::StatusOr<std::shared_ptr<distribute::Variable>> MakeModel(
+    distribute::Strategy& strategy) {
+  auto scope = strategy.Scope();
+  if (!scope.ok()) return scope.status();
+  distribute::VariableOptions options;
+  options.name = "w";
+  return strategy.CreateVariable(Tensor::FromVector<float>({0.0f}), options);
+}
+
+// A worker's "train_step": one gradient step of y = w x on the batch it is
 // given, applied to w on the ps.
-absl::StatusOr<std::vector<Tensor>> TrainStep(distribute::ps::PsClient& ps,
-                                              std::vector<Tensor> batch) {
-  absl::StatusOr<Tensor> w = ps.Read("w");
+absl::Status RegisterTrainStep(distribute::Server& server) {
+  absl::StatusOr<std::shared_ptr<distribute::ps::ParameterServerStrategy>>
+      strategy = distribute::ps::ParameterServerStrategy::CreateForWorker(server);
+  if (!strategy.ok()) return strategy.status();
+  auto w = MakeModel(**strategy);
   if (!w.ok()) return w.status();
-  const float wv = w->data<float>()[0];
-  const float* x = batch[0].data<float>();
-  const float* y = batch[1].data<float>();
-  float grad = 0;
-  for (int64_t i = 0; i < batch[0].num_elements(); ++i) {
-    grad += 2 * (wv * x[i] - y[i]) * x[i];
-  }
-  const float step = -kLearningRate * grad / batch[0].num_elements();
-  absl::Status pushed = ps.AssignAdd("w", Tensor::FromVector<float>({step}));
-  if (!pushed.ok()) return pushed;
-  return std::vector<Tensor>{};
+  return distribute::ps::RegisterWorkerFunction(
+      server, "train_step",
+      [strategy = *strategy, w = *w](distribute::ps::PsClient&,
+                                     std::vector<Tensor> batch)
+          -> absl::StatusOr<std::vector<Tensor>> {
+        auto out = strategy->Run(
+            [&](distribute::ReplicaContext&, const std::vector<Tensor>& xy)
+                -> absl::StatusOr<std::vector<Tensor>> {
+              absl::StatusOr<Tensor> now = w->Read();
+              if (!now.ok()) return now.status();
+              const float wv = now->data<float>()[0];
+              const float* x = xy[0].data<float>();
+              const float* y = xy[1].data<float>();
+              float grad = 0;
+              for (int64_t i = 0; i < xy[0].num_elements(); ++i) {
+                grad += 2 * (wv * x[i] - y[i]) * x[i];
+              }
+              absl::Status s = w->AssignSub(Tensor::FromVector<float>(
+                  {kLearningRate * grad / xy[0].num_elements()}));
+              if (!s.ok()) return s;
+              return std::vector<Tensor>{};
+            },
+            {batch[0], batch[1]});
+        if (!out.ok()) return out.status();
+        return std::vector<Tensor>{};
+      });
 }
 
 absl::StatusOr<float> Train() {
@@ -77,8 +108,7 @@ absl::StatusOr<float> Train() {
   for (int i = 0; i < kWorkers; ++i) {
     auto server = distribute::Server::Create(*spec, "worker", i);
     if (!server.ok()) return server.status();
-    absl::Status registered = distribute::ps::RegisterWorkerFunction(
-        **server, "train_step", TrainStep);
+    absl::Status registered = RegisterTrainStep(**server);
     if (!registered.ok()) return registered;
     servers.push_back(*std::move(server));
   }
@@ -96,7 +126,7 @@ absl::StatusOr<float> Train() {
   // The coordinator: the variable on the ps, then the steps, scheduled.
   auto strategy = distribute::ps::ParameterServerStrategy::Create(*spec);
   if (!strategy.ok()) return strategy.status();
-  auto w = (*strategy)->CreateVariable("w", Tensor::FromVector<float>({0.0f}));
+  auto w = MakeModel(**strategy);
   if (!w.ok()) return w.status();
   auto coordinator = distribute::ps::ClusterCoordinator::Create(**strategy);
   if (!coordinator.ok()) return coordinator.status();
@@ -115,7 +145,7 @@ absl::StatusOr<float> Train() {
   }
   absl::Status joined = (*coordinator)->Join(absl::Minutes(5));
   if (!joined.ok()) return joined;
-  absl::StatusOr<Tensor> learned = (*strategy)->client().Read("w");
+  absl::StatusOr<Tensor> learned = (*w)->Read();
   if (!learned.ok()) return learned.status();
   return learned->data<float>()[0];
 }

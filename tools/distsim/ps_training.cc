@@ -34,6 +34,8 @@
 #include "distribute/server/local_ports.h"
 #include "distribute/server/remote_function_client.h"
 #include "distribute/server/server.h"
+#include "distribute/strategy.h"
+#include "distribute/variables.h"
 
 namespace distsim {
 namespace {
@@ -102,6 +104,44 @@ absl::StatusOr<PsModel> MakePsModel(const TrainOptions& options) {
   return out;
 }
 
+// The model's variables and their optimizer slots, made in the strategy's
+// scope in the same order on every task (on the ps tasks by the
+// coordinator's strategy, bound to them by a worker's).
+struct PsVariables {
+  std::vector<std::shared_ptr<distribute::Variable>> params;
+  std::vector<std::vector<std::shared_ptr<distribute::Variable>>> slots;
+};
+
+absl::StatusOr<PsVariables> MakeVariables(distribute::Strategy& strategy,
+                                          const TrainOptions& options,
+                                          const PsModel& m) {
+  models::ExecutionContext host;
+  auto init = m.model->InitParams(host, options.seed);
+  if (!init.ok()) return init.status();
+  auto scope = strategy.Scope();
+  if (!scope.ok()) return scope.status();
+  PsVariables out;
+  for (size_t i = 0; i < m.names.size(); ++i) {
+    distribute::VariableOptions param;
+    param.name = m.names[i];
+    auto made = strategy.CreateVariable((*init)[i], param);
+    if (!made.ok()) return made.status();
+    out.params.push_back(*std::move(made));
+    auto zeros = m.optimizer->CreateSlotsForVariable(host, (*init)[i]);
+    if (!zeros.ok()) return zeros.status();
+    out.slots.emplace_back();
+    for (size_t k = 0; k < m.slots.size(); ++k) {
+      distribute::VariableOptions slot;
+      slot.name = SlotName(m.names[i], m.slots[k]);
+      slot.trainable = false;
+      auto made_slot = strategy.CreateVariable((*zeros)[k], slot);
+      if (!made_slot.ok()) return made_slot.status();
+      out.slots.back().push_back(*std::move(made_slot));
+    }
+  }
+  return out;
+}
+
 // A worker task's functions: its input pipeline ("batches": its shard of
 // the example indices) and "train_step".
 absl::Status RegisterWorker(distribute::Server& server,
@@ -135,14 +175,20 @@ absl::Status RegisterWorker(distribute::Server& server,
         });
       });
   if (!registered.ok()) return registered;
+  // The worker's strategy, bound to the coordinator's variables, lives as
+  // long as the function that uses it.
+  auto strategy = ps::ParameterServerStrategy::CreateForWorker(server);
+  if (!strategy.ok()) return strategy.status();
+  std::shared_ptr<ps::ParameterServerStrategy> worker =
+      *std::move(strategy);
+  auto vars = MakeVariables(*worker, options, m);
+  if (!vars.ok()) return vars.status();
   const std::shared_ptr<const models::Mlp> model = m.model;
   const std::shared_ptr<const models::Optimizer> opt = m.optimizer;
-  const std::vector<std::string> names = m.names;
-  const std::vector<std::string> slots = m.slots;
   return ps::RegisterWorkerFunction(
       *self, "train_step",
-      [self, o, model, opt, names, slots](
-          ps::PsClient& client,
+      [self, o, model, opt, worker, vars = *std::move(vars)](
+          ps::PsClient&,
           std::vector<Tensor> args) -> absl::StatusOr<std::vector<Tensor>> {
         auto batch = ps::NextElement(*self, args[0]);
         if (!batch.ok()) return batch.status();
@@ -150,50 +196,63 @@ absl::Status RegisterWorker(distribute::Server& server,
           return absl::OutOfRangeError("the worker's data ended");
         }
         const int64_t step = args[1].data<int64_t>()[0];
-        models::ExecutionContext host;
-        std::vector<Tensor> params, slot_values;
-        for (const std::string& name : names) {
-          auto v = client.Read(name);
-          if (!v.ok()) return v.status();
-          params.push_back(*std::move(v));
-          for (const std::string& slot : slots) {
-            auto sv = client.Read(SlotName(name, slot));
-            if (!sv.ok()) return sv.status();
-            slot_values.push_back(*std::move(sv));
-          }
-        }
-        auto acts = model->Forward(host, params, (**batch)[0]);
-        if (!acts.ok()) return acts.status();
-        auto loss = models::SparseSoftmaxCrossEntropyLoss(
-            host, acts->logits, (**batch)[1], o.global_batch);
+        auto out = worker->Run(
+            [&](distribute::ReplicaContext& ctx, const std::vector<Tensor>& a)
+                -> absl::StatusOr<std::vector<Tensor>> {
+              models::ExecutionContext host;
+              std::vector<Tensor> params;
+              for (const auto& v : vars.params) {
+                auto value = v->Read();
+                if (!value.ok()) return value.status();
+                params.push_back(*std::move(value));
+              }
+              auto acts = model->Forward(host, params, a[0]);
+              if (!acts.ok()) return acts.status();
+              auto loss = models::SparseSoftmaxCrossEntropyLoss(
+                  host, acts->logits, a[1], o.global_batch);
+              if (!loss.ok()) return loss.status();
+              auto grads = model->Backward(host, params, *acts, loss->dlogits);
+              if (!grads.ok()) return grads.status();
+              auto reduced = ctx.AllReduce(distribute::ReduceOp::kSum, *grads);
+              if (!reduced.ok()) return reduced.status();
+              for (size_t i = 0; i < vars.params.size(); ++i) {
+                // The optimizer on copies of the slots; what it changed in
+                // them is added on the ps tasks, as the variable's update.
+                std::vector<Tensor> before, slots;
+                for (const auto& slot : vars.slots[i]) {
+                  auto value = slot->Read();
+                  if (!value.ok()) return value.status();
+                  auto copy = Tensor::Host(value->dtype(), value->shape());
+                  if (!copy.ok()) return copy.status();
+                  std::memcpy(copy->raw_data(), value->raw_data(),
+                              value->bytes());
+                  before.push_back(*std::move(value));
+                  slots.push_back(*std::move(copy));
+                }
+                absl::Status s = worker->extended().Update(
+                    *vars.params[i],
+                    [&](Tensor& w, const std::vector<Tensor>& g) {
+                      return opt->ApplyToVariable(host, w, g[0],
+                                                  absl::MakeSpan(slots), step);
+                    },
+                    {(*reduced)[i]});
+                if (!s.ok()) return s;
+                for (size_t k = 0; k < slots.size(); ++k) {
+                  auto delta = Tensor::Host(slots[k].dtype(), slots[k].shape());
+                  if (!delta.ok()) return delta.status();
+                  auto sub = devices::Sub(slots[k], before[k], *delta);
+                  if (!sub.ok()) return sub.status();
+                  s = vars.slots[i][k]->AssignAdd(*delta);
+                  if (!s.ok()) return s;
+                }
+              }
+              return std::vector<Tensor>{loss->loss};
+            },
+            {(**batch)[0], (**batch)[1]});
+        if (!out.ok()) return out.status();
+        auto loss = worker->Reduce(distribute::ReduceOp::kSum, (*out)[0]);
         if (!loss.ok()) return loss.status();
-        auto grads = model->Backward(host, params, *acts, loss->dlogits);
-        if (!grads.ok()) return grads.status();
-        // The optimizer on this worker's copy; the change goes to the ps.
-        std::vector<Tensor> before;
-        for (const Tensor& p : params) {
-          auto copy = Tensor::Host(p.dtype(), p.shape());
-          if (!copy.ok()) return copy.status();
-          std::memcpy(copy->raw_data(), p.raw_data(), p.bytes());
-          before.push_back(*std::move(copy));
-        }
-        absl::Status applied =
-            opt->Apply(host, params, *grads, slot_values, step);
-        if (!applied.ok()) return applied;
-        for (size_t i = 0; i < names.size(); ++i) {
-          auto delta = Tensor::Host(params[i].dtype(), params[i].shape());
-          if (!delta.ok()) return delta.status();
-          auto sub = devices::Sub(params[i], before[i], *delta);
-          if (!sub.ok()) return sub.status();
-          absl::Status pushed = client.AssignAdd(names[i], *delta);
-          if (!pushed.ok()) return pushed;
-          for (size_t k = 0; k < slots.size(); ++k) {
-            pushed = client.Assign(SlotName(names[i], slots[k]),
-                                   slot_values[i * slots.size() + k]);
-            if (!pushed.ok()) return pushed;
-          }
-        }
-        return std::vector<Tensor>{loss->loss};
+        return std::vector<Tensor>{*std::move(loss)};
       });
 }
 
@@ -207,20 +266,8 @@ absl::StatusOr<TrainResult> Coordinate(
   strategy_options.channel = channel;
   auto strategy = ps::ParameterServerStrategy::Create(spec, strategy_options);
   if (!strategy.ok()) return strategy.status();
-  models::ExecutionContext host;
-  auto init = m.model->InitParams(host, options.seed);
-  if (!init.ok()) return init.status();
-  for (size_t i = 0; i < m.names.size(); ++i) {
-    auto made = (*strategy)->CreateVariable(m.names[i], (*init)[i]);
-    if (!made.ok()) return made.status();
-    auto zeros = m.optimizer->CreateSlotsForVariable(host, (*init)[i]);
-    if (!zeros.ok()) return zeros.status();
-    for (size_t k = 0; k < m.slots.size(); ++k) {
-      auto slot = (*strategy)->CreateVariable(SlotName(m.names[i], m.slots[k]),
-                                              (*zeros)[k]);
-      if (!slot.ok()) return slot.status();
-    }
-  }
+  auto vars = MakeVariables(**strategy, options, m);
+  if (!vars.ok()) return vars.status();
   auto coordinator = ps::ClusterCoordinator::Create(**strategy);
   if (!coordinator.ok()) return coordinator.status();
   auto iterator = ps::PerWorkerIterator::Create("batches");
@@ -250,8 +297,8 @@ absl::StatusOr<TrainResult> Coordinate(
   }
   absl::Status joined = (*coordinator)->Join(absl::InfiniteDuration());
   if (!joined.ok()) return joined;
-  for (const std::string& name : m.names) {
-    auto w = (*strategy)->client().Read(name);
+  for (const auto& v : vars->params) {
+    auto w = v->Read();
     if (!w.ok()) return w.status();
     result.weights.push_back(*std::move(w));
   }
