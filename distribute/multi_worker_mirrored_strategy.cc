@@ -695,30 +695,18 @@ class SharedEndpoints {
 // GPUs, else its first CPU.
 absl::StatusOr<std::vector<std::vector<std::string>>> TaskDevices(
     devices::Platform& platform) {
-  std::map<int, std::vector<std::string>> gpus, cpus;
-  for (const std::string& n : platform.DeviceNames()) {
-    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
-    if (!d.ok()) return d.status();
-    absl::StatusOr<devices::DeviceName> parsed =
-        devices::DeviceName::Parse((*d)->name());
-    if (!parsed.ok()) return parsed.status();
-    const int task = parsed->task.value_or(0);
-    if ((*d)->kind() == devices::DeviceKind::kGPU) {
-      gpus[task].push_back((*d)->name());
-    } else if ((*d)->kind() == devices::DeviceKind::kCPU) {
-      cpus[task].push_back((*d)->name());
-    }
-    gpus.try_emplace(task);
-  }
+  absl::StatusOr<std::vector<TaskDeviceGroup>> tasks =
+      DevicesByTask(platform);
+  if (!tasks.ok()) return tasks.status();
   std::vector<std::vector<std::string>> out;
-  for (const auto& [task, task_gpus] : gpus) {
-    if (!task_gpus.empty()) {
-      out.push_back(task_gpus);
-    } else if (!cpus[task].empty()) {
-      out.push_back({cpus[task][0]});
+  for (const TaskDeviceGroup& t : *tasks) {
+    if (!t.gpus.empty()) {
+      out.push_back(t.gpus);
+    } else if (!t.cpus.empty()) {
+      out.push_back({t.cpus[0]});
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("platform ", platform.name(), ": task ", task,
+          absl::StrCat("platform ", platform.name(), ": task ", t.task,
                        " has no GPU or CPU device to run replicas on"));
     }
   }

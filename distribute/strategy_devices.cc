@@ -1,10 +1,12 @@
 #include "distribute/strategy_devices.h"
 
+#include <map>
 #include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/device_name.h"
 
 namespace distribute {
 
@@ -46,6 +48,29 @@ std::vector<std::string> DefaultDevices(devices::Platform& platform) {
       DevicesOfKind(platform, devices::DeviceKind::kCPU);
   if (!cpus.empty()) return {cpus[0]};
   return {platform.DeviceNames().at(0)};
+}
+
+absl::StatusOr<std::vector<TaskDeviceGroup>> DevicesByTask(
+    devices::Platform& platform) {
+  std::map<int, TaskDeviceGroup> tasks;
+  for (const std::string& n : platform.DeviceNames()) {
+    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
+    if (!d.ok()) return d.status();
+    absl::StatusOr<devices::DeviceName> parsed =
+        devices::DeviceName::Parse((*d)->name());
+    if (!parsed.ok()) return parsed.status();
+    const int task = parsed->task.value_or(0);
+    TaskDeviceGroup& t = tasks[task];
+    t.task = task;
+    if ((*d)->kind() == devices::DeviceKind::kGPU) {
+      t.gpus.push_back((*d)->name());
+    } else if ((*d)->kind() == devices::DeviceKind::kCPU) {
+      t.cpus.push_back((*d)->name());
+    }
+  }
+  std::vector<TaskDeviceGroup> out;
+  for (auto& [task, devices] : tasks) out.push_back(std::move(devices));
+  return out;
 }
 
 }  // namespace distribute

@@ -24,6 +24,18 @@ std::vector<std::string> DefaultDevices(devices::Platform& platform);
 std::vector<std::string> DevicesOfKind(devices::Platform& platform,
                                        devices::DeviceKind kind);
 
+// The devices of one task (one host of a multi-host platform).
+struct TaskDeviceGroup {
+  int task = 0;
+  std::vector<std::string> gpus;
+  std::vector<std::string> cpus;
+};
+// The platform's devices grouped by the task their names give (no task:
+// task 0), in task order and the platform's order within a task.
+// INVALID_ARGUMENT for a device name that does not parse.
+absl::StatusOr<std::vector<TaskDeviceGroup>> DevicesByTask(
+    devices::Platform& platform);
+
 }  // namespace distribute
 
 #endif  // DISTRIBUTE_STRATEGY_DEVICES_H_

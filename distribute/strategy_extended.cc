@@ -137,7 +137,9 @@ std::shared_ptr<Variable> StrategyExtended::NewRemoteVariable(
 
 absl::Status StrategyExtended::UpdateRemote(Variable& var, const UpdateFn& fn,
                                             std::vector<devices::Tensor> args) {
-  absl::StatusOr<devices::Tensor> before = var.ReadRemote();
+  absl::StatusOr<devices::Tensor> read = var.ReadRemote(nullptr);
+  if (!read.ok()) return read.status();
+  absl::StatusOr<devices::Tensor> before = devices::ToHostTensor(*platform_, *read);
   if (!before.ok()) return before.status();
   // fn writes a copy of its own; `before` stays what was read.
   absl::StatusOr<devices::Tensor> value =

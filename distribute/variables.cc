@@ -130,8 +130,9 @@ static absl::StatusOr<devices::Tensor> ForReplica(ReplicaContext& ctx,
                              ctx.device());
 }
 
-absl::StatusOr<devices::Tensor> Variable::ReadRemote() const {
-  absl::StatusOr<devices::Tensor> value = remote_->Read();
+absl::StatusOr<devices::Tensor> Variable::ReadRemote(
+    devices::Device* reader) const {
+  absl::StatusOr<devices::Tensor> value = remote_->Read(reader);
   if (!value.ok()) return value.status();
   if (value->dtype() != dtype_ || !(value->shape() == shape_)) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -149,13 +150,9 @@ absl::Status Variable::UpdateRemote(UpdateKind kind,
       kind == UpdateKind::kAssign ? RemoteVariableStorage::UpdateKind::kAssign
       : kind == UpdateKind::kAdd  ? RemoteVariableStorage::UpdateKind::kAdd
                                   : RemoteVariableStorage::UpdateKind::kSub;
-  devices::Platform& platform = strategy_->extended().platform();
   ReplicaContext* ctx = ReplicaOf(*this);
   if (ctx == nullptr || strategy_->NumReplicasInSync() == 1) {
-    absl::StatusOr<devices::Tensor> host =
-        devices::ToHostTensor(platform, value);
-    if (!host.ok()) return host.status();
-    return remote_->Update(remote_kind, *host);
+    return remote_->Update(remote_kind, value);
   }
   // Several replicas: their values are combined once, in a merge call.
   if (options_.aggregation == VariableAggregation::kNone) {
@@ -174,7 +171,7 @@ absl::Status Variable::UpdateRemote(UpdateKind kind,
           -> absl::StatusOr<std::vector<RunArg>> {
         absl::StatusOr<devices::Tensor> combined =
             aggregation == VariableAggregation::kOnlyFirstReplica
-                ? devices::ToHostTensor(platform, args[0].value(0))
+                ? absl::StatusOr<devices::Tensor>(args[0].value(0))
                 : strategy.Reduce(aggregation == VariableAggregation::kSum
                                       ? ReduceOp::kSum
                                       : ReduceOp::kMean,
@@ -191,7 +188,8 @@ absl::Status Variable::UpdateRemote(UpdateKind kind,
 absl::StatusOr<devices::Tensor> Variable::Read() const {
   ReplicaContext* ctx = ReplicaOf(*this);
   if (kind_ == Kind::kRemote) {
-    absl::StatusOr<devices::Tensor> value = ReadRemote();
+    absl::StatusOr<devices::Tensor> value =
+        ReadRemote(ctx == nullptr ? nullptr : &ctx->device());
     if (!value.ok() || ctx == nullptr) return value;
     return ForReplica(*ctx, *value);
   }

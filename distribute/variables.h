@@ -48,6 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "devices/device.h"
 #include "devices/tensor.h"
 
 namespace distribute {
@@ -55,17 +56,17 @@ namespace distribute {
 class Strategy;
 class StrategyExtended;
 
-// Where a kRemote variable's value lives (a parameter-server client). The
-// variable checks dtype and shape before it calls Update, and Read's result
-// after.
+// Where a kRemote variable's value lives (parameter servers). The variable
+// checks dtype and shape before it calls Update, and Read's result after.
 class RemoteVariableStorage {
  public:
   enum class UpdateKind { kAssign, kAdd, kSub };
   virtual ~RemoteVariableStorage() = default;
-  // The whole value, in host memory.
-  virtual absl::StatusOr<devices::Tensor> Read() = 0;
-  // Replaces, adds to or subtracts from the value; `value` is in host
-  // memory, of the variable's dtype and shape.
+  // The whole value, for `reader` (a device of the variable's strategy's
+  // platform; nullptr: the host): on that device or in host memory.
+  virtual absl::StatusOr<devices::Tensor> Read(devices::Device* reader) = 0;
+  // Replaces, adds to or subtracts from the value; `value` (the variable's
+  // dtype and shape) is in host memory or on a device of the platform.
   virtual absl::Status Update(UpdateKind kind,
                               const devices::Tensor& value) = 0;
   // Where the value lives, a device (or task) name per piece.
@@ -159,8 +160,9 @@ class Variable {
                                       const devices::Tensor& value);
   absl::Status UpdateInCrossReplicaContext(UpdateKind kind,
                                            const devices::Tensor& value);
-  // kRemote: the storage's value, checked against dtype and shape.
-  absl::StatusOr<devices::Tensor> ReadRemote() const;
+  // kRemote: the storage's value for `reader`, checked against dtype and
+  // shape.
+  absl::StatusOr<devices::Tensor> ReadRemote(devices::Device* reader) const;
   absl::Status UpdateRemote(UpdateKind kind, const devices::Tensor& value);
 
   const Kind kind_;

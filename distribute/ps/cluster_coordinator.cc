@@ -48,6 +48,12 @@ bool RemoteValue::WaitFor(absl::Duration timeout) const {
 
 absl::StatusOr<std::unique_ptr<ClusterCoordinator>> ClusterCoordinator::Create(
     ParameterServerStrategy& strategy, ClusterCoordinatorOptions options) {
+  if (strategy.in_process()) {
+    return absl::FailedPreconditionError(
+        "a ClusterCoordinator schedules on a cluster of servers; an "
+        "in-process ParameterServerStrategy's calls run with RunOnWorkers "
+        "(distribute/ps/in_process_ps.h)");
+  }
   if (options.call_timeout <= absl::ZeroDuration() ||
       options.worker_retry_interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(

@@ -10,6 +10,7 @@
 #include "devices/platform.h"
 #include "devices/shape.h"
 #include "distribute/cross_device_ops.h"
+#include "distribute/ps/in_process_ps.h"
 #include "distribute/strategy_devices.h"
 #include "distribute/variables.h"
 
@@ -54,29 +55,35 @@ std::string PsTaskName(int ps) {
 // A kRemote variable's value, kept on the ps tasks.
 class PsVariableStorage : public RemoteVariableStorage {
  public:
-  PsVariableStorage(std::shared_ptr<PsClient> client, std::string name,
+  PsVariableStorage(devices::Platform* platform,
+                    std::shared_ptr<PsClient> client, std::string name,
                     std::vector<std::string> locations)
-      : client_(std::move(client)),
+      : platform_(platform),
+        client_(std::move(client)),
         name_(std::move(name)),
         locations_(std::move(locations)) {}
 
-  absl::StatusOr<devices::Tensor> Read() override {
+  absl::StatusOr<devices::Tensor> Read(devices::Device*) override {
     return client_->Read(name_);
   }
   absl::Status Update(UpdateKind kind, const devices::Tensor& value) override {
+    absl::StatusOr<devices::Tensor> host =
+        devices::ToHostTensor(*platform_, value);
+    if (!host.ok()) return host.status();
     switch (kind) {
       case UpdateKind::kAssign:
-        return client_->Assign(name_, value);
+        return client_->Assign(name_, *host);
       case UpdateKind::kAdd:
-        return client_->AssignAdd(name_, value);
+        return client_->AssignAdd(name_, *host);
       case UpdateKind::kSub:
-        return client_->AssignSub(name_, value);
+        return client_->AssignSub(name_, *host);
     }
     return absl::InternalError("unknown update kind");
   }
   std::vector<std::string> Locations() const override { return locations_; }
 
  private:
+  devices::Platform* const platform_;
   const std::shared_ptr<PsClient> client_;
   const std::string name_;
   const std::vector<std::string> locations_;
@@ -126,7 +133,7 @@ class ParameterServerStrategyExtended : public StrategyExtended {
       ++strategy.unnamed_;
     }
     absl::StatusOr<Variable> layout;
-    if (strategy.coordinator_) {
+    if (strategy.coordinator_ && !strategy.in_process()) {
       layout = strategy.CreateOnPs(options.name, *host, first);
     } else {
       absl::MutexLock lock(&strategy.mu_);
@@ -135,37 +142,78 @@ class ParameterServerStrategyExtended : public StrategyExtended {
     if (!layout.ok()) return layout.status();
     std::vector<std::string> locations;
     for (const ShardInfo& shard : layout->shards) {
-      locations.push_back(PsTaskName(shard.ps));
+      locations.push_back(strategy.in_process()
+                              ? strategy.ps_[static_cast<size_t>(shard.ps)]
+                              : PsTaskName(shard.ps));
     }
-    return NewRemoteVariable(
-        owner, std::move(options), host->dtype(), host->shape(),
-        std::make_shared<PsVariableStorage>(strategy.client_, layout->name,
-                                            std::move(locations)));
+    std::shared_ptr<RemoteVariableStorage> storage;
+    if (strategy.in_process()) {
+      if (strategy.coordinator_) {
+        absl::Status made =
+            strategy.in_process_->CreateVariable(*layout, initial_value);
+        if (!made.ok()) return made;
+      }
+      storage = strategy.in_process_->Storage(layout->name,
+                                              std::move(locations));
+    } else {
+      storage = std::make_shared<PsVariableStorage>(
+          &platform(), strategy.client_, layout->name, std::move(locations));
+    }
+    return NewRemoteVariable(owner, std::move(options), host->dtype(),
+                             host->shape(), std::move(storage));
   }
 };
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
 ParameterServerStrategy::Create(const cluster::ClusterSpec& cluster,
                                 ParameterServerStrategyOptions options) {
-  return Make(cluster, std::move(options), /*coordinator=*/true);
+  absl::StatusOr<std::vector<std::string>> workers = Targets(cluster, "worker");
+  if (!workers.ok()) return workers.status();
+  absl::StatusOr<std::vector<std::string>> ps = Targets(cluster, "ps");
+  if (!ps.ok()) return ps.status();
+  return Make(*std::move(workers), *std::move(ps), std::move(options),
+              /*coordinator=*/true, nullptr);
 }
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
 ParameterServerStrategy::CreateForWorker(
     const Server& server, ParameterServerStrategyOptions options) {
+  absl::StatusOr<std::vector<std::string>> workers =
+      Targets(server.cluster_spec(), "worker");
+  if (!workers.ok()) return workers.status();
+  absl::StatusOr<std::vector<std::string>> ps =
+      Targets(server.cluster_spec(), "ps");
+  if (!ps.ok()) return ps.status();
   options.channel = server.channel_options();
-  return Make(server.cluster_spec(), std::move(options),
-              /*coordinator=*/false);
+  return Make(*std::move(workers), *std::move(ps), std::move(options),
+              /*coordinator=*/false, nullptr);
 }
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
-ParameterServerStrategy::Make(const cluster::ClusterSpec& cluster,
-                              ParameterServerStrategyOptions options,
-                              bool coordinator) {
-  absl::StatusOr<std::vector<std::string>> workers = Targets(cluster, "worker");
-  if (!workers.ok()) return workers.status();
-  absl::StatusOr<std::vector<std::string>> ps = Targets(cluster, "ps");
-  if (!ps.ok()) return ps.status();
+ParameterServerStrategy::CreateInProcess(
+    std::shared_ptr<InProcessParameterServers> servers, bool coordinator,
+    ParameterServerStrategyOptions options) {
+  if (servers == nullptr) {
+    return absl::InvalidArgumentError(
+        "CreateInProcess needs the in-process parameter servers");
+  }
+  if (options.devices.empty()) {
+    return absl::InvalidArgumentError(
+        "an in-process ParameterServerStrategy needs the devices of its "
+        "replicas (ParameterServerStrategyOptions.devices): the task's own "
+        "devices of the shared platform");
+  }
+  if (options.platform == nullptr) options.platform = &servers->platform();
+  std::vector<std::string> ps = servers->ps_devices();
+  return Make({}, std::move(ps), std::move(options), coordinator,
+              std::move(servers));
+}
+
+absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
+ParameterServerStrategy::Make(
+    std::vector<std::string> workers, std::vector<std::string> ps,
+    ParameterServerStrategyOptions options, bool coordinator,
+    std::shared_ptr<InProcessParameterServers> in_process) {
   if (options.ps_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "ParameterServerStrategyOptions.ps_timeout must be positive");
@@ -195,15 +243,16 @@ ParameterServerStrategy::Make(const cluster::ClusterSpec& cluster,
   auto extended = std::make_unique<ParameterServerStrategyExtended>(
       platform, *resolved, std::nullopt, std::move(ops));
   return std::unique_ptr<ParameterServerStrategy>(new ParameterServerStrategy(
-      std::move(owned), std::move(extended), coordinator, *std::move(workers),
-      *std::move(ps), std::move(options)));
+      std::move(owned), std::move(extended), coordinator, std::move(workers),
+      std::move(ps), std::move(options), std::move(in_process)));
 }
 
 ParameterServerStrategy::ParameterServerStrategy(
     std::unique_ptr<devices::Platform> owned_platform,
     std::unique_ptr<StrategyExtended> extended, bool coordinator,
     std::vector<std::string> workers, std::vector<std::string> ps,
-    ParameterServerStrategyOptions options)
+    ParameterServerStrategyOptions options,
+    std::shared_ptr<InProcessParameterServers> in_process)
     : ps_internal::OwnedPlatform{std::move(owned_platform)},
       Strategy(std::move(extended)),
       coordinator_(coordinator),
@@ -211,7 +260,8 @@ ParameterServerStrategy::ParameterServerStrategy(
       ps_(std::move(ps)),
       options_(std::move(options)),
       client_(std::make_shared<PsClient>(ps_, options_.channel,
-                                         options_.ps_timeout)) {}
+                                         options_.ps_timeout)),
+      in_process_(std::move(in_process)) {}
 
 absl::StatusOr<Variable> ParameterServerStrategy::Place(
     absl::string_view name, devices::DType dtype, const devices::Shape& shape,
@@ -260,6 +310,12 @@ absl::StatusOr<Variable> ParameterServerStrategy::CreateVariable(
 absl::StatusOr<Variable> ParameterServerStrategy::CreateOnPs(
     absl::string_view name, const devices::Tensor& initial,
     std::optional<int> first) {
+  if (in_process()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "variable \"", name,
+        "\": an in-process ParameterServerStrategy makes variables when they "
+        "are created in its scope"));
+  }
   if (!coordinator_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "variable \"", name,

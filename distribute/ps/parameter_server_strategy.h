@@ -118,6 +118,8 @@ struct Variable {
   std::vector<ShardInfo> shards;
 };
 
+class InProcessParameterServers;
+
 namespace ps_internal {
 // Holds the platform a strategy made for itself; a base of
 // ParameterServerStrategy ahead of Strategy, so that it outlives the
@@ -145,13 +147,28 @@ class ParameterServerStrategy : private ps_internal::OwnedPlatform,
   CreateForWorker(const Server& server,
                   ParameterServerStrategyOptions options = {});
 
+  // A strategy of a cluster inside this process (in_process_ps.h): the
+  // coordinator's (`coordinator` true: variables created in its scope are
+  // made on the ps devices of `servers`) or a worker's (bound to them).
+  // Run's replicas are options.devices (required) of options.platform
+  // (default: the servers' platform); options.channel and ps_timeout are
+  // not used. The coordinator schedules calls with RunOnWorkers, not a
+  // ClusterCoordinator.
+  static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
+  CreateInProcess(std::shared_ptr<InProcessParameterServers> servers,
+                  bool coordinator, ParameterServerStrategyOptions options);
+
   std::string name() const override { return "ParameterServerStrategy"; }
+  // Whether the cluster is inside this process (CreateInProcess).
+  bool in_process() const { return in_process_ != nullptr; }
   // Whether this is the coordinator's strategy (Create), not a worker's.
   bool is_coordinator() const { return coordinator_; }
 
+  // Worker tasks of a cluster of servers (0 in process) and ps tasks.
   int num_workers() const { return static_cast<int>(workers_.size()); }
   int num_ps() const { return static_cast<int>(ps_.size()); }
-  // "host:port" of each worker and ps task, in task order.
+  // "host:port" of each worker and ps task, in task order (in process: no
+  // workers, and the ps devices).
   const std::vector<std::string>& worker_targets() const { return workers_; }
   const std::vector<std::string>& ps_targets() const { return ps_; }
   const ChannelOptions& channel_options() const { return options_.channel; }
@@ -170,7 +187,8 @@ class ParameterServerStrategy : private ps_internal::OwnedPlatform,
   absl::StatusOr<Variable> CreateVariable(absl::string_view name,
                                           const devices::Tensor& initial);
 
-  // Reads and updates variables from the coordinator.
+  // Reads and updates variables from the coordinator (a cluster of
+  // servers only).
   PsClient& client() { return *client_; }
 
  private:
@@ -179,10 +197,12 @@ class ParameterServerStrategy : private ps_internal::OwnedPlatform,
                           std::unique_ptr<StrategyExtended> extended,
                           bool coordinator, std::vector<std::string> workers,
                           std::vector<std::string> ps,
-                          ParameterServerStrategyOptions options);
+                          ParameterServerStrategyOptions options,
+                          std::shared_ptr<InProcessParameterServers> in_process);
   static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> Make(
-      const cluster::ClusterSpec& cluster,
-      ParameterServerStrategyOptions options, bool coordinator);
+      std::vector<std::string> workers, std::vector<std::string> ps,
+      ParameterServerStrategyOptions options, bool coordinator,
+      std::shared_ptr<InProcessParameterServers> in_process);
 
   // Where variable `name` of `dtype` and `shape` goes: its shards, from the
   // ps task `first` (or the next of the round-robin). Advances the
@@ -201,6 +221,7 @@ class ParameterServerStrategy : private ps_internal::OwnedPlatform,
   const std::vector<std::string> ps_;
   const ParameterServerStrategyOptions options_;
   const std::shared_ptr<PsClient> client_;
+  const std::shared_ptr<InProcessParameterServers> in_process_;
   absl::Mutex mu_;
   // The ps task of the next variable (or shard), round-robin.
   int next_ps_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,0 +1,258 @@
+#include "distribute/ps/in_process_ps.h"
+
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "devices/kernel_library.h"
+#include "distribute/ps/ps_client.h"
+#include "distribute/strategy_devices.h"
+#include "distribute/thread_group.h"
+
+namespace distribute {
+namespace ps {
+
+namespace {
+
+// `shape` with `rows` in its first dimension.
+devices::Shape RowsShape(const devices::Shape& shape, int64_t rows) {
+  std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end());
+  dims[0] = rows;
+  // The dims of a shape made already, with fewer rows: always valid.
+  return *devices::Shape::Make(dims);
+}
+
+}  // namespace
+
+// A variable of InProcessParameterServers: its shards on the ps devices.
+class InProcessVariableStorage : public RemoteVariableStorage {
+ public:
+  InProcessVariableStorage(std::shared_ptr<InProcessParameterServers> servers,
+                           std::string name,
+                           std::vector<std::string> locations)
+      : servers_(std::move(servers)),
+        name_(std::move(name)),
+        locations_(std::move(locations)) {}
+
+  absl::StatusOr<devices::Tensor> Read(devices::Device* reader) override {
+    absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>> entry =
+        servers_->Find(name_);
+    if (!entry.ok()) return entry.status();
+    devices::Platform& platform = servers_->platform();
+    // Each shard crosses to the reader (or the host).
+    std::vector<devices::Tensor> pieces;
+    for (const devices::Tensor& shard : (*entry)->shards) {
+      absl::StatusOr<devices::Tensor> piece =
+          reader != nullptr ? devices::CopyTensorTo(platform, shard, *reader)
+                            : devices::ToHostTensor(platform, shard);
+      if (!piece.ok()) return piece.status();
+      pieces.push_back(*std::move(piece));
+    }
+    if (pieces.size() == 1) return std::move(pieces[0]);
+    // Shards are put together in host memory.
+    const Variable& layout = (*entry)->layout;
+    absl::StatusOr<devices::Tensor> whole =
+        devices::Tensor::Host(layout.dtype, layout.shape);
+    if (!whole.ok()) return whole.status();
+    if (!pieces[0].has_data()) {
+      return devices::Tensor::ShapeOnly(layout.dtype, layout.shape, "");
+    }
+    const int64_t row_bytes = whole->bytes() / layout.shape.dim(0);
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      absl::StatusOr<devices::Tensor> host =
+          devices::ToHostTensor(platform, pieces[k]);
+      if (!host.ok()) return host.status();
+      std::memcpy(static_cast<char*>(whole->raw_data()) +
+                      layout.shards[k].offset * row_bytes,
+                  host->raw_data(), host->bytes());
+    }
+    return whole;
+  }
+
+  absl::Status Update(UpdateKind kind, const devices::Tensor& value) override {
+    absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>> entry =
+        servers_->Find(name_);
+    if (!entry.ok()) return entry.status();
+    devices::Platform& platform = servers_->platform();
+    const Variable& layout = (*entry)->layout;
+    std::vector<devices::Tensor>& shards = (*entry)->shards;
+    devices::Tensor host_value;
+    if (shards.size() > 1 && value.has_data()) {
+      absl::StatusOr<devices::Tensor> host =
+          devices::ToHostTensor(platform, value);
+      if (!host.ok()) return host.status();
+      host_value = *std::move(host);
+    }
+    for (size_t k = 0; k < shards.size(); ++k) {
+      devices::Tensor piece = value;
+      if (shards.size() > 1) {
+        absl::StatusOr<devices::Tensor> rows =
+            value.has_data()
+                ? RowsOf(host_value, layout.shards[k].offset,
+                         layout.shards[k].rows)
+                : absl::StatusOr<devices::Tensor>(devices::Tensor::ShapeOnly(
+                      value.dtype(), shards[k].shape(), ""));
+        if (!rows.ok()) return rows.status();
+        piece = *std::move(rows);
+      }
+      absl::Status s = Apply(kind, piece, shards[k]);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<std::string> Locations() const override { return locations_; }
+
+ private:
+  // shard (kind)= piece, on the shard's ps device: the piece crosses there,
+  // and that device's kernels apply it.
+  absl::Status Apply(UpdateKind kind, const devices::Tensor& piece,
+                     devices::Tensor& shard) {
+    devices::Platform& platform = servers_->platform();
+    if (kind == UpdateKind::kAssign) {
+      return devices::CopyTensor(platform, piece, shard);
+    }
+    absl::StatusOr<devices::Device*> ps = platform.FindDevice(shard.device());
+    if (!ps.ok()) return ps.status();
+    absl::StatusOr<devices::Tensor> there =
+        devices::CopyTensorTo(platform, piece, **ps);
+    if (!there.ok()) return there.status();
+    const devices::KernelLibrary& kernels = (*ps)->kernels();
+    if (kind == UpdateKind::kAdd) {
+      return kernels.Accumulate(devices::ReduceOp::kSum, *there, shard)
+          .status();
+    }
+    return kernels.Binary(devices::BinaryOp::kSub, shard, *there, shard)
+        .status();
+  }
+
+  const std::shared_ptr<InProcessParameterServers> servers_;
+  const std::string name_;
+  const std::vector<std::string> locations_;
+};
+
+absl::StatusOr<std::shared_ptr<InProcessParameterServers>>
+InProcessParameterServers::Create(devices::Platform& platform,
+                                  const std::vector<std::string>& ps_devices) {
+  absl::StatusOr<std::vector<std::string>> resolved =
+      ResolveDevices(platform, ps_devices);
+  if (!resolved.ok()) return resolved.status();
+  std::vector<devices::Device*> devices;
+  for (const std::string& name : *resolved) {
+    absl::StatusOr<devices::Device*> d = platform.FindDevice(name);
+    if (!d.ok()) return d.status();
+    devices.push_back(*d);
+  }
+  return std::shared_ptr<InProcessParameterServers>(
+      new InProcessParameterServers(platform, *std::move(resolved),
+                                    std::move(devices)));
+}
+
+int64_t InProcessParameterServers::size() const {
+  absl::MutexLock lock(&mu_);
+  int64_t n = 0;
+  for (const auto& [name, entry] : entries_) {
+    n += static_cast<int64_t>(entry->shards.size());
+  }
+  return n;
+}
+
+absl::Status InProcessParameterServers::CreateVariable(
+    const Variable& layout, const devices::Tensor& initial) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (entries_.count(layout.name) > 0) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "a variable \"", layout.name, "\" exists on the ps tasks already"));
+    }
+  }
+  auto entry = std::make_shared<Entry>();
+  entry->layout = layout;
+  absl::StatusOr<devices::Tensor> host = devices::ToHostTensor(platform_, initial);
+  if (!host.ok()) return host.status();
+  for (const ShardInfo& shard : layout.shards) {
+    if (shard.ps < 0 || shard.ps >= static_cast<int>(devices_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable \"", layout.name, "\" placed on ps task ", shard.ps,
+          " of ", devices_.size()));
+    }
+    devices::Tensor piece = *host;
+    if (layout.shards.size() > 1) {
+      absl::StatusOr<devices::Tensor> rows =
+          host->has_data()
+              ? RowsOf(*host, shard.offset, shard.rows)
+              : absl::StatusOr<devices::Tensor>(devices::Tensor::ShapeOnly(
+                    host->dtype(), RowsShape(host->shape(), shard.rows), ""));
+      if (!rows.ok()) return rows.status();
+      piece = *std::move(rows);
+    }
+    absl::StatusOr<devices::Tensor> placed = devices::CopyTensorTo(
+        platform_, piece, *devices_[static_cast<size_t>(shard.ps)]);
+    if (!placed.ok()) return placed.status();
+    entry->shards.push_back(*std::move(placed));
+  }
+  absl::MutexLock lock(&mu_);
+  if (!entries_.emplace(layout.name, std::move(entry)).second) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "a variable \"", layout.name, "\" exists on the ps tasks already"));
+  }
+  return absl::OkStatus();
+}
+
+std::shared_ptr<RemoteVariableStorage> InProcessParameterServers::Storage(
+    std::string name, std::vector<std::string> locations) {
+  return std::make_shared<InProcessVariableStorage>(
+      shared_from_this(), std::move(name), std::move(locations));
+}
+
+absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>>
+InProcessParameterServers::Find(const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no ps task has a variable \"", name,
+        "\": the coordinator's strategy makes it when it creates it in its "
+        "scope"));
+  }
+  return it->second;
+}
+
+absl::Status RunOnWorkers(
+    const std::vector<devices::Device*>& workers, int64_t num_calls,
+    const std::function<absl::Status(int worker, int64_t call)>& fn) {
+  if (workers.empty() || num_calls < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RunOnWorkers needs workers (", workers.size(),
+        ") and a call count >= 0 (", num_calls, ")"));
+  }
+  absl::Mutex mu;
+  int64_t next = 0;
+  bool failed = false;
+  std::map<int64_t, absl::Status> errors;
+  internal::RunBoundThreads(workers, [&](int w) {
+    for (;;) {
+      int64_t call = 0;
+      {
+        absl::MutexLock lock(&mu);
+        if (failed || next >= num_calls) return;
+        call = next++;
+      }
+      absl::Status s = fn(w, call);
+      if (!s.ok()) {
+        absl::MutexLock lock(&mu);
+        failed = true;
+        errors.emplace(call,
+                       absl::Status(s.code(), absl::StrCat("call ", call,
+                                                           " on worker ", w,
+                                                           ": ", s.message())));
+        return;
+      }
+    }
+  });
+  return errors.empty() ? absl::OkStatus() : errors.begin()->second;
+}
+
+}  // namespace ps
+}  // namespace distribute

@@ -1,0 +1,217 @@
+// ParameterServerStrategy on a simulated cluster inside one process
+// (distribute/ps/in_process_ps.h over sim:dgx_h100_cluster:4): two workers
+// on hosts 0 and 1, ps tasks on the CPUs of hosts 2 and 3. Steps written
+// against the Strategy API run on whichever worker is free in simulated
+// time, every update counts, the reads and updates cost simulated network
+// time, and two runs give the same assignment, values and trace.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "devices/tensor.h"
+#include "distribute/partitioners.h"
+#include "distribute/ps/in_process_ps.h"
+#include "distribute/ps/parameter_server_strategy.h"
+#include "distribute/strategy.h"
+#include "distribute/strategy_devices.h"
+#include "distribute/variables.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simulator/builtin_topologies.h"
+#include "simulator/sim_platform.h"
+
+namespace {
+
+using ::devices::Shape;
+using ::devices::Tensor;
+using ::distribute::ps::InProcessParameterServers;
+using ::distribute::ps::ParameterServerStrategy;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+struct Run {
+  std::vector<float> w;
+  int64_t steps = 0;
+  std::vector<int> worker_of_call;
+  simulator::SimTime end;
+  std::string trace;
+};
+
+struct Model {
+  std::shared_ptr<distribute::Variable> w;
+  std::shared_ptr<distribute::Variable> steps;
+};
+
+absl::StatusOr<Model> MakeModel(distribute::Strategy& strategy) {
+  auto scope = strategy.Scope();
+  if (!scope.ok()) return scope.status();
+  Model m;
+  distribute::VariableOptions w;
+  w.name = "w";
+  auto made = strategy.CreateVariable(
+      *Tensor::FromVector<float>(std::vector<float>(64 * 1024, 0.0f),
+                                 Shape({64, 1024})),
+      w);
+  if (!made.ok()) return made.status();
+  m.w = *made;
+  distribute::VariableOptions steps;
+  steps.name = "steps";
+  made = strategy.CreateVariable(*Tensor::FromVector<int64_t>({0}, Shape()),
+                                 steps);
+  if (!made.ok()) return made.status();
+  m.steps = *made;
+  return m;
+}
+
+// kCalls steps on the simulated cluster; each subtracts 0.5 from w on the
+// worker's first GPU and counts itself through extended().Update.
+constexpr int kCalls = 12;
+
+absl::StatusOr<Run> TrainOnce() {
+  auto topology = simulator::BuiltinTopology("dgx_h100_cluster:4");
+  if (!topology.ok()) return topology.status();
+  auto platform = simulator::SimPlatform::Create(*std::move(topology));
+  if (!platform.ok()) return platform.status();
+  auto tasks = distribute::DevicesByTask(**platform);
+  if (!tasks.ok()) return tasks.status();
+  if (tasks->size() != 4) return absl::InternalError("not 4 hosts");
+  auto servers = InProcessParameterServers::Create(
+      **platform, {(*tasks)[2].cpus[0], (*tasks)[3].cpus[0]});
+  if (!servers.ok()) return servers.status();
+
+  distribute::ps::ParameterServerStrategyOptions options;
+  options.variable_partitioner =
+      std::make_shared<distribute::FixedShardsPartitioner>(
+          *distribute::FixedShardsPartitioner::Create(2));
+  options.devices = {(*tasks)[0].cpus[0]};
+  auto coordinator =
+      ParameterServerStrategy::CreateInProcess(*servers, true, options);
+  if (!coordinator.ok()) return coordinator.status();
+  auto made = MakeModel(**coordinator);
+  if (!made.ok()) return made.status();
+
+  std::vector<std::unique_ptr<ParameterServerStrategy>> workers;
+  std::vector<Model> models;
+  std::vector<devices::Device*> hosts;
+  for (int w = 0; w < 2; ++w) {
+    options.devices = {(*tasks)[static_cast<size_t>(w)].gpus[0]};
+    auto strategy =
+        ParameterServerStrategy::CreateInProcess(*servers, false, options);
+    if (!strategy.ok()) return strategy.status();
+    auto model = MakeModel(**strategy);
+    if (!model.ok()) return model.status();
+    models.push_back(*model);
+    workers.push_back(*std::move(strategy));
+    auto host =
+        (*platform)->FindDevice((*tasks)[static_cast<size_t>(w)].cpus[0]);
+    if (!host.ok()) return host.status();
+    hosts.push_back(*host);
+  }
+  Run run;
+  run.worker_of_call.assign(kCalls, -1);
+  const Tensor half = *Tensor::FromVector<float>(
+      std::vector<float>(64 * 1024, 0.5f), Shape({64, 1024}));
+  absl::Status s = distribute::ps::RunOnWorkers(
+      hosts, kCalls, [&](int w, int64_t call) -> absl::Status {
+        run.worker_of_call[static_cast<size_t>(call)] = w;
+        const Model& m = models[static_cast<size_t>(w)];
+        distribute::Strategy& strategy = *workers[static_cast<size_t>(w)];
+        return strategy
+            .Run([&](distribute::ReplicaContext& ctx,
+                     const std::vector<Tensor>& args)
+                     -> absl::StatusOr<std::vector<Tensor>> {
+              auto value = m.w->Read();
+              if (!value.ok()) return value.status();
+              absl::Status st = m.w->AssignSub(args[0]);
+              if (!st.ok()) return st;
+              st = ctx.strategy().extended().Update(
+                  *m.steps, [](Tensor& t, const std::vector<Tensor>&) {
+                    ++t.data<int64_t>()[0];
+                    return absl::OkStatus();
+                  });
+              if (!st.ok()) return st;
+              return std::vector<Tensor>{};
+            },
+                 {half})
+            .status();
+      });
+  if (!s.ok()) return s;
+  auto w = made->w->Read();
+  if (!w.ok()) return w.status();
+  run.w = w->ToVector<float>();
+  auto steps = made->steps->Read();
+  if (!steps.ok()) return steps.status();
+  run.steps = steps->data<int64_t>()[0];
+  run.end = (*platform)->now();
+  run.trace = (*platform)->TraceJson();
+  return run;
+}
+
+TEST(SimulatedPsTest, StepsRunOnFreeWorkersAndEveryUpdateCounts) {
+  auto run = TrainOnce();
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->w, std::vector<float>(64 * 1024, -0.5f * kCalls));
+  EXPECT_EQ(run->steps, kCalls);
+  // Both workers took calls.
+  int on_first = 0;
+  for (int w : run->worker_of_call) {
+    ASSERT_GE(w, 0);
+    on_first += w == 0 ? 1 : 0;
+  }
+  EXPECT_GT(on_first, 0);
+  EXPECT_LT(on_first, kCalls);
+  // Reading and updating 256 KiB across the network took simulated time.
+  EXPECT_GT(run->end, simulator::SimTime());
+  EXPECT_THAT(run->trace, HasSubstr("\"ph\""));
+}
+
+TEST(SimulatedPsTest, TheSameRunTwice) {
+  auto first = TrainOnce();
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = TrainOnce();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(first->worker_of_call, second->worker_of_call);
+  EXPECT_EQ(first->end, second->end);
+  EXPECT_EQ(first->trace, second->trace);
+}
+
+TEST(SimulatedPsTest, InProcessStrategiesRefuseWhatNeedsServers) {
+  auto topology = simulator::BuiltinTopology("dgx_h100_cluster:2");
+  ASSERT_TRUE(topology.ok());
+  auto platform = simulator::SimPlatform::Create(*std::move(topology));
+  ASSERT_TRUE(platform.ok());
+  auto tasks = distribute::DevicesByTask(**platform);
+  ASSERT_TRUE(tasks.ok());
+  auto servers =
+      InProcessParameterServers::Create(**platform, {(*tasks)[1].cpus[0]});
+  ASSERT_TRUE(servers.ok()) << servers.status();
+  // Devices are required.
+  EXPECT_EQ(ParameterServerStrategy::CreateInProcess(*servers, true, {})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  distribute::ps::ParameterServerStrategyOptions options;
+  options.devices = {(*tasks)[0].gpus[0]};
+  auto strategy =
+      ParameterServerStrategy::CreateInProcess(*servers, false, options);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  auto model = MakeModel(**strategy);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_THAT(model->w->devices(), ElementsAre((*tasks)[1].cpus[0]));
+  // Bound, not made: the coordinator has made nothing.
+  absl::StatusOr<Tensor> read = model->w->Read();
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ((*servers)->size(), 0);
+  EXPECT_EQ((*strategy)
+                ->CreateVariable("x", Tensor::FromVector<float>({1}))
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(distribute::ps::RunOnWorkers({}, 1, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
