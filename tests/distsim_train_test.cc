@@ -230,6 +230,52 @@ TEST(ParameterServerTrainingTest, AsynchronousTrainingConverges) {
       absl::StatusCode::kInvalidArgument);
 }
 
+// The same cluster on simulated hosts (2 workers and a ps host of
+// sim:dgx_h100_cluster:3): it learns, and is deterministic: the same
+// command gives the same losses, weights and simulated time.
+TEST(ParameterServerTrainingTest, OnSimulatedHostsItLearnsAndRepeats) {
+  const std::vector<std::string> args = {
+      "train", "--strategy=parameter_server",
+      "--platform=sim:dgx_h100_cluster:3", "--steps=80", "--global_batch=64",
+      "--json"};
+  const distsim_test::Finished first = RunDistsim(args, "ps_sim_1");
+  ASSERT_TRUE(first.exit.exited && first.exit.code == 0) << first.err;
+  const distsim_test::Finished second = RunDistsim(args, "ps_sim_2");
+  ASSERT_TRUE(second.exit.exited && second.exit.code == 0) << second.err;
+  EXPECT_EQ(first.out, second.out);
+  EXPECT_THAT(first.out, HasSubstr("2 worker host(s) and 1 ps host(s)"));
+  EXPECT_THAT(first.out, HasSubstr("simulated: 80 steps in "));
+  std::vector<std::string> lines =
+      absl::StrSplit(first.out, '\n', absl::SkipEmpty());
+  ASSERT_FALSE(lines.empty());
+  const std::string& json = lines.back();
+  EXPECT_THAT(json, HasSubstr("\"strategy\":\"parameter_server\""));
+  EXPECT_THAT(json, Not(HasSubstr("\"simulated_step_us\":null")));
+  double initial = 0, final_loss = 0;
+  ASSERT_TRUE(absl::SimpleAtod(distsim_test::JsonField(json, "initial_loss"),
+                               &initial))
+      << json;
+  ASSERT_TRUE(absl::SimpleAtod(distsim_test::JsonField(json, "final_loss"),
+                               &final_loss))
+      << json;
+  EXPECT_GT(initial, 2.0);
+  EXPECT_LT(final_loss, 1.6);
+
+  // A ps task and two workers need three hosts.
+  const distsim_test::Finished small = RunDistsim(
+      {"train", "--strategy=parameter_server",
+       "--platform=sim:dgx_h100_cluster:2", "--num_workers=2", "--steps=2"},
+      "ps_sim_small");
+  EXPECT_FALSE(small.exit.exited && small.exit.code == 0);
+  EXPECT_THAT(small.err, HasSubstr("it has 2 host(s)")) << small.err;
+  const distsim_test::Finished cuda = RunDistsim(
+      {"train", "--strategy=parameter_server", "--platform=cuda",
+       "--steps=2"},
+      "ps_cuda");
+  EXPECT_FALSE(cuda.exit.exited && cuda.exit.code == 0);
+  EXPECT_THAT(cuda.err, HasSubstr("simulated hosts")) << cuda.err;
+}
+
 }  // namespace
 
 namespace {

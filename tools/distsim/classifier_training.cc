@@ -52,27 +52,6 @@ absl::StatusOr<std::unique_ptr<distribute::models::Optimizer>> MakeOptimizer(
       "unknown optimizer '", options.optimizer, "': use sgd or adam"));
 }
 
-// A model context for replica code: values computed by the replica's device
-// (shapes only on timing-only devices), every kernel's cost charged to it.
-// The first failure to charge (a dead simulated device, say) is kept in
-// `charge_error`, which the caller checks after each model op.
-distribute::models::ExecutionContext ReplicaExecution(
-    ReplicaContext& ctx, absl::Status* charge_error) {
-  distribute::models::ExecutionContext exec;
-  exec.timing_only = !ctx.device().functional();
-  exec.device = ctx.device_name();
-  // The device's own kernels: the host library on host and simulated
-  // devices (values in host memory, as before), a GPU's on the cuda
-  // platform (values in its memory).
-  exec.compute_device = &ctx.device();
-  exec.cost_sink = [&ctx, charge_error](const devices::KernelCost& cost) {
-    if (!charge_error->ok()) return;
-    // The op already ran on the host; the device's clock pays for it.
-    *charge_error = ctx.Execute(cost, [] { return absl::OkStatus(); });
-  };
-  return exec;
-}
-
 // The context and gradient for updating `w`: w's device's kernels, and
 // `grad` copied to w's device where either memory is a device's own (a
 // GPU's). On host and simulated devices both stay as they are.
@@ -91,6 +70,23 @@ UpdateOn(distribute::Strategy& strategy,
 }
 
 }  // namespace
+
+distribute::models::ExecutionContext ReplicaExecution(
+    ReplicaContext& ctx, absl::Status* charge_error) {
+  distribute::models::ExecutionContext exec;
+  exec.timing_only = !ctx.device().functional();
+  exec.device = ctx.device_name();
+  // The device's own kernels: the host library on host and simulated
+  // devices (values in host memory, as before), a GPU's on the cuda
+  // platform (values in its memory).
+  exec.compute_device = &ctx.device();
+  exec.cost_sink = [&ctx, charge_error](const devices::KernelCost& cost) {
+    if (!charge_error->ok()) return;
+    // The op already ran on the host; the device's clock pays for it.
+    *charge_error = ctx.Execute(cost, [] { return absl::OkStatus(); });
+  };
+  return exec;
+}
 
 std::string WeightsChecksum(const std::vector<Tensor>& weights) {
   uint64_t h = 1469598103934665603ull;

@@ -24,6 +24,7 @@
 #include "devices/tensor.h"
 #include "distribute/checkpoint/preemption_checkpoint_handler.h"
 #include "distribute/collective/communication_options.h"
+#include "distribute/models/execution_context.h"
 #include "distribute/strategy.h"
 
 namespace distsim {
@@ -73,6 +74,13 @@ struct TrainResult {
 };
 
 using StepCallback = std::function<absl::Status(const StepReport&)>;
+
+// A model context for replica code: values computed by the replica's device
+// (shapes only on timing-only devices), every kernel's cost charged to it.
+// The first failure to charge (a dead simulated device, say) is kept in
+// `charge_error`, which the caller checks after each model op.
+distribute::models::ExecutionContext ReplicaExecution(
+    distribute::ReplicaContext& ctx, absl::Status* charge_error);
 
 // Trains `options.steps` steps, calling `on_step` after each (its error
 // stops training and is returned). A loss that is not finite (the model

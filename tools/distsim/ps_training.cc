@@ -28,6 +28,7 @@
 #include "distribute/models/sgd.h"
 #include "distribute/models/synthetic_data.h"
 #include "distribute/ps/cluster_coordinator.h"
+#include "distribute/ps/in_process_ps.h"
 #include "distribute/ps/parameter_server_strategy.h"
 #include "distribute/ps/per_worker_dataset.h"
 #include "distribute/ps/ps_client.h"
@@ -35,6 +36,7 @@
 #include "distribute/server/remote_function_client.h"
 #include "distribute/server/server.h"
 #include "distribute/strategy.h"
+#include "distribute/strategy_devices.h"
 #include "distribute/variables.h"
 
 namespace distsim {
@@ -142,6 +144,106 @@ absl::StatusOr<PsVariables> MakeVariables(distribute::Strategy& strategy,
   return out;
 }
 
+// Worker `id` of `workers`' input: its shard of the example indices,
+// repeated, batched and made into examples.
+absl::StatusOr<distribute::data::Dataset> WorkerBatches(
+    const TrainOptions& o, std::shared_ptr<models::ClassificationSource> data,
+    int64_t examples, int workers, int id) {
+  auto batches =
+      distribute::data::Dataset::Range(examples).Shard(workers, id);
+  if (!batches.ok()) return batches.status();
+  auto batched = batches->Repeat().Batch(o.global_batch);
+  if (!batched.ok()) return batched.status();
+  return batched->Map([o, data](distribute::data::Element e)
+                          -> absl::StatusOr<distribute::data::Element> {
+    const int64_t rows = e[0].num_elements();
+    auto x = Tensor::Host(devices::DType::kFloat32,
+                          devices::Shape({rows, o.num_features}));
+    if (!x.ok()) return x.status();
+    auto y = Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
+    if (!y.ok()) return y.status();
+    for (int64_t r = 0; r < rows; ++r) {
+      y->data<int32_t>()[r] = data->Example(
+          e[0].data<int64_t>()[r], x->data<float>() + r * o.num_features);
+    }
+    return distribute::data::Element{*std::move(x), *std::move(y)};
+  });
+}
+
+// One training step on a worker, written against the Strategy API: Run
+// over the worker's replicas on `batch` (features, labels), the gradients
+// all-reduced among them, the optimizer applied to each variable through
+// extended().Update (its slots on copies, whose change is added to theirs
+// on the ps tasks); the loss reduced over the replicas.
+absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
+                                   const PsVariables& vars, const PsModel& m,
+                                   const TrainOptions& o,
+                                   const distribute::data::Element& batch,
+                                   int64_t step) {
+  auto out = worker.Run(
+      [&](distribute::ReplicaContext& ctx, const std::vector<Tensor>& a)
+          -> absl::StatusOr<std::vector<Tensor>> {
+        absl::Status charge;
+        models::ExecutionContext exec = ReplicaExecution(ctx, &charge);
+        std::vector<Tensor> params;
+        for (const auto& v : vars.params) {
+          auto value = v->Read();
+          if (!value.ok()) return value.status();
+          params.push_back(*std::move(value));
+        }
+        auto acts = m.model->Forward(exec, params, a[0]);
+        if (!acts.ok()) return acts.status();
+        auto loss = models::SparseSoftmaxCrossEntropyLoss(exec, acts->logits,
+                                                          a[1], o.global_batch);
+        if (!loss.ok()) return loss.status();
+        auto grads = m.model->Backward(exec, params, *acts, loss->dlogits);
+        if (!grads.ok()) return grads.status();
+        if (!charge.ok()) return charge;
+        auto reduced = ctx.AllReduce(distribute::ReduceOp::kSum, *grads);
+        if (!reduced.ok()) return reduced.status();
+        for (size_t i = 0; i < vars.params.size(); ++i) {
+          // The optimizer on copies of the slots; what it changed in them
+          // is added on the ps tasks, as the variable's update.
+          std::vector<Tensor> before, slots;
+          for (const auto& slot : vars.slots[i]) {
+            auto read = slot->Read();
+            if (!read.ok()) return read.status();
+            auto value = devices::ToHostTensor(
+                worker.extended().platform(), *read);
+            if (!value.ok()) return value.status();
+            auto copy = Tensor::Host(value->dtype(), value->shape());
+            if (!copy.ok()) return copy.status();
+            if (value->bytes() > 0) {
+              std::memcpy(copy->raw_data(), value->raw_data(), value->bytes());
+            }
+            before.push_back(*std::move(value));
+            slots.push_back(*std::move(copy));
+          }
+          absl::Status s = worker.extended().Update(
+              *vars.params[i],
+              [&](Tensor& w, const std::vector<Tensor>& g) {
+                return m.optimizer->ApplyToVariable(
+                    exec, w, g[0], absl::MakeSpan(slots), step);
+              },
+              {(*reduced)[i]});
+          if (!s.ok()) return s;
+          for (size_t k = 0; k < slots.size(); ++k) {
+            auto delta = Tensor::Host(slots[k].dtype(), slots[k].shape());
+            if (!delta.ok()) return delta.status();
+            auto sub = devices::Sub(slots[k], before[k], *delta);
+            if (!sub.ok()) return sub.status();
+            s = vars.slots[i][k]->AssignAdd(*delta);
+            if (!s.ok()) return s;
+          }
+        }
+        if (!charge.ok()) return charge;
+        return std::vector<Tensor>{loss->loss};
+      },
+      {batch[0], batch[1]});
+  if (!out.ok()) return out.status();
+  return worker.Reduce(distribute::ReduceOp::kSum, (*out)[0]);
+}
+
 // A worker task's functions: its input pipeline ("batches": its shard of
 // the example indices) and "train_step".
 absl::Status RegisterWorker(distribute::Server& server,
@@ -154,25 +256,8 @@ absl::Status RegisterWorker(distribute::Server& server,
       *self, "batches",
       [o, data, examples](const distribute::InputContext& ctx)
           -> absl::StatusOr<distribute::data::Dataset> {
-        auto batches = distribute::data::Dataset::Range(examples).Shard(
-            ctx.num_input_pipelines(), ctx.input_pipeline_id());
-        if (!batches.ok()) return batches.status();
-        auto batched = batches->Repeat().Batch(o.global_batch);
-        if (!batched.ok()) return batched.status();
-        return batched->Map([o, data](distribute::data::Element e)
-                                -> absl::StatusOr<distribute::data::Element> {
-          const int64_t rows = e[0].num_elements();
-          auto x = Tensor::Host(devices::DType::kFloat32,
-                                devices::Shape({rows, o.num_features}));
-          if (!x.ok()) return x.status();
-          auto y = Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
-          if (!y.ok()) return y.status();
-          for (int64_t r = 0; r < rows; ++r) {
-            y->data<int32_t>()[r] = data->Example(
-                e[0].data<int64_t>()[r], x->data<float>() + r * o.num_features);
-          }
-          return distribute::data::Element{*std::move(x), *std::move(y)};
-        });
+        return WorkerBatches(o, data, examples, ctx.num_input_pipelines(),
+                             ctx.input_pipeline_id());
       });
   if (!registered.ok()) return registered;
   // The worker's strategy, bound to the coordinator's variables, lives as
@@ -183,11 +268,9 @@ absl::Status RegisterWorker(distribute::Server& server,
       *std::move(strategy);
   auto vars = MakeVariables(*worker, options, m);
   if (!vars.ok()) return vars.status();
-  const std::shared_ptr<const models::Mlp> model = m.model;
-  const std::shared_ptr<const models::Optimizer> opt = m.optimizer;
   return ps::RegisterWorkerFunction(
       *self, "train_step",
-      [self, o, model, opt, worker, vars = *std::move(vars)](
+      [self, o, m, worker, vars = *std::move(vars)](
           ps::PsClient&,
           std::vector<Tensor> args) -> absl::StatusOr<std::vector<Tensor>> {
         auto batch = ps::NextElement(*self, args[0]);
@@ -196,61 +279,7 @@ absl::Status RegisterWorker(distribute::Server& server,
           return absl::OutOfRangeError("the worker's data ended");
         }
         const int64_t step = args[1].data<int64_t>()[0];
-        auto out = worker->Run(
-            [&](distribute::ReplicaContext& ctx, const std::vector<Tensor>& a)
-                -> absl::StatusOr<std::vector<Tensor>> {
-              models::ExecutionContext host;
-              std::vector<Tensor> params;
-              for (const auto& v : vars.params) {
-                auto value = v->Read();
-                if (!value.ok()) return value.status();
-                params.push_back(*std::move(value));
-              }
-              auto acts = model->Forward(host, params, a[0]);
-              if (!acts.ok()) return acts.status();
-              auto loss = models::SparseSoftmaxCrossEntropyLoss(
-                  host, acts->logits, a[1], o.global_batch);
-              if (!loss.ok()) return loss.status();
-              auto grads = model->Backward(host, params, *acts, loss->dlogits);
-              if (!grads.ok()) return grads.status();
-              auto reduced = ctx.AllReduce(distribute::ReduceOp::kSum, *grads);
-              if (!reduced.ok()) return reduced.status();
-              for (size_t i = 0; i < vars.params.size(); ++i) {
-                // The optimizer on copies of the slots; what it changed in
-                // them is added on the ps tasks, as the variable's update.
-                std::vector<Tensor> before, slots;
-                for (const auto& slot : vars.slots[i]) {
-                  auto value = slot->Read();
-                  if (!value.ok()) return value.status();
-                  auto copy = Tensor::Host(value->dtype(), value->shape());
-                  if (!copy.ok()) return copy.status();
-                  std::memcpy(copy->raw_data(), value->raw_data(),
-                              value->bytes());
-                  before.push_back(*std::move(value));
-                  slots.push_back(*std::move(copy));
-                }
-                absl::Status s = worker->extended().Update(
-                    *vars.params[i],
-                    [&](Tensor& w, const std::vector<Tensor>& g) {
-                      return opt->ApplyToVariable(host, w, g[0],
-                                                  absl::MakeSpan(slots), step);
-                    },
-                    {(*reduced)[i]});
-                if (!s.ok()) return s;
-                for (size_t k = 0; k < slots.size(); ++k) {
-                  auto delta = Tensor::Host(slots[k].dtype(), slots[k].shape());
-                  if (!delta.ok()) return delta.status();
-                  auto sub = devices::Sub(slots[k], before[k], *delta);
-                  if (!sub.ok()) return sub.status();
-                  s = vars.slots[i][k]->AssignAdd(*delta);
-                  if (!s.ok()) return s;
-                }
-              }
-              return std::vector<Tensor>{loss->loss};
-            },
-            {(**batch)[0], (**batch)[1]});
-        if (!out.ok()) return out.status();
-        auto loss = worker->Reduce(distribute::ReduceOp::kSum, (*out)[0]);
+        auto loss = PsTrainStep(*worker, vars, m, o, **batch, step);
         if (!loss.ok()) return loss.status();
         return std::vector<Tensor>{*std::move(loss)};
       });
@@ -368,6 +397,124 @@ void StopTasks(distribute::RemoteFunctionClient& client,
 }
 
 }  // namespace
+
+absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
+    const TrainOptions& options, devices::Platform& platform, int workers,
+    int num_ps, const StepCallback& on_step,
+    std::vector<std::string>* replica_devices) {
+  absl::StatusOr<PsModel> m = MakePsModel(options);
+  if (!m.ok()) return m.status();
+  auto tasks = distribute::DevicesByTask(platform);
+  if (!tasks.ok()) return tasks.status();
+  const int hosts = static_cast<int>(tasks->size());
+  if (workers < 1 || num_ps < 1 || workers + num_ps > hosts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter_server on platform ", platform.name(), " puts each of ",
+        workers, " worker(s) and ", num_ps,
+        " ps task(s) on a host of its own, but it has ", hosts,
+        " host(s): pick a topology with more hosts (e.g. "
+        "sim:dgx_h100_cluster:",
+        std::max(workers, 1) + std::max(num_ps, 1),
+        ") or lower --num_workers / --num_ps"));
+  }
+  // A task's thread runs on its host's CPU; its replica is its first GPU.
+  auto first = [&](int task, bool gpu_first) -> absl::StatusOr<std::string> {
+    const distribute::TaskDeviceGroup& t = (*tasks)[static_cast<size_t>(task)];
+    if (gpu_first && !t.gpus.empty()) return t.gpus[0];
+    if (!t.cpus.empty()) return t.cpus[0];
+    if (!t.gpus.empty()) return t.gpus[0];
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host ", task, " of platform ", platform.name(), " has no device"));
+  };
+  std::vector<std::string> ps_devices;
+  for (int p = 0; p < num_ps; ++p) {
+    auto device = first(workers + p, /*gpu_first=*/false);
+    if (!device.ok()) return device.status();
+    ps_devices.push_back(*std::move(device));
+  }
+  auto servers = ps::InProcessParameterServers::Create(platform, ps_devices);
+  if (!servers.ok()) return servers.status();
+  ps::ParameterServerStrategyOptions strategy_options;
+  auto chief_device = first(0, /*gpu_first=*/false);
+  if (!chief_device.ok()) return chief_device.status();
+  strategy_options.devices = {*chief_device};
+  auto coordinator = ps::ParameterServerStrategy::CreateInProcess(
+      *servers, /*coordinator=*/true, strategy_options);
+  if (!coordinator.ok()) return coordinator.status();
+  auto vars = MakeVariables(**coordinator, options, *m);
+  if (!vars.ok()) return vars.status();
+
+  std::vector<std::unique_ptr<ps::ParameterServerStrategy>> strategies;
+  std::vector<PsVariables> worker_vars;
+  std::vector<std::unique_ptr<distribute::data::Iterator>> inputs;
+  std::vector<devices::Device*> threads;
+  for (int w = 0; w < workers; ++w) {
+    auto replica = first(w, /*gpu_first=*/true);
+    if (!replica.ok()) return replica.status();
+    if (replica_devices != nullptr) replica_devices->push_back(*replica);
+    strategy_options.devices = {*replica};
+    auto strategy = ps::ParameterServerStrategy::CreateInProcess(
+        *servers, /*coordinator=*/false, strategy_options);
+    if (!strategy.ok()) return strategy.status();
+    auto bound = MakeVariables(**strategy, options, *m);
+    if (!bound.ok()) return bound.status();
+    auto batches = WorkerBatches(options, m->data, m->examples, workers, w);
+    if (!batches.ok()) return batches.status();
+    std::unique_ptr<distribute::data::Iterator> iterator =
+        batches->MakeIterator();
+    auto host = first(w, /*gpu_first=*/false);
+    if (!host.ok()) return host.status();
+    auto thread = platform.FindDevice(*host);
+    if (!thread.ok()) return thread.status();
+    strategies.push_back(*std::move(strategy));
+    worker_vars.push_back(*std::move(bound));
+    inputs.push_back(std::move(iterator));
+    threads.push_back(*thread);
+  }
+  std::vector<std::optional<double>> losses(
+      static_cast<size_t>(options.steps));
+  absl::Status ran = ps::RunOnWorkers(
+      threads, options.steps, [&](int w, int64_t step) -> absl::Status {
+        const size_t k = static_cast<size_t>(w);
+        auto batch = inputs[k]->GetNext();
+        if (!batch.ok()) return batch.status();
+        if (!batch->has_value()) {
+          return absl::OutOfRangeError("the worker's data ended");
+        }
+        auto loss = PsTrainStep(*strategies[k], worker_vars[k], *m, options,
+                                **batch, step);
+        if (!loss.ok()) return loss.status();
+        if (loss->has_data()) {
+          losses[static_cast<size_t>(step)] =
+              static_cast<double>(loss->data<float>()[0]);
+        }
+        return absl::OkStatus();
+      });
+  if (!ran.ok()) return ran;
+  TrainResult result;
+  for (int64_t step = 0; step < options.steps; ++step) {
+    StepReport report;
+    report.step = step + 1;
+    report.loss = losses[static_cast<size_t>(step)];
+    if (report.loss.has_value()) {
+      if (!result.initial_loss.has_value()) result.initial_loss = report.loss;
+      result.final_loss = report.loss;
+    }
+    if (on_step) {
+      absl::Status s = on_step(report);
+      if (!s.ok()) return s;
+    }
+  }
+  for (const auto& v : vars->params) {
+    auto w = v->Read();
+    if (!w.ok()) return w.status();
+    auto host = devices::ToHostTensor(platform, *w);
+    if (!host.ok()) return host.status();
+    result.weights.push_back(*std::move(host));
+  }
+  result.weights_checksum = WeightsChecksum(result.weights);
+  return result;
+}
 
 absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
     const TrainOptions& options, int workers, int num_ps,

@@ -25,10 +25,12 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "devices/platform.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/server/channel.h"
 #include "distribute/server/server.h"
@@ -44,6 +46,22 @@ namespace distsim {
 absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
     const TrainOptions& options, int workers, int ps,
     const StepCallback& on_step = {});
+
+// The same training on a cluster of simulated hosts in this process
+// (distribute/ps/in_process_ps.h over a multi-host `platform`, e.g.
+// sim:dgx_h100_cluster:3): worker w on host w (its replica: the host's
+// first GPU, else its CPU), ps task p on the CPU of host workers + p, the
+// coordinator on host 0's CPU. Reading and updating the variables cost
+// simulated network and ps-kernel time, and each step runs on the worker
+// free first in simulated time. The losses are reported in step order once
+// every step has run; `replica_devices` (if given) gets the workers'
+// replica devices. Deterministic: the same options give the same losses,
+// weights and trace. INVALID_ARGUMENT for fewer than one worker or ps task,
+// or more than the platform's hosts; the errors of the steps.
+absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
+    const TrainOptions& options, devices::Platform& platform, int workers,
+    int ps, const StepCallback& on_step = {},
+    std::vector<std::string>* replica_devices = nullptr);
 
 // Serves task `task_type` ("worker" or "ps") `task_index` of `spec` until
 // the chief ends it (or the process is killed); `log` hears when it serves.

@@ -60,6 +60,7 @@
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "distribute/one_device_strategy.h"
 #include "distribute/server/channel.h"
+#include "distribute/strategy_devices.h"
 #include "distribute/tpu/device_assignment.h"
 #include "distribute/tpu/tpu_strategy.h"
 #include "tools/distsim/classifier_training.h"
@@ -359,6 +360,68 @@ absl::Status PrintParameterServerRun(const absl::StatusOr<TrainResult>& result,
                       "parameter_server", workers, options.steps, "");
 }
 
+// --strategy=parameter_server --platform=sim:TOPOLOGY: the cluster on
+// simulated hosts of this process; the steps' lines once all have run, the
+// simulated time they took, the summary.
+absl::Status RunSimulatedParameterServers(const TrainOptions& options,
+                                          const std::string& platform_spec,
+                                          int64_t num_workers, int64_t num_ps,
+                                          const std::string& trace_path,
+                                          bool json) {
+  RegisterAllPlatforms();
+  absl::StatusOr<std::unique_ptr<devices::Platform>> platform =
+      devices::CreatePlatform(platform_spec);
+  if (!platform.ok()) return platform.status();
+  auto tasks = distribute::DevicesByTask(**platform);
+  if (!tasks.ok()) return tasks.status();
+  if (num_ps == 0) num_ps = 1;
+  if (num_workers == 0) {
+    num_workers = std::max<int64_t>(1, static_cast<int64_t>(tasks->size()) -
+                                           num_ps);
+  }
+  if (num_workers < 1 || num_workers > 4096 || num_ps < 1 || num_ps > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--num_workers=", num_workers, " --num_ps=", num_ps,
+                     ": give at least one of each"));
+  }
+  std::printf(
+      "distsim train: ParameterServerStrategy on %s, %lld worker host(s) and "
+      "%lld ps host(s), asynchronous, batch %lld a step, %lld steps\n",
+      platform_spec.c_str(), static_cast<long long>(num_workers),
+      static_cast<long long>(num_ps),
+      static_cast<long long>(options.global_batch),
+      static_cast<long long>(options.steps));
+  std::fflush(stdout);
+  std::unique_ptr<StepTimer> timer = MakeStepTimer(**platform);
+  if (timer != nullptr) timer->StartStep();
+  std::vector<std::string> replicas;
+  std::vector<double> none;
+  absl::StatusOr<TrainResult> result =
+      TrainClassifierOnSimulatedParameterServers(
+          options, **platform, static_cast<int>(num_workers),
+          static_cast<int>(num_ps),
+          [steps = options.steps, &none](const StepReport& report) {
+            PrintStep(report, steps, nullptr, {}, none);
+            return absl::OkStatus();
+          },
+          &replicas);
+  if (!result.ok()) return result.status();
+  std::vector<double> step_us;
+  if (timer != nullptr) {
+    StepTime t = timer->EndStep(replicas);
+    step_us.push_back(t.step_us / static_cast<double>(options.steps));
+    std::printf(
+        "simulated: %lld steps in %.1f us on %lld workers (compute %.1f, "
+        "communication %.1f, idle %.1f us a worker)\n",
+        static_cast<long long>(options.steps), t.step_us,
+        static_cast<long long>(num_workers), t.compute_us, t.communication_us,
+        t.idle_us);
+  }
+  return PrintResults(*result, step_us, timer.get(), trace_path,
+                      platform_spec, json, "parameter_server",
+                      static_cast<int>(num_workers), options.steps, "");
+}
+
 // --strategy=parameter_server in a process launched as one task of a
 // cluster under TF_CONFIG (jobs "chief", "worker", "ps"): the chief
 // coordinates, the others serve until the chief is done.
@@ -454,14 +517,16 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                "TF_CONFIG one worker of that cluster), tpu (the TPU cores "
                "of a TPU slice, default sim:tpu_v4:2x2x1) or parameter_server "
                "(asynchronous: --num_workers workers and --num_ps ps tasks as "
-               "servers of this process, or with TF_CONFIG one task, chief, "
-               "worker or ps, of a cluster of processes)");
+               "servers of this process, on simulated hosts of their own with "
+               "--platform=sim:MULTI_HOST_TOPOLOGY, or with TF_CONFIG one "
+               "task, chief, worker or ps, of a cluster of processes)");
   // 0: not given (TF_CONFIG's cluster says how many, else the defaults).
   int64_t num_workers = 0;
   int64_t num_ps = 0;
   flags.Int("num_workers", &num_workers,
             "parameter_server in one process: worker tasks, each step runs "
-            "on one (default 2)");
+            "on one (default 2; on a simulated platform, its hosts less the "
+            "ps tasks)");
   flags.Int("num_ps", &num_ps,
             "parameter_server in one process: ps tasks holding the variables "
             "(default 1)");
@@ -577,12 +642,22 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
       launched.has_value() ||
       (multi_worker &&
        *resolver_kind == distribute::cluster::ResolverKind::kSlurm);
+  const bool simulated_ps = strategy_name == "parameter_server" &&
+                            absl::StartsWith(platform_spec, "sim:");
   if (strategy_name == "parameter_server") {
-    if (!platform_spec.empty() && platform_spec != "host") {
+    if (!platform_spec.empty() && platform_spec != "host" && !simulated_ps) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--strategy=parameter_server trains on the host's CPUs; drop "
+          "--strategy=parameter_server trains on the host's CPUs, or on "
+          "simulated hosts (--platform=sim:dgx_h100_cluster:3); not on "
           "--platform=",
           platform_spec));
+    }
+    if (simulated_ps && launched.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--strategy=parameter_server --platform=", platform_spec,
+          " runs the whole simulated cluster in this process, but this "
+          "process was launched as a task (",
+          LaunchedBy(*launched), "); unset TF_CONFIG, or drop --platform"));
     }
     if (timeout_seconds != 0) {
       return absl::InvalidArgumentError(
@@ -614,6 +689,10 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
     return RunParameterServerTask(options, *launched, token_file, tls,
                                   absl::Seconds(startup_timeout_seconds),
                                   trace_path, json);
+  }
+  if (simulated_ps) {
+    return RunSimulatedParameterServers(options, platform_spec, num_workers,
+                                        num_ps, trace_path, json);
   }
   if (strategy_name == "parameter_server") {
     if (num_workers == 0) num_workers = 2;
