@@ -71,6 +71,38 @@ absl::Status Apply(const StrategyExtended& extended, devices::Tensor& dst,
       .status();
 }
 
+
+// The rows of the host tensor `value` that `ids` (checked) names.
+absl::StatusOr<devices::Tensor> GatherRows(const devices::Tensor& value,
+                                           const devices::Tensor& ids) {
+  std::vector<int64_t> dims(ids.shape().dims().begin(),
+                            ids.shape().dims().end());
+  dims.insert(dims.end(), value.shape().dims().begin() + 1,
+              value.shape().dims().end());
+  absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
+  if (!shape.ok()) return shape.status();
+  if (!value.has_data()) {
+    return devices::Tensor::ShapeOnly(value.dtype(), *shape, "");
+  }
+  absl::StatusOr<devices::Tensor> out =
+      devices::Tensor::Host(value.dtype(), *shape);
+  if (!out.ok()) return out.status();
+  const int64_t rows = value.shape().dim(0);
+  const size_t row_bytes =
+      rows > 0 ? static_cast<size_t>(value.bytes() / rows) : 0;
+  for (int64_t i = 0; i < ids.num_elements(); ++i) {
+    const int64_t id = ids.dtype() == devices::DType::kInt32
+                           ? ids.data<int32_t>()[i]
+                           : ids.data<int64_t>()[i];
+    if (row_bytes > 0) {
+      std::memcpy(static_cast<char*>(out->raw_data()) + i * row_bytes,
+                  static_cast<const char*>(value.raw_data()) + id * row_bytes,
+                  row_bytes);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::string_view VariableSynchronizationName(VariableSynchronization s) {
@@ -372,6 +404,51 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
       [&](devices::Tensor& component, const std::vector<devices::Tensor>&) {
         return Apply(strategy_->extended(), component, agreed, op);
       });
+}
+
+absl::StatusOr<devices::Tensor> Variable::SparseRead(
+    const devices::Tensor& ids) const {
+  if (shape_.rank() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable '", name(), "' is a scalar; it has no rows to look up"));
+  }
+  if (ids.dtype() != devices::DType::kInt32 &&
+      ids.dtype() != devices::DType::kInt64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ids to look up in variable '", name(), "' are ",
+        devices::DTypeName(ids.dtype()), "; give int32 or int64 ids"));
+  }
+  if (ids.num_elements() > 0 && (!ids.has_data() || !ids.host_accessible())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ids to look up in variable '", name(),
+        "' are not in host memory: copy them to the host first"));
+  }
+  const int64_t rows = shape_.dim(0);
+  for (int64_t i = 0; i < ids.num_elements(); ++i) {
+    const int64_t id = ids.dtype() == devices::DType::kInt32
+                           ? ids.data<int32_t>()[i]
+                           : ids.data<int64_t>()[i];
+    if (id < 0 || id >= rows) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("id ", id, " (at ", i, ") is not a row of variable '",
+                       name(), "', which has ", rows, " rows"));
+    }
+  }
+  if (kind_ == Kind::kRemote) {
+    ReplicaContext* ctx = ReplicaOf(*this);
+    absl::StatusOr<devices::Tensor> out =
+        remote_->Gather(ids, ctx == nullptr ? nullptr : &ctx->device());
+    if (out.ok()) {
+      return devices::ToHostTensor(strategy_->extended().platform(), *out);
+    }
+    if (!absl::IsUnimplemented(out.status())) return out.status();
+  }
+  absl::StatusOr<devices::Tensor> value = Read();
+  if (!value.ok()) return value.status();
+  absl::StatusOr<devices::Tensor> host =
+      devices::ToHostTensor(strategy_->extended().platform(), *value);
+  if (!host.ok()) return host.status();
+  return GatherRows(*host, ids);
 }
 
 }  // namespace distribute

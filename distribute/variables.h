@@ -71,6 +71,17 @@ class RemoteVariableStorage {
                               const devices::Tensor& value) = 0;
   // Where the value lives, a device (or task) name per piece.
   virtual std::vector<std::string> Locations() const = 0;
+  // The rows `ids` names (Variable::SparseRead's contract; the caller has
+  // checked that ids are int32/int64 host ids within the rows), for
+  // `reader`. UNIMPLEMENTED by default: the variable then reads the whole
+  // value and takes the rows; a storage that can fetch just those rows
+  // overrides it.
+  virtual absl::StatusOr<devices::Tensor> Gather(const devices::Tensor& ids,
+                                                 devices::Device* reader) {
+    (void)ids;
+    (void)reader;
+    return absl::UnimplementedError("no row look-up of its own");
+  }
 };
 
 enum class VariableSynchronization { kAuto, kOnWrite, kOnRead, kNone };
@@ -121,6 +132,14 @@ class Variable {
   // buffer, and otherwise into a fresh copy (TF's copy-on-write of
   // variables' buffers).
   absl::StatusOr<devices::Tensor> Read() const;
+  // The rows `ids` names (TF's sparse_read and embedding_lookup): int32 or
+  // int64 ids of any shape, each in [0, rows), give a tensor of shape
+  // ids.shape + the variable's row shape, in host memory, read as Read
+  // reads (a kRemote variable asks its storage, which on parameter servers
+  // fetches only the shards that hold the rows). INVALID_ARGUMENT for a
+  // scalar variable, ids of another dtype or not in host memory, or an id
+  // out of range (naming it).
+  absl::StatusOr<devices::Tensor> SparseRead(const devices::Tensor& ids) const;
   absl::Status Assign(const devices::Tensor& value);
   absl::Status AssignAdd(const devices::Tensor& delta);
   absl::Status AssignSub(const devices::Tensor& delta);

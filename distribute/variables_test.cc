@@ -135,6 +135,41 @@ TEST(PlainVariableTest, UpdatesFromEveryReplicaAreSerialized) {
   EXPECT_EQ(Value((*counter)->Read()), 8.0f * kAdds);
 }
 
+// TF's sparse_read: the rows the ids name, shaped ids.shape + row shape.
+TEST_F(VariablesTest, SparseReadTakesTheRowsTheIdsName) {
+  ScopeGuard scope = *strategy_->Scope();
+  VariableOptions o;
+  o.name = "table";
+  auto table = strategy_->CreateVariable(
+      *Tensor::FromVector<float>({0, 1, 10, 11, 20, 21}, devices::Shape({3, 2})),
+      o);
+  ASSERT_TRUE(table.ok()) << table.status();
+  auto rows = (*table)->SparseRead(
+      *Tensor::FromVector<int64_t>({2, 0}, devices::Shape({2, 1})));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->shape(), devices::Shape({2, 1, 2}));
+  EXPECT_EQ(rows->ToVector<float>(), (std::vector<float>{20, 21, 0, 1}));
+  rows = (*table)->SparseRead(Tensor::FromVector<int32_t>({1}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->ToVector<float>(), (std::vector<float>{10, 11}));
+
+  absl::Status out_of_range =
+      (*table)->SparseRead(Tensor::FromVector<int64_t>({3})).status();
+  EXPECT_EQ(out_of_range.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(out_of_range.message().find("id 3"), std::string::npos)
+      << out_of_range;
+  EXPECT_EQ((*table)->SparseRead(Scalar(1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o.name = "scalar";
+  auto scalar = strategy_->CreateVariable(
+      *Tensor::FromVector<float>({1}, devices::Shape()), o);
+  ASSERT_TRUE(scalar.ok()) << scalar.status();
+  EXPECT_EQ((*scalar)->SparseRead(Tensor::FromVector<int64_t>({0}))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(VariablesTest, MirroredAggregations) {
   auto sum = Make(VariableSynchronization::kOnWrite, VariableAggregation::kSum);
   auto mean =

@@ -102,6 +102,11 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
             (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(m.w->AssignAdd(Floats({1}, Shape({1}))).code(),
             absl::StatusCode::kInvalidArgument);
+  // Row look-ups ask only the shards that hold the rows: with ps 1 (rows 2
+  // and 3) stopped, rows 0 and 1 still come back.
+  auto rows = m.w->SparseRead(Tensor::FromVector<int64_t>({1, 0}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->ToVector<float>(), (std::vector<float>{2, 3, 0, 1}));
 
   // Colocated with `steps`: on ps 0, whole.
   {
@@ -137,6 +142,13 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
                   .code(),
               absl::StatusCode::kAlreadyExists);
   }
+
+  c->ps[1]->Stop();
+  rows = m.w->SparseRead(Tensor::FromVector<int64_t>({0, 1}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->ToVector<float>(), (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_EQ(m.w->SparseRead(Tensor::FromVector<int64_t>({3})).status().code(),
+            absl::StatusCode::kUnavailable);
 }
 
 // The program of the file comment of parameter_server_strategy.h: each

@@ -81,6 +81,11 @@ class PsVariableStorage : public RemoteVariableStorage {
     return absl::InternalError("unknown update kind");
   }
   std::vector<std::string> Locations() const override { return locations_; }
+  // Only the shards that hold the rows are asked, for just those rows.
+  absl::StatusOr<devices::Tensor> Gather(const devices::Tensor& ids,
+                                         devices::Device*) override {
+    return client_->Gather(name_, ids);
+  }
 
  private:
   devices::Platform* const platform_;
