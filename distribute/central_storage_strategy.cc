@@ -33,7 +33,17 @@ CentralStorageStrategy::Create(devices::Platform& platform,
     }
     if (param.empty()) param = (*resolved)[0];
   }
-  auto ops = std::make_shared<ReductionToOneDevice>();
+  // TF reduces on the local CPU (ReductionToOneDevice with
+  // reduce_to_device the CPU), where there is one.
+  std::string reduce_to;
+  for (const std::string& n : platform.DeviceNames()) {
+    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
+    if (d.ok() && (*d)->kind() == devices::DeviceKind::kCPU) {
+      reduce_to = (*d)->name();
+      break;
+    }
+  }
+  auto ops = std::make_shared<ReductionToOneDevice>(reduce_to);
   absl::Status s = ops->Bind(platform, *resolved);
   if (!s.ok()) return s;
   return std::unique_ptr<CentralStorageStrategy>(

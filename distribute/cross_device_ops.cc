@@ -498,6 +498,7 @@ absl::StatusOr<std::unique_ptr<devices::Communicator>>
 ReductionToOneDevice::MakeCommunicator(
     devices::Platform& platform, const std::vector<std::string>& devices) {
   root_ = 0;
+  outside_ = nullptr;
   if (!reduce_to_device_.empty()) {
     absl::StatusOr<devices::Device*> target =
         platform.FindDevice(reduce_to_device_);
@@ -508,10 +509,9 @@ ReductionToOneDevice::MakeCommunicator(
       if (d.ok() && *d == *target) root_ = static_cast<int>(i);
     }
     if (root_ < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "ReductionToOneDevice: reduce_to_device ", reduce_to_device_,
-          " is not one of the strategy's devices; pass one of them, or leave "
-          "it empty to reduce to the first"));
+      // A device that runs no replica: replica 0 drives its reductions.
+      root_ = 0;
+      outside_ = *target;
     }
   }
   collective::ScheduleCommunicatorOptions options;
@@ -529,6 +529,7 @@ absl::Status ReductionToOneDevice::AllReducePack(int replica, ReduceOp op,
   if (device_memory_group()) {
     return ReduceOnDevice(replica, op, in, out, timeout);
   }
+  if (outside_ != nullptr) return ReduceOutside(replica, op, in, out, timeout);
   absl::Status s = communicator().Reduce(replica, root_, in, out,
                                          {ToDevicesReduceOp(op), timeout});
   if (!s.ok()) return s;

@@ -198,9 +198,14 @@ class CrossDeviceOps {
 
 class ReductionToOneDevice : public CrossDeviceOps {
  public:
-  // reduce_to_device "" = the first replica's device. Values in device memory
-  // (GPUs) are copied to the reduce device, reduced there by its kernels
-  // (Device::kernels()) and copied back to each replica.
+  // reduce_to_device "" = the first replica's device; it may also be a
+  // device of the platform that runs no replica (TF's common "/cpu:0").
+  // Values in device memory (GPUs), and every value when the reduce device
+  // runs no replica, are copied to the reduce device, reduced there by its
+  // kernels (Device::kernels()) and copied back to each replica; otherwise
+  // they travel along the group's schedule (a chain to the reduce device and
+  // a tree back). A reduce device outside the replicas serves one process's
+  // replicas only (UNIMPLEMENTED across workers).
   explicit ReductionToOneDevice(std::string reduce_to_device = "")
       : reduce_to_device_(std::move(reduce_to_device)) {}
   std::string name() const override { return "ReductionToOneDevice"; }
@@ -245,12 +250,30 @@ class ReductionToOneDevice : public CrossDeviceOps {
   // `deadline`; the round's status.
   absl::Status WaitForRound(Round& round, int replica, ReduceOp op,
                             absl::Time deadline, absl::Duration timeout);
-  // The root's part of ReduceOnDevice, with every input present.
+  // The root's part of ReduceOnDevice, with every input present: reduces
+  // them on the reduce device.
   absl::StatusOr<devices::Tensor> ReduceAtRoot(
       ReduceOp op, const std::vector<devices::Tensor>& inputs);
+  // AllReducePack of host-memory values with a reduce device that runs no
+  // replica: each replica copies its value there, the group meets (a
+  // one-element all-reduce over the communicator, which simulated waits
+  // see), replica 0 reduces them there, the group meets again, and each
+  // replica copies the result back.
+  absl::Status ReduceOutside(int replica, ReduceOp op, const devices::Tensor& in,
+                             devices::Tensor& out, absl::Duration timeout);
+  // The group meets: returns once every replica has called it.
+  absl::Status Meet(int replica, absl::Duration timeout);
 
   std::string reduce_to_device_;
   int root_ = 0;
+  // The reduce device when it runs no replica; null otherwise.
+  devices::Device* outside_ = nullptr;
+  // ReduceOutside's values on the reduce device, one per replica, and the
+  // result (written by replica 0 between the two meetings).
+  absl::Mutex outside_mu_;
+  std::vector<devices::Tensor> staged_ ABSL_GUARDED_BY(outside_mu_);
+  devices::Tensor staged_result_ ABSL_GUARDED_BY(outside_mu_);
+  bool staged_failed_ ABSL_GUARDED_BY(outside_mu_) = false;
   absl::Mutex round_mu_;
   std::shared_ptr<Round> round_ ABSL_GUARDED_BY(round_mu_);
   // The last AbortCollectives' reason: device-memory reductions that start

@@ -4,6 +4,7 @@
 // replicas in a Round where the root copies every input to the reduce
 // device and reduces them there with that device's kernels
 // (Device::kernels()); each replica copies the result back to its device.
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -58,7 +59,8 @@ CrossDeviceOps::AllReduceInDeviceMemory(
 absl::StatusOr<devices::Tensor> ReductionToOneDevice::ReduceAtRoot(
     ReduceOp op, const std::vector<devices::Tensor>& inputs) {
   absl::StatusOr<devices::Device*> root =
-      platform().FindDevice(replica_devices()[root_]);
+      outside_ != nullptr ? absl::StatusOr<devices::Device*>(outside_)
+                          : platform().FindDevice(replica_devices()[root_]);
   if (!root.ok()) return root.status();
   std::vector<devices::Tensor> local;
   local.reserve(inputs.size());
@@ -117,6 +119,113 @@ absl::Status ReductionToOneDevice::ReduceOnDevice(int replica, ReduceOp op,
     result = round->result;
   }
   return devices::CopyTensor(platform(), result, out);
+}
+
+namespace {
+
+// Copies `src` into `dst` as the replica holds them: a plain copy where
+// both are in host memory (what packing does), else through `device`.
+absl::Status PlainCopy(const devices::Tensor& src, devices::Tensor& dst,
+                       devices::Device& device) {
+  if (!src.has_data() || !dst.has_data()) return absl::OkStatus();
+  if (src.host_accessible() && dst.host_accessible()) {
+    std::memcpy(dst.raw_data(), src.raw_data(), src.bytes());
+    return absl::OkStatus();
+  }
+  if (dst.host_accessible()) return device.CopyToHost(src, dst.raw_data());
+  return device.CopyFromHost(src.raw_data(), dst);
+}
+
+// `t` in `device`'s memory.
+absl::StatusOr<devices::Tensor> OnDevice(const devices::Tensor& t,
+                                         devices::Device& device) {
+  if (t.device() == device.name()) return t;
+  if (!t.has_data()) {
+    return devices::Tensor::ShapeOnly(t.dtype(), t.shape(), device.name());
+  }
+  absl::StatusOr<devices::Tensor> local = device.Allocate(t.dtype(), t.shape());
+  if (!local.ok()) return local.status();
+  absl::Status s = PlainCopy(t, *local, device);
+  if (!s.ok()) return s;
+  return local;
+}
+
+}  // namespace
+
+absl::Status ReductionToOneDevice::Meet(int replica, absl::Duration timeout) {
+  absl::StatusOr<devices::Tensor> flag =
+      devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1}));
+  if (!flag.ok()) return flag.status();
+  flag->data<int32_t>()[0] = 1;
+  absl::StatusOr<devices::Tensor> sum =
+      devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1}));
+  if (!sum.ok()) return sum.status();
+  return communicator().AllReduce(replica, *flag, *sum,
+                                  {devices::ReduceOp::kSum, timeout});
+}
+
+absl::Status ReductionToOneDevice::ReduceOutside(int replica, ReduceOp op,
+                                                 const devices::Tensor& in,
+                                                 devices::Tensor& out,
+                                                 absl::Duration timeout) {
+  const int n = num_replicas();
+  if (group_size() != n) {
+    return absl::UnimplementedError(absl::StrCat(
+        name(), " reduces on ", outside_->name(),
+        ", which runs no replica, within one process only; across workers "
+        "reduce to a replica's device or use CollectiveAllReduce"));
+  }
+  absl::StatusOr<devices::Device*> device =
+      platform().FindDevice(replica_devices()[static_cast<size_t>(replica)]);
+  if (!device.ok()) return device.status();
+  // The value leaves from the replica's device (a packed value is in host
+  // memory: it is put there first, as the replica holds it).
+  absl::StatusOr<devices::Tensor> local = OnDevice(in, **device);
+  if (!local.ok()) return local.status();
+  absl::StatusOr<devices::Tensor> mine =
+      devices::CopyTensorTo(platform(), *local, *outside_);
+  if (!mine.ok()) return mine.status();
+  {
+    absl::MutexLock lock(&outside_mu_);
+    staged_.resize(static_cast<size_t>(n));
+    staged_[static_cast<size_t>(replica)] = *std::move(mine);
+  }
+  absl::Status s = Meet(replica, timeout);
+  if (!s.ok()) return s;
+  absl::Status reduced;
+  if (replica == 0) {
+    std::vector<devices::Tensor> inputs;
+    {
+      absl::MutexLock lock(&outside_mu_);
+      inputs = staged_;
+    }
+    absl::StatusOr<devices::Tensor> result = ReduceAtRoot(op, inputs);
+    absl::MutexLock lock(&outside_mu_);
+    staged_failed_ = !result.ok();
+    if (result.ok()) staged_result_ = *std::move(result);
+    reduced = result.status();
+  }
+  s = Meet(replica, timeout);
+  if (!s.ok()) return s;
+  devices::Tensor result;
+  {
+    absl::MutexLock lock(&outside_mu_);
+    if (staged_failed_) {
+      return replica == 0 ? reduced
+                          : absl::AbortedError(absl::StrCat(
+                                name(), ": the reduction on ",
+                                outside_->name(), " failed"));
+    }
+    result = staged_result_;
+  }
+  // Back to the replica's device, then where `out` is.
+  absl::StatusOr<devices::Tensor> back =
+      devices::CopyTensorTo(platform(), result, **device);
+  if (!back.ok()) return back.status();
+  if (out.device() == (*device)->name() || !out.has_data()) {
+    return devices::CopyTensor(platform(), *back, out);
+  }
+  return PlainCopy(*back, out, **device);
 }
 
 absl::Status ReductionToOneDevice::AbortCollectives(absl::Status reason) {

@@ -581,6 +581,58 @@ TEST(StrategyTest, BadDevicesGetClearErrors) {
       absl::StatusCode::kInvalidArgument);
 }
 
+// TF's ReductionToOneDevice(reduce_to_device="/cpu:0") with replicas on
+// other devices: the values go to CPU:0, are reduced there and come back.
+TEST(StrategyTest, ReductionToADeviceThatRunsNoReplica) {
+  auto platform = HostWith(4);
+  auto ops = std::make_shared<ReductionToOneDevice>("/cpu:0");
+  auto s = *MirroredStrategy::Create(*platform, {"/cpu:1", "/cpu:2", "/cpu:3"},
+                                     ops);
+  for (int round = 0; round < 3; ++round) {
+    auto out = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
+                          -> absl::StatusOr<std::vector<Tensor>> {
+      float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+      auto sum = ctx.AllReduce(ReduceOp::kSum,
+                               {Floats({id, 1}, devices::Shape({2}))});
+      if (!sum.ok()) return sum.status();
+      auto mean =
+          ctx.AllReduce(ReduceOp::kMean, {Floats({id}, devices::Shape({1}))});
+      if (!mean.ok()) return mean.status();
+      return std::vector<Tensor>{(*sum)[0], (*mean)[0]};
+    });
+    ASSERT_TRUE(out.ok()) << out.status();
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ((*out)[0].value(r).ToVector<float>(),
+                (std::vector<float>{3, 3}));
+      EXPECT_EQ((*out)[1].value(r).ToVector<float>(), (std::vector<float>{1}));
+    }
+  }
+  // Cross-replica reductions too.
+  auto per_replica = s->ExperimentalDistributeValuesFromFunction(
+      [](const ValueContext& ctx) -> absl::StatusOr<Tensor> {
+        return Floats({static_cast<float>(ctx.replica_id_in_sync_group())},
+                      devices::Shape({1}));
+      });
+  ASSERT_TRUE(per_replica.ok()) << per_replica.status();
+  auto total = s->Reduce(ReduceOp::kSum, *per_replica);
+  ASSERT_TRUE(total.ok()) << total.status();
+  EXPECT_EQ(total->ToVector<float>(), (std::vector<float>{3}));
+
+  // CentralStorageStrategy reduces on the CPU, as TF's.
+  auto c = *CentralStorageStrategy::Create(*platform, {"/cpu:1", "/cpu:2"});
+  auto out = c->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
+                        -> absl::StatusOr<std::vector<Tensor>> {
+    auto sum = ctx.AllReduce(
+        ReduceOp::kSum,
+        {Floats({static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1)},
+                devices::Shape({1}))});
+    if (!sum.ok()) return sum.status();
+    return std::vector<Tensor>{(*sum)[0]};
+  });
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].value(1).ToVector<float>(), (std::vector<float>{3}));
+}
+
 TEST(StrategyTest, DefaultsFollowTf) {
   auto platform = HostWith(3);
   // No GPUs: MirroredStrategy takes the CPU, and ReductionToOneDevice.

@@ -101,6 +101,32 @@ TEST(SimulatedTrainingTest, SameTraceAndTimeOnEveryRun) {
   }
 }
 
+// CentralStorageStrategy reduces on the CPU, as TF's: the GPUs' gradients
+// cross PCIe to the host, the CPU's kernels add them, the sums come back;
+// the same trace on every run (the replicas meet through simulated
+// collectives, not host waits).
+TEST(SimulatedTrainingTest, CentralStorageReducesOnTheCpu) {
+  std::string first_trace;
+  simulator::SimTime first_time = 0;
+  for (int run = 0; run < 3; ++run) {
+    auto sim = Dgx();
+    auto strategy = *CentralStorageStrategy::Create(*sim, Devices("gpu", 4));
+    auto r = TrainClassifier(*strategy, Options());
+    ASSERT_TRUE(r.ok()) << r.status();
+    auto cpu = sim->DeviceStats("/cpu:0");
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    EXPECT_GT(cpu->kernels, 0);
+    EXPECT_GT(cpu->bytes_received, 0);
+    if (run == 0) {
+      first_trace = sim->TraceJson();
+      first_time = sim->now();
+      continue;
+    }
+    EXPECT_EQ(sim->now(), first_time) << "run " << run;
+    EXPECT_TRUE(sim->TraceJson() == first_trace) << "run " << run;
+  }
+}
+
 TEST(SimulatedTrainingTest, ADeviceThatDiesFailsTrainingWithUnavailable) {
   simulator::SimPlatformOptions options;
   // GPU:3 dies 50 us into the run, in the middle of the first steps.

@@ -1,5 +1,6 @@
 #include "distribute/ps/in_process_ps.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -228,13 +229,22 @@ absl::Status RunOnWorkers(
         ") and a call count >= 0 (", num_calls, ")"));
   }
   absl::Mutex mu;
-  int64_t next = 0;
+  // Worker w starts with call w: the workers start at once, before any of
+  // them waits on the simulator, so who would take a call first is up to
+  // the host. Later calls are taken when a worker is done with one, which
+  // on the simulator happens one worker at a time, in simulated time.
+  const int64_t first_calls =
+      std::min<int64_t>(num_calls, static_cast<int64_t>(workers.size()));
+  int64_t next = first_calls;
   bool failed = false;
   std::map<int64_t, absl::Status> errors;
   internal::RunBoundThreads(workers, [&](int w) {
-    for (;;) {
+    for (bool first = true;; first = false) {
       int64_t call = 0;
-      {
+      if (first) {
+        if (w >= first_calls) return;
+        call = w;
+      } else {
         absl::MutexLock lock(&mu);
         if (failed || next >= num_calls) return;
         call = next++;
