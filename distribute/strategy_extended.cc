@@ -272,9 +272,13 @@ absl::StatusOr<std::shared_ptr<Variable>> StrategyExtended::CreateVariable(
   std::vector<std::string> placement =
       colocate_with_.has_value() ? *colocate_with_ : ParameterDevices();
   Variable::Kind kind = Variable::Kind::kPlain;
-  if (options.synchronization == VariableSynchronization::kOnRead && many) {
-    // Sync-on-read variables live on every replica, even under
-    // CentralStorage (TF keeps them per device there too).
+  if (options.synchronization == VariableSynchronization::kOnRead && many &&
+      !parameter_device_.has_value()) {
+    // Sync-on-read variables live on every replica. Under CentralStorage
+    // they are central like the others (TF wraps every variable of its
+    // CentralStorageStrategy in an AggregatingVariable on the parameter
+    // device: replica updates are combined by the aggregation and applied
+    // once; reads give the one value).
     kind = Variable::Kind::kSyncOnRead;
     placement = worker_devices_;
   } else if (placement.size() > 1) {

@@ -25,7 +25,11 @@
 //                       ONLY_FIRST_REPLICA; NONE is an error). A
 //                       cross-replica assign of a SUM variable gives each
 //                       component value / num_replicas; assign_add/sub of a
-//                       SUM variable there is an error, as in TF.
+//                       SUM variable there is an error, as in TF. Under
+//                       CentralStorageStrategy an ON_READ variable is
+//                       central instead (TF's AggregatingVariable): one
+//                       value on the parameter device, replica updates
+//                       combined by the aggregation and applied once.
 //   RemoteVariable      kRemote: kept elsewhere (on a ParameterServerStrategy's
 //                       ps tasks, behind a RemoteVariableStorage), with no
 //                       local component (values() is empty). Read fetches

@@ -266,38 +266,64 @@ TEST(CentralStorageTest, VariablesLiveOnTheParameterDevice) {
   EXPECT_EQ(v->values()[0].data<float>()[0], 4);
 }
 
-// ColocateVarsWith guards nest: leaving the inner one restores the outer
-// one's placement. A variable of another strategy is refused.
-TEST(CentralStorageTest, ColocationGuardsNest) {
+// ON_READ variables of CentralStorageStrategy are TF's AggregatingVariable:
+// one value on the parameter device, replica updates combined by the
+// aggregation and applied once, reads giving that value everywhere.
+TEST(CentralStorageTest, OnReadVariablesAggregateOnTheParameterDevice) {
   auto platform = HostWith(3);
   auto s = *CentralStorageStrategy::Create(*platform, {"/cpu:1", "/cpu:2"},
                                            "/cpu:0");
-  ScopeGuard scope = *s->Scope();
+  std::shared_ptr<Variable> v;
+  {
+    ScopeGuard scope = *s->Scope();
+    VariableOptions o;
+    o.synchronization = VariableSynchronization::kOnRead;
+    o.aggregation = VariableAggregation::kSum;
+    v = *s->CreateVariable(Scalar(0), o);
+  }
+  EXPECT_EQ(v->synchronization(), VariableSynchronization::kOnRead);
+  ASSERT_EQ(v->values().size(), 1u);
+  EXPECT_EQ(v->values()[0].device(),
+            "/job:localhost/replica:0/task:0/device:CPU:0");
+  auto out = s->Run([&](ReplicaContext& ctx, const std::vector<Tensor>&)
+                        -> absl::StatusOr<std::vector<Tensor>> {
+    float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+    absl::Status st = v->AssignAdd(Scalar(id + 1));  // 1 + 2, once
+    if (!st.ok()) return st;
+    absl::StatusOr<Tensor> read = v->Read();
+    if (!read.ok()) return read.status();
+    return std::vector<Tensor>{*read};
+  });
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Value((*out)[0].value(0)), 3);
+  EXPECT_EQ(Value((*out)[0].value(1)), 3);
+  EXPECT_EQ(Value(v->Read()), 3);
+  // A cross-replica assign of a SUM variable is the value itself (no split
+  // over replicas: there is one copy).
+  ASSERT_TRUE(v->Assign(Scalar(5)).ok());
+  EXPECT_EQ(Value(v->Read()), 5);
+}
+
+// ColocateVarsWith takes a variable of the strategy only (nesting guards
+// are tested with ParameterServerStrategy's ps tasks, which give distinct
+// placements).
+TEST(CentralStorageTest, ColocationWithAnotherStrategysVariableIsRefused) {
+  auto platform = HostWith(3);
+  auto s = *CentralStorageStrategy::Create(*platform, {"/cpu:1", "/cpu:2"},
+                                           "/cpu:0");
   VariableOptions central;
   central.aggregation = VariableAggregation::kMean;
-  std::shared_ptr<Variable> on_cpu0 = *s->CreateVariable(Scalar(1), central);
-  VariableOptions on_read = central;
-  on_read.synchronization = VariableSynchronization::kOnRead;
-  std::shared_ptr<Variable> per_replica =
-      *s->CreateVariable(Scalar(1), on_read);
-  ASSERT_EQ(per_replica->devices().size(), 2u);
+  std::shared_ptr<Variable> mine;
   {
-    auto outer = s->extended().ColocateVarsWith(*per_replica);
-    ASSERT_TRUE(outer.ok()) << outer.status();
-    {
-      auto inner = s->extended().ColocateVarsWith(*on_cpu0);
-      ASSERT_TRUE(inner.ok()) << inner.status();
-      EXPECT_EQ((*s->CreateVariable(Scalar(2), central))->devices(),
-                on_cpu0->devices());
-    }
-    EXPECT_EQ((*s->CreateVariable(Scalar(3), central))->devices(),
-              per_replica->devices());
+    ScopeGuard scope = *s->Scope();
+    mine = *s->CreateVariable(Scalar(1), central);
+    auto guard = s->extended().ColocateVarsWith(*mine);
+    ASSERT_TRUE(guard.ok()) << guard.status();
+    EXPECT_EQ((*s->CreateVariable(Scalar(2), central))->devices(),
+              mine->devices());
   }
-  EXPECT_EQ((*s->CreateVariable(Scalar(4), central))->devices(),
-            on_cpu0->devices());
   auto other = *MirroredStrategy::Create(*platform, {"/cpu:0", "/cpu:1"});
   std::shared_ptr<Variable> foreign;
-  { ScopeGuard leave = std::move(scope); }
   {
     ScopeGuard other_scope = *other->Scope();
     foreign = *other->CreateVariable(Scalar(5), central);

@@ -123,6 +123,28 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
                                              "/job:ps/replica:0/task:0"));
   }
 
+  // Guards nest: leaving the inner one restores the outer one's placement.
+  {
+    auto scope = (*strategy)->Scope();
+    ASSERT_TRUE(scope.ok());
+    auto outer = (*strategy)->extended().ColocateVarsWith(*m.scale);  // ps 1
+    ASSERT_TRUE(outer.ok()) << outer.status();
+    {
+      auto inner = (*strategy)->extended().ColocateVarsWith(*m.steps);  // 0
+      ASSERT_TRUE(inner.ok()) << inner.status();
+      VariableOptions options;
+      options.name = "inner";
+      auto v = (*strategy)->CreateVariable(Floats({1}, Shape({1})), options);
+      ASSERT_TRUE(v.ok()) << v.status();
+      EXPECT_THAT((*v)->devices(), ElementsAre("/job:ps/replica:0/task:0"));
+    }
+    VariableOptions options;
+    options.name = "outer";
+    auto v = (*strategy)->CreateVariable(Floats({1}, Shape({1})), options);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_THAT((*v)->devices(), ElementsAre("/job:ps/replica:0/task:1"));
+  }
+
   // Outside the scope, or ON_READ: refused.
   EXPECT_EQ((*strategy)->CreateVariable(Floats({1}, Shape({1}))).status().code(),
             absl::StatusCode::kFailedPrecondition);
