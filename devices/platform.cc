@@ -96,4 +96,24 @@ absl::StatusOr<Tensor> ReadableOn(Platform& platform, const Tensor& t,
   return CopyTensorTo(platform, t, device);
 }
 
+absl::StatusOr<Tensor> AsDeviceValue(const Tensor& t, Device& device) {
+  if (t.device() == device.name()) return t;
+  if (!t.has_data()) return Tensor::ShapeOnly(t.dtype(), t.shape(), device.name());
+  absl::StatusOr<Tensor> local = device.Allocate(t.dtype(), t.shape());
+  if (!local.ok()) return local.status();
+  if (t.bytes() == 0) return local;
+  if (local->host_accessible() && t.host_accessible()) {
+    std::memcpy(local->raw_data(), t.raw_data(), t.bytes());
+    return local;
+  }
+  if (!t.host_accessible()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AsDeviceValue: ", t.DebugString(),
+        " is in another device's memory; copy it with CopyTensorTo"));
+  }
+  absl::Status s = device.CopyFromHost(t.raw_data(), *local);
+  if (!s.ok()) return s;
+  return local;
+}
+
 }  // namespace devices

@@ -109,6 +109,16 @@ absl::StatusOr<Tensor> CopyTensorTo(Platform& platform, const Tensor& t,
 absl::StatusOr<Tensor> ReadableOn(Platform& platform, const Tensor& t,
                                   Device& device);
 
+// `t` labelled as `device`'s own, for a value host code made for that
+// device (a replica's packed or computed value): `t` itself when it is on
+// the device; a shape-only tensor of the device when `t` has no data;
+// otherwise a fresh tensor of the device holding t's bytes, copied by a
+// plain memcpy where both memories are host-visible (no simulated charge:
+// the bytes are taken to be the device's already) or by the device's
+// CopyFromHost. Moving the result elsewhere (CopyTensorTo) is then charged
+// from `device`.
+absl::StatusOr<Tensor> AsDeviceValue(const Tensor& t, Device& device);
+
 }  // namespace devices
 
 #endif  // DEVICES_PLATFORM_H_

@@ -35,15 +35,8 @@ CentralStorageStrategy::Create(devices::Platform& platform,
   }
   // TF reduces on the local CPU (ReductionToOneDevice with
   // reduce_to_device the CPU), where there is one.
-  std::string reduce_to;
-  for (const std::string& n : platform.DeviceNames()) {
-    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
-    if (d.ok() && (*d)->kind() == devices::DeviceKind::kCPU) {
-      reduce_to = (*d)->name();
-      break;
-    }
-  }
-  auto ops = std::make_shared<ReductionToOneDevice>(reduce_to);
+  auto ops = std::make_shared<ReductionToOneDevice>(
+      LocalCpu(platform, (*resolved)[0]).value_or(""));
   absl::Status s = ops->Bind(platform, *resolved);
   if (!s.ok()) return s;
   return std::unique_ptr<CentralStorageStrategy>(

@@ -24,9 +24,9 @@ class CentralStorageStrategy : public Strategy {
  public:
   // compute_devices empty: DefaultDevices(). parameter_device unset: the
   // compute device when there is one, else the platform's first CPU (else
-  // the first compute device). Reductions run on the platform's first CPU,
-  // as TF's (ReductionToOneDevice to the local CPU), or on the first
-  // compute device of a platform without one.
+  // the first compute device). Reductions run on the CPU of the first
+  // compute device's host, as TF's (ReductionToOneDevice to the local CPU),
+  // or on the first compute device where that host has no CPU.
   static absl::StatusOr<std::unique_ptr<CentralStorageStrategy>> Create(
       devices::Platform& platform,
       std::vector<std::string> compute_devices = {},

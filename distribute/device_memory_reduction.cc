@@ -136,20 +136,6 @@ absl::Status PlainCopy(const devices::Tensor& src, devices::Tensor& dst,
   return device.CopyFromHost(src.raw_data(), dst);
 }
 
-// `t` in `device`'s memory.
-absl::StatusOr<devices::Tensor> OnDevice(const devices::Tensor& t,
-                                         devices::Device& device) {
-  if (t.device() == device.name()) return t;
-  if (!t.has_data()) {
-    return devices::Tensor::ShapeOnly(t.dtype(), t.shape(), device.name());
-  }
-  absl::StatusOr<devices::Tensor> local = device.Allocate(t.dtype(), t.shape());
-  if (!local.ok()) return local.status();
-  absl::Status s = PlainCopy(t, *local, device);
-  if (!s.ok()) return s;
-  return local;
-}
-
 }  // namespace
 
 absl::Status ReductionToOneDevice::Meet(int replica, absl::Duration timeout) {
@@ -180,7 +166,7 @@ absl::Status ReductionToOneDevice::ReduceOutside(int replica, ReduceOp op,
   if (!device.ok()) return device.status();
   // The value leaves from the replica's device (a packed value is in host
   // memory: it is put there first, as the replica holds it).
-  absl::StatusOr<devices::Tensor> local = OnDevice(in, **device);
+  absl::StatusOr<devices::Tensor> local = devices::AsDeviceValue(in, **device);
   if (!local.ok()) return local.status();
   absl::StatusOr<devices::Tensor> mine =
       devices::CopyTensorTo(platform(), *local, *outside_);

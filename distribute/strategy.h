@@ -235,9 +235,11 @@ class StrategyExtended {
  private:
   friend class Strategy;
   friend class Variable;
-  // StrategyExtended::Update of a kRemote variable.
+  // StrategyExtended::Update of a kRemote variable, read onto and sent
+  // from `at` (a replica's device; nullptr: the host).
   absl::Status UpdateRemote(Variable& var, const UpdateFn& fn,
-                            std::vector<devices::Tensor> args);
+                            std::vector<devices::Tensor> args,
+                            devices::Device* at);
   absl::StatusOr<devices::Tensor> CopyToDevice(const devices::Tensor& t,
                                                const std::string& device) const;
 

@@ -73,4 +73,24 @@ absl::StatusOr<std::vector<TaskDeviceGroup>> DevicesByTask(
   return out;
 }
 
+std::optional<std::string> LocalCpu(devices::Platform& platform,
+                                    const std::string& device) {
+  absl::StatusOr<devices::Device*> d = platform.FindDevice(device);
+  if (!d.ok()) return std::nullopt;
+  absl::StatusOr<devices::DeviceName> mine =
+      devices::DeviceName::Parse((*d)->name());
+  if (!mine.ok()) return std::nullopt;
+  for (const std::string& n : platform.DeviceNames()) {
+    absl::StatusOr<devices::Device*> other = platform.FindDevice(n);
+    if (!other.ok() || (*other)->kind() != devices::DeviceKind::kCPU) continue;
+    absl::StatusOr<devices::DeviceName> theirs =
+        devices::DeviceName::Parse((*other)->name());
+    if (theirs.ok() && theirs->job == mine->job &&
+        theirs->replica == mine->replica && theirs->task == mine->task) {
+      return (*other)->name();
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace distribute

@@ -4,6 +4,7 @@
 #ifndef DISTRIBUTE_STRATEGY_DEVICES_H_
 #define DISTRIBUTE_STRATEGY_DEVICES_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ std::vector<std::string> DefaultDevices(devices::Platform& platform);
 // The platform's devices of `kind`, in its order.
 std::vector<std::string> DevicesOfKind(devices::Platform& platform,
                                        devices::DeviceKind kind);
+
+// The first CPU of the platform in the same task (host) as `device`, as
+// TF's "/device:CPU:0" seen from that task; nullopt when the task has none
+// or `device` is unknown.
+std::optional<std::string> LocalCpu(devices::Platform& platform,
+                                    const std::string& device);
 
 // The devices of one task (one host of a multi-host platform).
 struct TaskDeviceGroup {

@@ -136,8 +136,9 @@ std::shared_ptr<Variable> StrategyExtended::NewRemoteVariable(
 }
 
 absl::Status StrategyExtended::UpdateRemote(Variable& var, const UpdateFn& fn,
-                                            std::vector<devices::Tensor> args) {
-  absl::StatusOr<devices::Tensor> read = var.ReadRemote(nullptr);
+                                            std::vector<devices::Tensor> args,
+                                            devices::Device* at) {
+  absl::StatusOr<devices::Tensor> read = var.ReadRemote(at);
   if (!read.ok()) return read.status();
   absl::StatusOr<devices::Tensor> before = devices::ToHostTensor(*platform_, *read);
   if (!before.ok()) return before.status();
@@ -154,7 +155,7 @@ absl::Status StrategyExtended::UpdateRemote(Variable& var, const UpdateFn& fn,
   if (!s.ok()) return s;
   if (var.dtype() == devices::DType::kBool) {
     return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAssign,
-                               *value);
+                               *value, at);
   }
   absl::StatusOr<devices::Tensor> host_value =
       devices::ToHostTensor(*platform_, *value);
@@ -164,7 +165,8 @@ absl::Status StrategyExtended::UpdateRemote(Variable& var, const UpdateFn& fn,
   if (!delta.ok()) return delta.status();
   auto cost = devices::Sub(*host_value, *before, *delta);
   if (!cost.ok()) return cost.status();
-  return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAdd, *delta);
+  return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAdd, *delta,
+                             at);
 }
 
 absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
@@ -187,7 +189,10 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
   const bool remote = var.kind() == Variable::Kind::kRemote;
   // fn writes the component: values read from it earlier keep theirs.
   auto write = [&](int c) {
-    if (remote) return UpdateRemote(var, fn, resolve(0));
+    if (remote) {
+      return UpdateRemote(var, fn, resolve(0),
+                          in_replica ? &replica->device() : nullptr);
+    }
     absl::Status s = var.CopyOnWrite(var.components_[c]);
     if (!s.ok()) return s;
     devices::Tensor& component = var.components_[c];

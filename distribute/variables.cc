@@ -1,5 +1,7 @@
 #include "distribute/variables.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -141,6 +143,14 @@ std::vector<std::string> Variable::devices() const {
 }
 
 devices::Tensor& Variable::component_for_replica(int replica) {
+  if (components_.empty()) {
+    // A kRemote variable: a caller broke the contract; fail where it did.
+    std::fprintf(stderr,
+                 "Variable::component_for_replica on variable '%s', which "
+                 "has no local component (it lives on parameter servers)\n",
+                 name().c_str());
+    std::abort();
+  }
   if (components_.size() == 1) return components_[0];
   // `replica` is a global id; this process holds its own replicas only.
   return components_[replica - strategy_->extended().ReplicaIdOffset()];
@@ -184,7 +194,8 @@ absl::Status Variable::UpdateRemote(UpdateKind kind,
                                   : RemoteVariableStorage::UpdateKind::kSub;
   ReplicaContext* ctx = ReplicaOf(*this);
   if (ctx == nullptr || strategy_->NumReplicasInSync() == 1) {
-    return remote_->Update(remote_kind, value);
+    return remote_->Update(remote_kind, value,
+                           ctx == nullptr ? nullptr : &ctx->device());
   }
   // Several replicas: their values are combined once, in a merge call.
   if (options_.aggregation == VariableAggregation::kNone) {
@@ -209,7 +220,12 @@ absl::Status Variable::UpdateRemote(UpdateKind kind,
                                       : ReduceOp::kMean,
                                   args[0]);
         if (!combined.ok()) return combined.status();
-        absl::Status s = remote->Update(remote_kind, *combined);
+        // Sent once, by the first local replica's device.
+        absl::StatusOr<devices::Device*> sender =
+            strategy.extended().platform().FindDevice(
+                strategy.extended().WorkerDevices()[0]);
+        if (!sender.ok()) return sender.status();
+        absl::Status s = remote->Update(remote_kind, *combined, *sender);
         if (!s.ok()) return s;
         return std::vector<RunArg>{};
       },

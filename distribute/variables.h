@@ -69,10 +69,12 @@ class RemoteVariableStorage {
   // The whole value, for `reader` (a device of the variable's strategy's
   // platform; nullptr: the host): on that device or in host memory.
   virtual absl::StatusOr<devices::Tensor> Read(devices::Device* reader) = 0;
-  // Replaces, adds to or subtracts from the value; `value` (the variable's
-  // dtype and shape) is in host memory or on a device of the platform.
-  virtual absl::Status Update(UpdateKind kind,
-                              const devices::Tensor& value) = 0;
+  // Replaces, adds to or subtracts from the value with `value` (the
+  // variable's dtype and shape), sent by `writer` (a device of the
+  // platform, whose value it is; nullptr: the host); `value` is in host
+  // memory or on a device of the platform.
+  virtual absl::Status Update(UpdateKind kind, const devices::Tensor& value,
+                              devices::Device* writer) = 0;
   // Where the value lives, a device (or task) name per piece.
   virtual std::vector<std::string> Locations() const = 0;
   // The rows `ids` names (Variable::SparseRead's contract; the caller has
@@ -150,7 +152,8 @@ class Variable {
 
   // The component of replica `replica` (its ReplicaIdInSyncGroup; the only
   // component for a plain variable): what StrategyExtended::Update hands to
-  // update functions. Not for kRemote variables, which have none.
+  // update functions. Not for kRemote variables, which have none (the
+  // process aborts naming the variable).
   devices::Tensor& component_for_replica(int replica);
 
  private:

@@ -36,6 +36,7 @@ struct Run {
   std::vector<float> w;
   int64_t steps = 0;
   std::vector<int> worker_of_call;
+  std::vector<int64_t> ps_bytes_received;
   simulator::SimTime end;
   std::string trace;
 };
@@ -145,6 +146,12 @@ absl::StatusOr<Run> TrainOnce() {
   auto steps = made->steps->Read();
   if (!steps.ok()) return steps.status();
   run.steps = steps->data<int64_t>()[0];
+  for (int p = 2; p < 4; ++p) {
+    auto stats =
+        (*platform)->DeviceStats((*tasks)[static_cast<size_t>(p)].cpus[0]);
+    if (!stats.ok()) return stats.status();
+    run.ps_bytes_received.push_back(stats->bytes_received);
+  }
   run.end = (*platform)->now();
   run.trace = (*platform)->TraceJson();
   return run;
@@ -163,8 +170,12 @@ TEST(SimulatedPsTest, StepsRunOnFreeWorkersAndEveryUpdateCounts) {
   }
   EXPECT_GT(on_first, 0);
   EXPECT_LT(on_first, kCalls);
-  // Reading and updating 256 KiB across the network took simulated time.
+  // Reading and updating 256 KiB across the network took simulated time,
+  // and every update's half of w crossed to each ps host.
   EXPECT_GT(run->end, simulator::SimTime());
+  for (int64_t bytes : run->ps_bytes_received) {
+    EXPECT_GE(bytes, int64_t{kCalls} * 32 * 1024 * 4);
+  }
   EXPECT_THAT(run->trace, HasSubstr("\"ph\""));
 }
 
@@ -210,6 +221,16 @@ TEST(SimulatedPsTest, InProcessStrategiesRefuseWhatNeedsServers) {
                 .status()
                 .code(),
             absl::StatusCode::kFailedPrecondition);
+  // Colocation names a ps device.
+  {
+    auto scope = (*strategy)->Scope();
+    ASSERT_TRUE(scope.ok());
+    auto guard = (*strategy)->extended().ColocateVarsWith(*model->w);
+    ASSERT_TRUE(guard.ok()) << guard.status();
+    auto v = (*strategy)->CreateVariable(*Tensor::FromVector<float>({1, 2}, Shape({2})));
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_THAT((*v)->devices(), ElementsAre((*tasks)[1].cpus[0]));
+  }
   EXPECT_EQ(distribute::ps::RunOnWorkers({}, 1, nullptr).code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -112,6 +112,13 @@ absl::Status Checkpoint::TrackVariable(const std::string& name,
     return absl::InvalidArgumentError(
         absl::StrCat("TrackVariable('", name, "') got a null variable"));
   }
+  if (variable->kind() == Variable::Kind::kRemote) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "TrackVariable('", name, "'): variable '", variable->name(),
+        "' lives on parameter servers; checkpoint it from the coordinator "
+        "with ps::SaveVariables and ps::RestoreVariables "
+        "(distribute/ps/ps_checkpoint.h)"));
+  }
   Tracked t;
   t.variable = std::move(variable);
   tracked_.emplace(name, std::move(t));

@@ -86,7 +86,9 @@ class Checkpoint {
 
   // Adds an object under `name`. INVALID_ARGUMENT for an empty name, a name
   // already tracked, "save_counter" or "__metadata__" (reserved), a null
-  // pointer or a tensor without host data.
+  // pointer or a tensor without host data; FAILED_PRECONDITION for a
+  // variable on parameter servers (Variable::Kind::kRemote), which
+  // ps::SaveVariables checkpoints.
   absl::Status TrackVariable(const std::string& name,
                              std::shared_ptr<Variable> variable);
   absl::Status TrackTensor(const std::string& name, devices::Tensor tensor);

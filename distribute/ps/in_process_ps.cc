@@ -71,7 +71,8 @@ class InProcessVariableStorage : public RemoteVariableStorage {
     return whole;
   }
 
-  absl::Status Update(UpdateKind kind, const devices::Tensor& value) override {
+  absl::Status Update(UpdateKind kind, const devices::Tensor& value,
+                      devices::Device* writer) override {
     absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>> entry =
         servers_->Find(name_);
     if (!entry.ok()) return entry.status();
@@ -96,6 +97,13 @@ class InProcessVariableStorage : public RemoteVariableStorage {
                       value.dtype(), shards[k].shape(), ""));
         if (!rows.ok()) return rows.status();
         piece = *std::move(rows);
+      }
+      // The piece leaves from the writer's device.
+      if (writer != nullptr) {
+        absl::StatusOr<devices::Tensor> sent =
+            devices::AsDeviceValue(piece, *writer);
+        if (!sent.ok()) return sent.status();
+        piece = *std::move(sent);
       }
       absl::Status s = Apply(kind, piece, shards[k]);
       if (!s.ok()) return s;
@@ -199,6 +207,13 @@ absl::Status InProcessParameterServers::CreateVariable(
         "a variable \"", layout.name, "\" exists on the ps tasks already"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<Variable> InProcessParameterServers::Layout(
+    const std::string& name) const {
+  absl::StatusOr<std::shared_ptr<Entry>> entry = Find(name);
+  if (!entry.ok()) return entry.status();
+  return (*entry)->layout;
 }
 
 std::shared_ptr<RemoteVariableStorage> InProcessParameterServers::Storage(

@@ -3,8 +3,9 @@
 // sim:dgx_h100_cluster:3): ps tasks are devices of the platform (hosts'
 // CPUs) that keep their variables' shards in their memory, and workers are
 // threads bound to other hosts' devices. Reading a variable copies its
-// shards to the reader's device; updating one copies the value to the ps
-// devices and applies it there with their kernels. The copies cross the
+// shards to the reader's device; updating one copies the value from the
+// writer's device (a replica's) to the ps devices and applies it there
+// with their kernels. The copies cross the
 // platform's links and the updates run on the ps devices' streams, so on
 // the simulator each costs its simulated transfer and kernel time, and
 // workers' updates contend for the ps devices as they would for a ps task.
@@ -63,6 +64,8 @@ class InProcessParameterServers
   // ALREADY_EXISTS when a variable of that name was made.
   absl::Status CreateVariable(const Variable& layout,
                               const devices::Tensor& initial);
+  // The layout of variable `name`; NOT_FOUND when it was not made.
+  absl::StatusOr<Variable> Layout(const std::string& name) const;
   // The storage of variable `name` (whose pieces are at `locations`); a
   // variable not made by then is NOT_FOUND when it is read or updated.
   std::shared_ptr<RemoteVariableStorage> Storage(

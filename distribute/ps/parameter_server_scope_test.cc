@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
 #include "devices/tensor.h"
+#include "distribute/checkpoint/checkpoint.h"
 #include "distribute/partitioners.h"
 #include "distribute/ps/cluster_coordinator.h"
 #include "distribute/ps/parameter_server_strategy.h"
@@ -102,6 +103,11 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
             (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(m.w->AssignAdd(Floats({1}, Shape({1}))).code(),
             absl::StatusCode::kInvalidArgument);
+  // A worker-side checkpoint cannot hold it: ps::SaveVariables does.
+  checkpoint::Checkpoint ckpt;
+  absl::Status tracked = ckpt.TrackVariable("w", m.w);
+  EXPECT_EQ(tracked.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(tracked.message(), HasSubstr("ps::SaveVariables"));
   // Row look-ups ask only the shards that hold the rows: with ps 1 (rows 2
   // and 3) stopped, rows 0 and 1 still come back.
   auto rows = m.w->SparseRead(Tensor::FromVector<int64_t>({1, 0}));
@@ -119,8 +125,7 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
     auto v = (*strategy)->CreateVariable(Floats({1, 2, 3, 4}, Shape({4})),
                                          options);
     ASSERT_TRUE(v.ok()) << v.status();
-    EXPECT_THAT((*v)->devices(), ElementsAre("/job:ps/replica:0/task:0",
-                                             "/job:ps/replica:0/task:0"));
+    EXPECT_THAT((*v)->devices(), ElementsAre("/job:ps/replica:0/task:0"));
   }
 
   // Guards nest: leaving the inner one restores the outer one's placement.
@@ -145,7 +150,8 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
     EXPECT_THAT((*v)->devices(), ElementsAre("/job:ps/replica:0/task:1"));
   }
 
-  // Outside the scope, or ON_READ: refused.
+  // Outside the scope: refused. ON_READ: on the ps tasks too (TF's
+  // AggregatingVariable).
   EXPECT_EQ((*strategy)->CreateVariable(Floats({1}, Shape({1}))).status().code(),
             absl::StatusCode::kFailedPrecondition);
   {
@@ -155,8 +161,10 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
     options.name = "on_read";
     options.synchronization = VariableSynchronization::kOnRead;
     auto v = (*strategy)->CreateVariable(Floats({1}, Shape({1})), options);
-    EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
-    // A name taken already.
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ((*v)->kind(), distribute::Variable::Kind::kRemote);
+    EXPECT_EQ((*v)->synchronization(), VariableSynchronization::kOnRead);
+    // A name taken already, by a variable of other rows.
     options.synchronization = VariableSynchronization::kAuto;
     options.name = "w";
     EXPECT_EQ((*strategy)->CreateVariable(Floats({1}, Shape({1})), options)
@@ -171,6 +179,33 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
   EXPECT_EQ(rows->ToVector<float>(), (std::vector<float>{0, 1, 2, 3}));
   EXPECT_EQ(m.w->SparseRead(Tensor::FromVector<int64_t>({3})).status().code(),
             absl::StatusCode::kUnavailable);
+}
+
+// A restarted coordinator builds its model again: its strategy binds to the
+// variables the ps tasks still hold, values and placement kept.
+TEST(ParameterServerScopeTest, ARestartedCoordinatorBindsToWhatThePsTasksHold) {
+  auto c = StartCluster();
+  ASSERT_NE(c, nullptr);
+  StartAll(*c);
+  {
+    auto first = ParameterServerStrategy::Create(c->spec, TwoShards());
+    ASSERT_TRUE(first.ok());
+    Model m = MakeModel(**first);
+    ASSERT_NE(m.w, nullptr);
+    ASSERT_TRUE(m.w->Assign(Floats({1, 2, 3, 4, 5, 6, 7, 8}, Shape({4, 2})))
+                    .ok());
+  }
+  auto second = ParameterServerStrategy::Create(c->spec, TwoShards());
+  ASSERT_TRUE(second.ok());
+  Model m = MakeModel(**second);
+  ASSERT_NE(m.w, nullptr);
+  ASSERT_NE(m.scale, nullptr);
+  EXPECT_EQ(m.w->Read()->ToVector<float>(),
+            (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_THAT(m.w->devices(), ElementsAre("/job:ps/replica:0/task:0",
+                                          "/job:ps/replica:0/task:1"));
+  EXPECT_THAT(m.scale->devices(), ElementsAre("/job:ps/replica:0/task:1"));
+  EXPECT_EQ(c->stores[0]->size() + c->stores[1]->size(), 4);
 }
 
 // The program of the file comment of parameter_server_strategy.h: each

@@ -66,7 +66,8 @@ class PsVariableStorage : public RemoteVariableStorage {
   absl::StatusOr<devices::Tensor> Read(devices::Device*) override {
     return client_->Read(name_);
   }
-  absl::Status Update(UpdateKind kind, const devices::Tensor& value) override {
+  absl::Status Update(UpdateKind kind, const devices::Tensor& value,
+                      devices::Device*) override {
     absl::StatusOr<devices::Tensor> host =
         devices::ToHostTensor(*platform_, value);
     if (!host.ok()) return host.status();
@@ -107,57 +108,50 @@ class ParameterServerStrategyExtended : public StrategyExtended {
       Strategy* owner, const devices::Tensor& initial_value,
       VariableOptions options) override {
     auto& strategy = static_cast<ParameterServerStrategy&>(*owner);
-    if (options.synchronization == VariableSynchronization::kOnRead) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable '", options.name,
-          "': ParameterServerStrategy keeps variables on the ps tasks, "
-          "which have no per-replica copies; use ON_WRITE (or AUTO) "
-          "synchronization"));
-    }
+    // ON_READ variables are kept on the ps tasks too (TF wraps every
+    // variable of the strategy in an AggregatingVariable): replica updates
+    // combine by the aggregation, reads give the one value.
+    //
     // A ColocateVarsWith guard names the ps task of another variable.
     std::optional<int> first;
     if (colocation().has_value() && !colocation()->empty()) {
       const std::string& where = colocation()->front();
-      int task = 0;
-      if (!absl::StartsWith(where, "/job:ps/replica:0/task:") ||
-          !absl::SimpleAtoi(where.substr(where.rfind(':') + 1), &task)) {
+      for (int i = 0; i < strategy.num_ps() && !first.has_value(); ++i) {
+        if (where == strategy.PsLocation(i)) first = i;
+      }
+      if (!first.has_value()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "variable '", options.name, "' is to be colocated with ", where,
-            ", which is not a ps task"));
+            ", which is not a ps task of this strategy"));
       }
-      first = task;
     }
     absl::StatusOr<devices::Tensor> host =
         devices::ToHostTensor(platform(), initial_value);
     if (!host.ok()) return host.status();
+    // An unnamed variable takes the next default name; a creation that
+    // fails gives it back, so that a retry makes the same name.
+    std::optional<int> unnamed;
     if (options.name.empty()) {
       absl::MutexLock lock(&strategy.mu_);
-      options.name = strategy.unnamed_ == 0
-                         ? std::string("Variable")
-                         : absl::StrCat("Variable_", strategy.unnamed_);
-      ++strategy.unnamed_;
+      unnamed = strategy.unnamed_++;
+      options.name = *unnamed == 0 ? std::string("Variable")
+                                   : absl::StrCat("Variable_", *unnamed);
     }
-    absl::StatusOr<Variable> layout;
-    if (strategy.coordinator_ && !strategy.in_process()) {
-      layout = strategy.CreateOnPs(options.name, *host, first);
-    } else {
+    absl::StatusOr<Variable> layout =
+        strategy.MakeOrBind(options.name, *host, first);
+    if (!layout.ok()) {
       absl::MutexLock lock(&strategy.mu_);
-      layout = strategy.Place(options.name, host->dtype(), host->shape(), first);
+      if (unnamed.has_value() && strategy.unnamed_ == *unnamed + 1) {
+        strategy.unnamed_ = *unnamed;
+      }
+      return layout.status();
     }
-    if (!layout.ok()) return layout.status();
     std::vector<std::string> locations;
     for (const ShardInfo& shard : layout->shards) {
-      locations.push_back(strategy.in_process()
-                              ? strategy.ps_[static_cast<size_t>(shard.ps)]
-                              : PsTaskName(shard.ps));
+      locations.push_back(strategy.PsLocation(shard.ps));
     }
     std::shared_ptr<RemoteVariableStorage> storage;
     if (strategy.in_process()) {
-      if (strategy.coordinator_) {
-        absl::Status made =
-            strategy.in_process_->CreateVariable(*layout, initial_value);
-        if (!made.ok()) return made;
-      }
       storage = strategy.in_process_->Storage(layout->name,
                                               std::move(locations));
     } else {
@@ -239,10 +233,11 @@ ParameterServerStrategy::Make(
   absl::StatusOr<std::vector<std::string>> resolved =
       ResolveDevices(*platform, wanted);
   if (!resolved.ok()) return resolved.status();
-  std::shared_ptr<CrossDeviceOps> ops =
+  // TF's strategy reduces its replicas on the local CPU.
+  std::shared_ptr<CrossDeviceOps> ops = std::make_shared<ReductionToOneDevice>(
       resolved->size() == 1
-          ? std::make_shared<ReductionToOneDevice>()
-          : SelectCrossDeviceOps(*platform, *resolved).ops;
+          ? std::string()
+          : LocalCpu(*platform, (*resolved)[0]).value_or(""));
   absl::Status bound = ops->Bind(*platform, *resolved);
   if (!bound.ok()) return bound;
   auto extended = std::make_unique<ParameterServerStrategyExtended>(
@@ -268,6 +263,52 @@ ParameterServerStrategy::ParameterServerStrategy(
                                          options_.ps_timeout)),
       in_process_(std::move(in_process)) {}
 
+std::string ParameterServerStrategy::PsLocation(int ps) const {
+  return in_process() ? ps_[static_cast<size_t>(ps)] : PsTaskName(ps);
+}
+
+absl::StatusOr<Variable> ParameterServerStrategy::MakeOrBind(
+    const std::string& name, const devices::Tensor& initial,
+    std::optional<int> first) {
+  const devices::Shape& shape = initial.shape();
+  auto place = [&]() -> absl::StatusOr<Variable> {
+    absl::MutexLock lock(&mu_);
+    return Place(name, initial.dtype(), shape, first);
+  };
+  absl::StatusOr<Variable> made;
+  if (!coordinator_) return place();  // a worker binds by name
+  // The coordinator makes it, or binds to the one the ps tasks hold already
+  // (a restarted coordinator rebuilding its model) when it has as many
+  // rows; either way the round-robin moves on as the workers' does.
+  if (in_process()) {
+    absl::StatusOr<Variable> placed = place();
+    if (!placed.ok()) return placed.status();
+    absl::Status s = in_process_->CreateVariable(*placed, initial);
+    made = s.ok() ? absl::StatusOr<Variable>(*std::move(placed))
+           : absl::IsAlreadyExists(s) ? in_process_->Layout(name)
+                                      : absl::StatusOr<Variable>(s);
+  } else {
+    made = CreateOnPs(name, initial, first);
+    if (absl::IsAlreadyExists(made.status())) {
+      absl::StatusOr<std::vector<ShardInfo>> shards = client_->Lookup(name);
+      if (!shards.ok()) return shards.status();
+      absl::StatusOr<Variable> placed = place();
+      if (!placed.ok()) return placed.status();
+      made = Variable{name, initial.dtype(), shape, *std::move(shards)};
+    }
+  }
+  if (!made.ok()) return made.status();
+  int64_t rows = 0;
+  for (const ShardInfo& s : made->shards) rows += s.rows;
+  const int64_t want = shape.rank() == 0 ? 1 : shape.dim(0);
+  if (rows != want) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "a variable \"", name, "\" of ", rows,
+        " rows exists on the ps tasks already; this one has ", want));
+  }
+  return made;
+}
+
 absl::StatusOr<Variable> ParameterServerStrategy::Place(
     absl::string_view name, devices::DType dtype, const devices::Shape& shape,
     std::optional<int> first) {
@@ -277,7 +318,10 @@ absl::StatusOr<Variable> ParameterServerStrategy::Place(
                      *first, " of ", num_ps()));
   }
   std::vector<VariableShard> pieces = {VariableShard{shape, 0}};
-  if (options_.variable_partitioner != nullptr && shape.rank() >= 1) {
+  // A variable colocated with another is whole (TF shards only variables
+  // it places itself).
+  if (options_.variable_partitioner != nullptr && shape.rank() >= 1 &&
+      !first.has_value()) {
     absl::StatusOr<std::vector<int64_t>> parts =
         (*options_.variable_partitioner)(shape, dtype, 0);
     if (!parts.ok()) return parts.status();
@@ -365,7 +409,10 @@ absl::StatusOr<Variable> ParameterServerStrategy::CreateOnPs(
     if (pieces > 1) {
       absl::StatusOr<devices::Tensor> rows =
           RowsOf(initial, variable.shards[k].offset, variable.shards[k].rows);
-      if (!rows.ok()) return rows.status();
+      if (!rows.ok()) {
+        next_ps_ = next;
+        return rows.status();
+      }
       piece = *std::move(rows);
     }
     absl::Status created =
@@ -394,12 +441,17 @@ absl::Status RegisterWorkerFunction(Server& server, absl::string_view name,
   if (!ps.ok()) return ps.status();
   auto client = std::make_shared<PsClient>(
       *std::move(ps), server.channel_options(), ps_timeout);
+  auto one_at_a_time = std::make_shared<absl::Mutex>();
   return server.function_registry().Register(
       absl::StrCat(kWorkerPrefix, name),
-      [client, fn = std::move(fn)](std::vector<devices::Tensor> args)
+      [client, one_at_a_time, fn = std::move(fn)](
+          std::vector<devices::Tensor> args)
           -> absl::StatusOr<std::vector<devices::Tensor>> {
-        absl::StatusOr<std::vector<devices::Tensor>> out =
-            fn(*client, std::move(args));
+        absl::StatusOr<std::vector<devices::Tensor>> out;
+        {
+          absl::MutexLock lock(one_at_a_time.get());
+          out = fn(*client, std::move(args));
+        }
         std::vector<devices::Tensor> reply;
         reply.push_back(*devices::Tensor::FromVector<int32_t>(
             {static_cast<int32_t>(out.status().code())}, devices::Shape()));

@@ -8,7 +8,9 @@
 // ps tasks (Variable::Kind::kRemote): whole and round-robin, or split by the
 // strategy's variable partitioner into shards along the first axis, each
 // shard on the next ps task (TF's placement); ColocateVarsWith puts a new
-// variable on the ps task of another. The coordinator schedules functions
+// variable, whole, on the ps task of another. ON_READ variables live there
+// too (TF's AggregatingVariable). A coordinator that creates a variable
+// the ps tasks hold already (a restarted one) binds to it. The coordinator schedules functions
 // on the workers: each scheduled call runs on whichever worker is free, and
 // reads and updates the variables on the ps tasks; calls run independently
 // of each other (no all-reduce across workers, no lock step). Inside a
@@ -26,7 +28,9 @@
 // are named "Variable", "Variable_1", ... in creation order). Each worker
 // registers its functions by name (RegisterWorkerFunction) and the
 // coordinator schedules them by name, with tensors as arguments: the C++
-// form of TF's schedule(fn).
+// form of TF's schedule(fn). A worker runs the calls of one function one at
+// a time (the coordinator may send a call again after a connection failure
+// while the first still runs there), so a function may call Run.
 //
 // Failures, as TF: a worker that cannot be reached or stops under a call
 // (UNAVAILABLE, CANCELLED, ABORTED from the RPC) has its calls scheduled
@@ -183,12 +187,13 @@ class ParameterServerStrategy : private ps_internal::OwnedPlatform,
   // or a partitioner that splits another axis than the first;
   // ALREADY_EXISTS when another variable has the name; UNAVAILABLE when a
   // ps task cannot be reached (creating it again then completes it);
-  // FAILED_PRECONDITION on a worker's strategy. Thread-safe.
+  // FAILED_PRECONDITION on a worker's strategy or an in-process one.
+  // Thread-safe.
   absl::StatusOr<Variable> CreateVariable(absl::string_view name,
                                           const devices::Tensor& initial);
 
   // Reads and updates variables from the coordinator (a cluster of
-  // servers only).
+  // servers only: an in-process strategy's client reaches no server).
   PsClient& client() { return *client_; }
 
  private:
@@ -204,9 +209,17 @@ class ParameterServerStrategy : private ps_internal::OwnedPlatform,
       ParameterServerStrategyOptions options, bool coordinator,
       std::shared_ptr<InProcessParameterServers> in_process);
 
-  // Where variable `name` of `dtype` and `shape` goes: its shards, from the
-  // ps task `first` (or the next of the round-robin). Advances the
-  // round-robin when `advance`; mu_ held.
+  // The location name of ps task `ps` (its device in process).
+  std::string PsLocation(int ps) const;
+  // The layout of a variable created in the scope: on the coordinator made
+  // on the ps tasks, or bound to one they hold already of as many rows
+  // (ALREADY_EXISTS for other rows); on a worker, bound by name.
+  absl::StatusOr<Variable> MakeOrBind(const std::string& name,
+                                      const devices::Tensor& initial,
+                                      std::optional<int> first);
+  // Where variable `name` of `dtype` and `shape` goes: its shards, whole on
+  // ps task `first` (colocated), else from the next ps task of the
+  // round-robin, which it advances; mu_ held.
   absl::StatusOr<Variable> Place(absl::string_view name, devices::DType dtype,
                                  const devices::Shape& shape,
                                  std::optional<int> first)

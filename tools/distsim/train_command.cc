@@ -379,7 +379,7 @@ absl::Status RunSimulatedParameterServers(const TrainOptions& options,
     num_workers = std::max<int64_t>(1, static_cast<int64_t>(tasks->size()) -
                                            num_ps);
   }
-  if (num_workers < 1 || num_workers > 4096 || num_ps < 1 || num_ps > 4096) {
+  if (num_workers < 1 || num_ps < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("--num_workers=", num_workers, " --num_ps=", num_ps,
                      ": give at least one of each"));
