@@ -128,12 +128,16 @@ class InProcessVariableStorage : public RemoteVariableStorage {
         devices::CopyTensorTo(platform, piece, **ps);
     if (!there.ok()) return there.status();
     const devices::KernelLibrary& kernels = (*ps)->kernels();
-    if (kind == UpdateKind::kAdd) {
-      return kernels.Accumulate(devices::ReduceOp::kSum, *there, shard)
-          .status();
-    }
-    return kernels.Binary(devices::BinaryOp::kSub, shard, *there, shard)
-        .status();
+    absl::StatusOr<devices::KernelCost> cost =
+        kind == UpdateKind::kAdd
+            ? kernels.Accumulate(devices::ReduceOp::kSum, *there, shard)
+            : kernels.Binary(devices::BinaryOp::kSub, shard, *there, shard);
+    if (!cost.ok()) return cost.status();
+    // The update ran; the ps device's clock pays for it (on a simulated
+    // device, after the updates queued there before it).
+    return (*ps)
+        ->Enqueue(*cost, [] { return absl::OkStatus(); })
+        ->Wait(absl::InfiniteDuration());
   }
 
   const std::shared_ptr<InProcessParameterServers> servers_;
