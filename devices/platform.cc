@@ -98,7 +98,8 @@ absl::StatusOr<Tensor> ReadableOn(Platform& platform, const Tensor& t,
 
 absl::StatusOr<Tensor> AsDeviceValue(const Tensor& t, Device& device) {
   if (t.device() == device.name()) return t;
-  if (!t.has_data()) return Tensor::ShapeOnly(t.dtype(), t.shape(), device.name());
+  if (!t.has_data())
+    return Tensor::ShapeOnly(t.dtype(), t.shape(), device.name());
   absl::StatusOr<Tensor> local = device.Allocate(t.dtype(), t.shape());
   if (!local.ok()) return local.status();
   if (t.bytes() == 0) return local;

@@ -259,8 +259,9 @@ class ReductionToOneDevice : public CrossDeviceOps {
   // one-element all-reduce over the communicator, which simulated waits
   // see), replica 0 reduces them there, the group meets again, and each
   // replica copies the result back.
-  absl::Status ReduceOutside(int replica, ReduceOp op, const devices::Tensor& in,
-                             devices::Tensor& out, absl::Duration timeout);
+  absl::Status ReduceOutside(int replica, ReduceOp op,
+                             const devices::Tensor& in, devices::Tensor& out,
+                             absl::Duration timeout);
   // The group meets: returns once every replica has called it.
   absl::Status Meet(int replica, absl::Duration timeout);
 

@@ -198,9 +198,9 @@ absl::Status ReductionToOneDevice::ReduceOutside(int replica, ReduceOp op,
     absl::MutexLock lock(&outside_mu_);
     if (staged_failed_) {
       return replica == 0 ? reduced
-                          : absl::AbortedError(absl::StrCat(
-                                name(), ": the reduction on ",
-                                outside_->name(), " failed"));
+                          : absl::AbortedError(
+                                absl::StrCat(name(), ": the reduction on ",
+                                             outside_->name(), " failed"));
     }
     result = staged_result_;
   }

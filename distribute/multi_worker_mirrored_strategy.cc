@@ -695,8 +695,7 @@ class SharedEndpoints {
 // GPUs, else its first CPU.
 absl::StatusOr<std::vector<std::vector<std::string>>> TaskDevices(
     devices::Platform& platform) {
-  absl::StatusOr<std::vector<TaskDeviceGroup>> tasks =
-      DevicesByTask(platform);
+  absl::StatusOr<std::vector<TaskDeviceGroup>> tasks = DevicesByTask(platform);
   if (!tasks.ok()) return tasks.status();
   std::vector<std::vector<std::string>> out;
   for (const TaskDeviceGroup& t : *tasks) {

@@ -140,7 +140,8 @@ absl::Status StrategyExtended::UpdateRemote(Variable& var, const UpdateFn& fn,
                                             devices::Device* at) {
   absl::StatusOr<devices::Tensor> read = var.ReadRemote(at);
   if (!read.ok()) return read.status();
-  absl::StatusOr<devices::Tensor> before = devices::ToHostTensor(*platform_, *read);
+  absl::StatusOr<devices::Tensor> before =
+      devices::ToHostTensor(*platform_, *read);
   if (!before.ok()) return before.status();
   // fn writes a copy of its own; `before` stays what was read.
   absl::StatusOr<devices::Tensor> value =

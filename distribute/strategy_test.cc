@@ -586,14 +586,14 @@ TEST(StrategyTest, BadDevicesGetClearErrors) {
 TEST(StrategyTest, ReductionToADeviceThatRunsNoReplica) {
   auto platform = HostWith(4);
   auto ops = std::make_shared<ReductionToOneDevice>("/cpu:0");
-  auto s = *MirroredStrategy::Create(*platform, {"/cpu:1", "/cpu:2", "/cpu:3"},
-                                     ops);
+  auto s =
+      *MirroredStrategy::Create(*platform, {"/cpu:1", "/cpu:2", "/cpu:3"}, ops);
   for (int round = 0; round < 3; ++round) {
     auto out = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
                           -> absl::StatusOr<std::vector<Tensor>> {
       float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-      auto sum = ctx.AllReduce(ReduceOp::kSum,
-                               {Floats({id, 1}, devices::Shape({2}))});
+      auto sum =
+          ctx.AllReduce(ReduceOp::kSum, {Floats({id, 1}, devices::Shape({2}))});
       if (!sum.ok()) return sum.status();
       auto mean =
           ctx.AllReduce(ReduceOp::kMean, {Floats({id}, devices::Shape({1}))});
@@ -620,15 +620,16 @@ TEST(StrategyTest, ReductionToADeviceThatRunsNoReplica) {
 
   // CentralStorageStrategy reduces on the CPU, as TF's.
   auto c = *CentralStorageStrategy::Create(*platform, {"/cpu:1", "/cpu:2"});
-  auto out = c->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
-                        -> absl::StatusOr<std::vector<Tensor>> {
-    auto sum = ctx.AllReduce(
-        ReduceOp::kSum,
-        {Floats({static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1)},
-                devices::Shape({1}))});
-    if (!sum.ok()) return sum.status();
-    return std::vector<Tensor>{(*sum)[0]};
-  });
+  auto out = c->Run(
+      [](ReplicaContext& ctx,
+         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        auto sum = ctx.AllReduce(
+            ReduceOp::kSum,
+            {Floats({static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1)},
+                    devices::Shape({1}))});
+        if (!sum.ok()) return sum.status();
+        return std::vector<Tensor>{(*sum)[0]};
+      });
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].value(1).ToVector<float>(), (std::vector<float>{3}));
 }

@@ -73,7 +73,6 @@ absl::Status Apply(const StrategyExtended& extended, devices::Tensor& dst,
       .status();
 }
 
-
 // The rows of the host tensor `value` that `ids` (checked) names.
 absl::StatusOr<devices::Tensor> GatherRows(const devices::Tensor& value,
                                            const devices::Tensor& ids) {
@@ -435,9 +434,9 @@ absl::StatusOr<devices::Tensor> Variable::SparseRead(
         devices::DTypeName(ids.dtype()), "; give int32 or int64 ids"));
   }
   if (ids.num_elements() > 0 && (!ids.has_data() || !ids.host_accessible())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the ids to look up in variable '", name(),
-        "' are not in host memory: copy them to the host first"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the ids to look up in variable '", name(),
+                     "' are not in host memory: copy them to the host first"));
   }
   const int64_t rows = shape_.dim(0);
   for (int64_t i = 0; i < ids.num_elements(); ++i) {

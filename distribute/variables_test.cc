@@ -141,7 +141,8 @@ TEST_F(VariablesTest, SparseReadTakesTheRowsTheIdsName) {
   VariableOptions o;
   o.name = "table";
   auto table = strategy_->CreateVariable(
-      *Tensor::FromVector<float>({0, 1, 10, 11, 20, 21}, devices::Shape({3, 2})),
+      *Tensor::FromVector<float>({0, 1, 10, 11, 20, 21},
+                                 devices::Shape({3, 2})),
       o);
   ASSERT_TRUE(table.ok()) << table.status();
   auto rows = (*table)->SparseRead(
@@ -164,10 +165,9 @@ TEST_F(VariablesTest, SparseReadTakesTheRowsTheIdsName) {
   auto scalar = strategy_->CreateVariable(
       *Tensor::FromVector<float>({1}, devices::Shape()), o);
   ASSERT_TRUE(scalar.ok()) << scalar.status();
-  EXPECT_EQ((*scalar)->SparseRead(Tensor::FromVector<int64_t>({0}))
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      (*scalar)->SparseRead(Tensor::FromVector<int64_t>({0})).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(VariablesTest, MirroredAggregations) {
@@ -285,15 +285,16 @@ TEST(CentralStorageTest, OnReadVariablesAggregateOnTheParameterDevice) {
   ASSERT_EQ(v->values().size(), 1u);
   EXPECT_EQ(v->values()[0].device(),
             "/job:localhost/replica:0/task:0/device:CPU:0");
-  auto out = s->Run([&](ReplicaContext& ctx, const std::vector<Tensor>&)
-                        -> absl::StatusOr<std::vector<Tensor>> {
-    float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-    absl::Status st = v->AssignAdd(Scalar(id + 1));  // 1 + 2, once
-    if (!st.ok()) return st;
-    absl::StatusOr<Tensor> read = v->Read();
-    if (!read.ok()) return read.status();
-    return std::vector<Tensor>{*read};
-  });
+  auto out = s->Run(
+      [&](ReplicaContext& ctx,
+          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+        absl::Status st = v->AssignAdd(Scalar(id + 1));  // 1 + 2, once
+        if (!st.ok()) return st;
+        absl::StatusOr<Tensor> read = v->Read();
+        if (!read.ok()) return read.status();
+        return std::vector<Tensor>{*read};
+      });
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Value((*out)[0].value(0)), 3);
   EXPECT_EQ(Value((*out)[0].value(1)), 3);

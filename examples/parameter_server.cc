@@ -58,15 +58,16 @@ absl::StatusOr<std::shared_ptr<distribute::Variable>> MakeModel(
 // given, applied to w on the ps.
 absl::Status RegisterTrainStep(distribute::Server& server) {
   absl::StatusOr<std::shared_ptr<distribute::ps::ParameterServerStrategy>>
-      strategy = distribute::ps::ParameterServerStrategy::CreateForWorker(server);
+      strategy =
+          distribute::ps::ParameterServerStrategy::CreateForWorker(server);
   if (!strategy.ok()) return strategy.status();
   auto w = MakeModel(**strategy);
   if (!w.ok()) return w.status();
   return distribute::ps::RegisterWorkerFunction(
       server, "train_step",
-      [strategy = *strategy, w = *w](distribute::ps::PsClient&,
-                                     std::vector<Tensor> batch)
-          -> absl::StatusOr<std::vector<Tensor>> {
+      [strategy = *strategy, w = *w](
+          distribute::ps::PsClient&,
+          std::vector<Tensor> batch) -> absl::StatusOr<std::vector<Tensor>> {
         auto out = strategy->Run(
             [&](distribute::ReplicaContext&, const std::vector<Tensor>& xy)
                 -> absl::StatusOr<std::vector<Tensor>> {

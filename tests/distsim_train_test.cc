@@ -234,10 +234,12 @@ TEST(ParameterServerTrainingTest, AsynchronousTrainingConverges) {
 // sim:dgx_h100_cluster:3): it learns, and is deterministic: the same
 // command gives the same losses, weights and simulated time.
 TEST(ParameterServerTrainingTest, OnSimulatedHostsItLearnsAndRepeats) {
-  const std::vector<std::string> args = {
-      "train", "--strategy=parameter_server",
-      "--platform=sim:dgx_h100_cluster:3", "--steps=80", "--global_batch=64",
-      "--json"};
+  const std::vector<std::string> args = {"train",
+                                         "--strategy=parameter_server",
+                                         "--platform=sim:dgx_h100_cluster:3",
+                                         "--steps=80",
+                                         "--global_batch=64",
+                                         "--json"};
   const distsim_test::Finished first = RunDistsim(args, "ps_sim_1");
   ASSERT_TRUE(first.exit.exited && first.exit.code == 0) << first.err;
   const distsim_test::Finished second = RunDistsim(args, "ps_sim_2");
@@ -252,8 +254,8 @@ TEST(ParameterServerTrainingTest, OnSimulatedHostsItLearnsAndRepeats) {
   EXPECT_THAT(json, HasSubstr("\"strategy\":\"parameter_server\""));
   EXPECT_THAT(json, Not(HasSubstr("\"simulated_step_us\":null")));
   double initial = 0, final_loss = 0;
-  ASSERT_TRUE(absl::SimpleAtod(distsim_test::JsonField(json, "initial_loss"),
-                               &initial))
+  ASSERT_TRUE(
+      absl::SimpleAtod(distsim_test::JsonField(json, "initial_loss"), &initial))
       << json;
   ASSERT_TRUE(absl::SimpleAtod(distsim_test::JsonField(json, "final_loss"),
                                &final_loss))
@@ -269,8 +271,7 @@ TEST(ParameterServerTrainingTest, OnSimulatedHostsItLearnsAndRepeats) {
   EXPECT_FALSE(small.exit.exited && small.exit.code == 0);
   EXPECT_THAT(small.err, HasSubstr("it has 2 host(s)")) << small.err;
   const distsim_test::Finished cuda = RunDistsim(
-      {"train", "--strategy=parameter_server", "--platform=cuda",
-       "--steps=2"},
+      {"train", "--strategy=parameter_server", "--platform=cuda", "--steps=2"},
       "ps_cuda");
   EXPECT_FALSE(cuda.exit.exited && cuda.exit.code == 0);
   EXPECT_THAT(cuda.err, HasSubstr("simulated hosts")) << cuda.err;

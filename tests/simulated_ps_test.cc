@@ -121,22 +121,23 @@ absl::StatusOr<Run> TrainOnce() {
         const Model& m = models[static_cast<size_t>(w)];
         distribute::Strategy& strategy = *workers[static_cast<size_t>(w)];
         return strategy
-            .Run([&](distribute::ReplicaContext& ctx,
-                     const std::vector<Tensor>& args)
-                     -> absl::StatusOr<std::vector<Tensor>> {
-              auto value = m.w->Read();
-              if (!value.ok()) return value.status();
-              absl::Status st = m.w->AssignSub(args[0]);
-              if (!st.ok()) return st;
-              st = ctx.strategy().extended().Update(
-                  *m.steps, [](Tensor& t, const std::vector<Tensor>&) {
-                    ++t.data<int64_t>()[0];
-                    return absl::OkStatus();
-                  });
-              if (!st.ok()) return st;
-              return std::vector<Tensor>{};
-            },
-                 {half})
+            .Run(
+                [&](distribute::ReplicaContext& ctx,
+                    const std::vector<Tensor>& args)
+                    -> absl::StatusOr<std::vector<Tensor>> {
+                  auto value = m.w->Read();
+                  if (!value.ok()) return value.status();
+                  absl::Status st = m.w->AssignSub(args[0]);
+                  if (!st.ok()) return st;
+                  st = ctx.strategy().extended().Update(
+                      *m.steps, [](Tensor& t, const std::vector<Tensor>&) {
+                        ++t.data<int64_t>()[0];
+                        return absl::OkStatus();
+                      });
+                  if (!st.ok()) return st;
+                  return std::vector<Tensor>{};
+                },
+                {half})
             .status();
       });
   if (!s.ok()) return s;
@@ -227,7 +228,8 @@ TEST(SimulatedPsTest, InProcessStrategiesRefuseWhatNeedsServers) {
     ASSERT_TRUE(scope.ok());
     auto guard = (*strategy)->extended().ColocateVarsWith(*model->w);
     ASSERT_TRUE(guard.ok()) << guard.status();
-    auto v = (*strategy)->CreateVariable(*Tensor::FromVector<float>({1, 2}, Shape({2})));
+    auto v = (*strategy)->CreateVariable(
+        *Tensor::FromVector<float>({1, 2}, Shape({2})));
     ASSERT_TRUE(v.ok()) << v.status();
     EXPECT_THAT((*v)->devices(), ElementsAre((*tasks)[1].cpus[0]));
   }

@@ -30,8 +30,7 @@ devices::Shape RowsShape(const devices::Shape& shape, int64_t rows) {
 class InProcessVariableStorage : public RemoteVariableStorage {
  public:
   InProcessVariableStorage(std::shared_ptr<InProcessParameterServers> servers,
-                           std::string name,
-                           std::vector<std::string> locations)
+                           std::string name, std::vector<std::string> locations)
       : servers_(std::move(servers)),
         name_(std::move(name)),
         locations_(std::move(locations)) {}
@@ -182,13 +181,14 @@ absl::Status InProcessParameterServers::CreateVariable(
   }
   auto entry = std::make_shared<Entry>();
   entry->layout = layout;
-  absl::StatusOr<devices::Tensor> host = devices::ToHostTensor(platform_, initial);
+  absl::StatusOr<devices::Tensor> host =
+      devices::ToHostTensor(platform_, initial);
   if (!host.ok()) return host.status();
   for (const ShardInfo& shard : layout.shards) {
     if (shard.ps < 0 || shard.ps >= static_cast<int>(devices_.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable \"", layout.name, "\" placed on ps task ", shard.ps,
-          " of ", devices_.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("variable \"", layout.name, "\" placed on ps task ",
+                       shard.ps, " of ", devices_.size()));
     }
     devices::Tensor piece = *host;
     if (layout.shards.size() > 1) {
@@ -243,9 +243,9 @@ absl::Status RunOnWorkers(
     const std::vector<devices::Device*>& workers, int64_t num_calls,
     const std::function<absl::Status(int worker, int64_t call)>& fn) {
   if (workers.empty() || num_calls < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RunOnWorkers needs workers (", workers.size(),
-        ") and a call count >= 0 (", num_calls, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("RunOnWorkers needs workers (", workers.size(),
+                     ") and a call count >= 0 (", num_calls, ")"));
   }
   absl::Mutex mu;
   // Worker w starts with call w: the workers start at once, before any of
@@ -272,10 +272,10 @@ absl::Status RunOnWorkers(
       if (!s.ok()) {
         absl::MutexLock lock(&mu);
         failed = true;
-        errors.emplace(call,
-                       absl::Status(s.code(), absl::StrCat("call ", call,
-                                                           " on worker ", w,
-                                                           ": ", s.message())));
+        errors.emplace(
+            call,
+            absl::Status(s.code(), absl::StrCat("call ", call, " on worker ", w,
+                                                ": ", s.message())));
         return;
       }
     }

@@ -97,9 +97,10 @@ class InProcessParameterServers
 // all started together. Worker w starts with call w; after that a worker
 // takes the next call whenever it is free, so on the simulator each call
 // goes to the worker free first in simulated time (which must wait on the
-// simulator at least once a call for that order to be the simulator's). Returns when every call has run; the first failure (by call index)
-// stops the workers from taking more calls and is returned, prefixed with
-// its call and worker. INVALID_ARGUMENT for no workers or a negative count.
+// simulator at least once a call for that order to be the simulator's). Returns
+// when every call has run; the first failure (by call index) stops the workers
+// from taking more calls and is returned, prefixed with its call and worker.
+// INVALID_ARGUMENT for no workers or a negative count.
 absl::Status RunOnWorkers(
     const std::vector<devices::Device*>& workers, int64_t num_calls,
     const std::function<absl::Status(int worker, int64_t call)>& fn);

@@ -122,8 +122,8 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
     ASSERT_TRUE(guard.ok()) << guard.status();
     VariableOptions options;
     options.name = "beside_steps";
-    auto v = (*strategy)->CreateVariable(Floats({1, 2, 3, 4}, Shape({4})),
-                                         options);
+    auto v =
+        (*strategy)->CreateVariable(Floats({1, 2, 3, 4}, Shape({4})), options);
     ASSERT_TRUE(v.ok()) << v.status();
     EXPECT_THAT((*v)->devices(), ElementsAre("/job:ps/replica:0/task:0"));
   }
@@ -152,8 +152,9 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
 
   // Outside the scope: refused. ON_READ: on the ps tasks too (TF's
   // AggregatingVariable).
-  EXPECT_EQ((*strategy)->CreateVariable(Floats({1}, Shape({1}))).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      (*strategy)->CreateVariable(Floats({1}, Shape({1}))).status().code(),
+      absl::StatusCode::kFailedPrecondition);
   {
     auto scope = (*strategy)->Scope();
     ASSERT_TRUE(scope.ok());
@@ -167,7 +168,8 @@ TEST(ParameterServerScopeTest, VariablesInTheScopeLiveOnThePsTasks) {
     // A name taken already, by a variable of other rows.
     options.synchronization = VariableSynchronization::kAuto;
     options.name = "w";
-    EXPECT_EQ((*strategy)->CreateVariable(Floats({1}, Shape({1})), options)
+    EXPECT_EQ((*strategy)
+                  ->CreateVariable(Floats({1}, Shape({1})), options)
                   .status()
                   .code(),
               absl::StatusCode::kAlreadyExists);
@@ -192,8 +194,8 @@ TEST(ParameterServerScopeTest, ARestartedCoordinatorBindsToWhatThePsTasksHold) {
     ASSERT_TRUE(first.ok());
     Model m = MakeModel(**first);
     ASSERT_NE(m.w, nullptr);
-    ASSERT_TRUE(m.w->Assign(Floats({1, 2, 3, 4, 5, 6, 7, 8}, Shape({4, 2})))
-                    .ok());
+    ASSERT_TRUE(
+        m.w->Assign(Floats({1, 2, 3, 4, 5, 6, 7, 8}, Shape({4, 2}))).ok());
   }
   auto second = ParameterServerStrategy::Create(c->spec, TwoShards());
   ASSERT_TRUE(second.ok());
@@ -219,8 +221,8 @@ TEST(ParameterServerScopeTest, AStrategyProgramRunsOnTheWorkers) {
   std::vector<std::unique_ptr<ParameterServerStrategy>> worker_strategies;
   std::vector<Model> worker_models;
   for (auto& server : c->workers) {
-    auto strategy = ParameterServerStrategy::CreateForWorker(*server,
-                                                             TwoShards());
+    auto strategy =
+        ParameterServerStrategy::CreateForWorker(*server, TwoShards());
     ASSERT_TRUE(strategy.ok()) << strategy.status();
     EXPECT_FALSE((*strategy)->is_coordinator());
     worker_models.push_back(MakeModel(**strategy));
@@ -229,34 +231,33 @@ TEST(ParameterServerScopeTest, AStrategyProgramRunsOnTheWorkers) {
   for (size_t i = 0; i < c->workers.size(); ++i) {
     ParameterServerStrategy* strategy = worker_strategies[i].get();
     Model m = worker_models[i];
-    ASSERT_TRUE(
-        RegisterWorkerFunction(
-            *c->workers[i], "train_step",
-            [strategy, m](PsClient&, std::vector<Tensor> args)
-                -> absl::StatusOr<std::vector<Tensor>> {
-              auto out = strategy->Run(
-                  [&](ReplicaContext& ctx, const std::vector<Tensor>& a)
-                      -> absl::StatusOr<std::vector<Tensor>> {
-                    auto w = m.w->Read();
-                    if (!w.ok()) return w.status();
-                    absl::Status s = m.w->AssignSub(a[0]);
-                    if (!s.ok()) return s;
-                    s = ctx.strategy().extended().Update(
-                        *m.steps,
-                        [](Tensor& steps, const std::vector<Tensor>&) {
-                          ++steps.data<int64_t>()[0];
-                          return absl::OkStatus();
-                        });
-                    if (!s.ok()) return s;
-                    return std::vector<Tensor>{*w};
-                  },
-                  {args[0]});
-              if (!out.ok()) return out.status();
-              auto seen = strategy->Reduce(ReduceOp::kSum, (*out)[0]);
-              if (!seen.ok()) return seen.status();
-              return std::vector<Tensor>{*seen};
-            })
-            .ok());
+    ASSERT_TRUE(RegisterWorkerFunction(
+                    *c->workers[i], "train_step",
+                    [strategy, m](PsClient&, std::vector<Tensor> args)
+                        -> absl::StatusOr<std::vector<Tensor>> {
+                      auto out = strategy->Run(
+                          [&](ReplicaContext& ctx, const std::vector<Tensor>& a)
+                              -> absl::StatusOr<std::vector<Tensor>> {
+                            auto w = m.w->Read();
+                            if (!w.ok()) return w.status();
+                            absl::Status s = m.w->AssignSub(a[0]);
+                            if (!s.ok()) return s;
+                            s = ctx.strategy().extended().Update(
+                                *m.steps,
+                                [](Tensor& steps, const std::vector<Tensor>&) {
+                                  ++steps.data<int64_t>()[0];
+                                  return absl::OkStatus();
+                                });
+                            if (!s.ok()) return s;
+                            return std::vector<Tensor>{*w};
+                          },
+                          {args[0]});
+                      if (!out.ok()) return out.status();
+                      auto seen = strategy->Reduce(ReduceOp::kSum, (*out)[0]);
+                      if (!seen.ok()) return seen.status();
+                      return std::vector<Tensor>{*seen};
+                    })
+                    .ok());
   }
   StartAll(*c);
   auto strategy = ParameterServerStrategy::Create(c->spec, TwoShards());
@@ -308,24 +309,24 @@ TEST(ParameterServerScopeTest, ReplicasOfAWorkerUpdateOnceByAggregation) {
   ASSERT_TRUE(platform.ok()) << platform.status();
   ParameterServerStrategyOptions options;
   options.platform = platform->get();
-  auto strategy = ParameterServerStrategy::CreateForWorker(*c->workers[0],
-                                                           options);
+  auto strategy =
+      ParameterServerStrategy::CreateForWorker(*c->workers[0], options);
   ASSERT_TRUE(strategy.ok()) << strategy.status();
   EXPECT_EQ((*strategy)->NumReplicasInSync(), 2);
   Model m = MakeModel(**strategy);
   ASSERT_NE(m.scale, nullptr);
 
   // SUM: each replica adds its id + 1; the ps gets 1 + 2 once.
-  auto out = (*strategy)->Run([&](ReplicaContext& ctx,
-                                  const std::vector<Tensor>&)
-                                  -> absl::StatusOr<std::vector<Tensor>> {
-    const float mine = static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1);
-    absl::Status s = m.scale->AssignAdd(Floats({mine}, Shape({1})));
-    if (!s.ok()) return s;
-    auto read = m.scale->Read();
-    if (!read.ok()) return read.status();
-    return std::vector<Tensor>{*read};
-  });
+  auto out = (*strategy)->Run(
+      [&](ReplicaContext& ctx,
+          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        const float mine = static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1);
+        absl::Status s = m.scale->AssignAdd(Floats({mine}, Shape({1})));
+        if (!s.ok()) return s;
+        auto read = m.scale->Read();
+        if (!read.ok()) return read.status();
+        return std::vector<Tensor>{*read};
+      });
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(made.scale->Read()->ToVector<float>(), (std::vector<float>{4}));
   // Each replica read the value after the update.
@@ -333,13 +334,14 @@ TEST(ParameterServerScopeTest, ReplicasOfAWorkerUpdateOnceByAggregation) {
   EXPECT_EQ((*out)[0].value(1).ToVector<float>(), (std::vector<float>{4}));
 
   // "w" has no aggregation.
-  out = (*strategy)->Run([&](ReplicaContext&, const std::vector<Tensor>&)
-                             -> absl::StatusOr<std::vector<Tensor>> {
-    absl::Status s = m.w->AssignAdd(
-        Floats({1, 1, 1, 1, 1, 1, 1, 1}, Shape({4, 2})));
-    if (!s.ok()) return s;
-    return std::vector<Tensor>{};
-  });
+  out = (*strategy)->Run(
+      [&](ReplicaContext&,
+          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        absl::Status s =
+            m.w->AssignAdd(Floats({1, 1, 1, 1, 1, 1, 1, 1}, Shape({4, 2})));
+        if (!s.ok()) return s;
+        return std::vector<Tensor>{};
+      });
   EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(out.status().message(),
               HasSubstr("You must specify an aggregation method"));
@@ -358,10 +360,9 @@ TEST(ParameterServerScopeTest, AWorkerBindsOnlyToWhatTheCoordinatorMade) {
   EXPECT_EQ(m.w->Read().status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(c->stores[0]->size() + c->stores[1]->size(), 0);
   // The ps-level creation is the coordinator's.
-  EXPECT_EQ((*strategy)->CreateVariable("x", Floats({1}, Shape({1})))
-                .status()
-                .code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      (*strategy)->CreateVariable("x", Floats({1}, Shape({1}))).status().code(),
+      absl::StatusCode::kFailedPrecondition);
 
   // Made with another shape by the coordinator.
   auto coordinator = ParameterServerStrategy::Create(c->spec);
@@ -371,8 +372,9 @@ TEST(ParameterServerScopeTest, AWorkerBindsOnlyToWhatTheCoordinatorMade) {
     ASSERT_TRUE(scope.ok());
     VariableOptions options;
     options.name = "w";
-    ASSERT_TRUE(
-        (*coordinator)->CreateVariable(Floats({1, 2}, Shape({2})), options).ok());
+    ASSERT_TRUE((*coordinator)
+                    ->CreateVariable(Floats({1, 2}, Shape({2})), options)
+                    .ok());
   }
   absl::StatusOr<Tensor> read = m.w->Read();
   EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition);

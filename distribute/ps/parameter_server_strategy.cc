@@ -46,7 +46,6 @@ absl::StatusOr<std::vector<std::string>> Targets(
   return targets;
 }
 
-
 // The name of ps task `ps` as a variable's location.
 std::string PsTaskName(int ps) {
   return absl::StrCat("/job:ps/replica:0/task:", ps);
@@ -152,8 +151,8 @@ class ParameterServerStrategyExtended : public StrategyExtended {
     }
     std::shared_ptr<RemoteVariableStorage> storage;
     if (strategy.in_process()) {
-      storage = strategy.in_process_->Storage(layout->name,
-                                              std::move(locations));
+      storage =
+          strategy.in_process_->Storage(layout->name, std::move(locations));
     } else {
       storage = std::make_shared<PsVariableStorage>(
           &platform(), strategy.client_, layout->name, std::move(locations));
@@ -235,9 +234,8 @@ ParameterServerStrategy::Make(
   if (!resolved.ok()) return resolved.status();
   // TF's strategy reduces its replicas on the local CPU.
   std::shared_ptr<CrossDeviceOps> ops = std::make_shared<ReductionToOneDevice>(
-      resolved->size() == 1
-          ? std::string()
-          : LocalCpu(*platform, (*resolved)[0]).value_or(""));
+      resolved->size() == 1 ? std::string()
+                            : LocalCpu(*platform, (*resolved)[0]).value_or(""));
   absl::Status bound = ops->Bind(*platform, *resolved);
   if (!bound.ok()) return bound;
   auto extended = std::make_unique<ParameterServerStrategyExtended>(
@@ -444,8 +442,8 @@ absl::Status RegisterWorkerFunction(Server& server, absl::string_view name,
   auto one_at_a_time = std::make_shared<absl::Mutex>();
   return server.function_registry().Register(
       absl::StrCat(kWorkerPrefix, name),
-      [client, one_at_a_time, fn = std::move(fn)](
-          std::vector<devices::Tensor> args)
+      [client, one_at_a_time,
+       fn = std::move(fn)](std::vector<devices::Tensor> args)
           -> absl::StatusOr<std::vector<devices::Tensor>> {
         absl::StatusOr<std::vector<devices::Tensor>> out;
         {

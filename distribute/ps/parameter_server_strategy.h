@@ -10,13 +10,13 @@
 // shard on the next ps task (TF's placement); ColocateVarsWith puts a new
 // variable, whole, on the ps task of another. ON_READ variables live there
 // too (TF's AggregatingVariable). A coordinator that creates a variable
-// the ps tasks hold already (a restarted one) binds to it. The coordinator schedules functions
-// on the workers: each scheduled call runs on whichever worker is free, and
-// reads and updates the variables on the ps tasks; calls run independently
-// of each other (no all-reduce across workers, no lock step). Inside a
-// call, the worker's strategy runs the replica function on the worker's
-// devices (Run; one replica on a CPU worker), reduces across them (Reduce,
-// ReplicaContext::AllReduce) and updates variables (Assign*, or
+// the ps tasks hold already (a restarted one) binds to it. The coordinator
+// schedules functions on the workers: each scheduled call runs on whichever
+// worker is free, and reads and updates the variables on the ps tasks; calls
+// run independently of each other (no all-reduce across workers, no lock step).
+// Inside a call, the worker's strategy runs the replica function on the
+// worker's devices (Run; one replica on a CPU worker), reduces across them
+// (Reduce, ReplicaContext::AllReduce) and updates variables (Assign*, or
 // extended().Update for an optimizer's update function).
 //
 // TF traces a function on the coordinator and ships it, with the variables
@@ -90,10 +90,10 @@
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/partitioners.h"
-#include "distribute/strategy.h"
 #include "distribute/ps/ps_client.h"
 #include "distribute/server/channel.h"
 #include "distribute/server/server.h"
+#include "distribute/strategy.h"
 
 namespace distribute {
 namespace ps {
@@ -198,12 +198,12 @@ class ParameterServerStrategy : private ps_internal::OwnedPlatform,
 
  private:
   friend class ParameterServerStrategyExtended;
-  ParameterServerStrategy(std::unique_ptr<devices::Platform> owned_platform,
-                          std::unique_ptr<StrategyExtended> extended,
-                          bool coordinator, std::vector<std::string> workers,
-                          std::vector<std::string> ps,
-                          ParameterServerStrategyOptions options,
-                          std::shared_ptr<InProcessParameterServers> in_process);
+  ParameterServerStrategy(
+      std::unique_ptr<devices::Platform> owned_platform,
+      std::unique_ptr<StrategyExtended> extended, bool coordinator,
+      std::vector<std::string> workers, std::vector<std::string> ps,
+      ParameterServerStrategyOptions options,
+      std::shared_ptr<InProcessParameterServers> in_process);
   static absl::StatusOr<std::unique_ptr<ParameterServerStrategy>> Make(
       std::vector<std::string> workers, std::vector<std::string> ps,
       ParameterServerStrategyOptions options, bool coordinator,

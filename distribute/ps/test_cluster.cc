@@ -67,7 +67,6 @@ void OnEveryWorker(Cluster& c, const std::string& name, WorkerFunction fn) {
   }
 }
 
-
 devices::Tensor Floats(std::vector<float> v, devices::Shape shape) {
   return *devices::Tensor::FromVector<float>(v, std::move(shape));
 }

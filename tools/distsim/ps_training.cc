@@ -149,8 +149,7 @@ absl::StatusOr<PsVariables> MakeVariables(distribute::Strategy& strategy,
 absl::StatusOr<distribute::data::Dataset> WorkerBatches(
     const TrainOptions& o, std::shared_ptr<models::ClassificationSource> data,
     int64_t examples, int workers, int id) {
-  auto batches =
-      distribute::data::Dataset::Range(examples).Shard(workers, id);
+  auto batches = distribute::data::Dataset::Range(examples).Shard(workers, id);
   if (!batches.ok()) return batches.status();
   auto batched = batches->Repeat().Batch(o.global_batch);
   if (!batched.ok()) return batched.status();
@@ -181,8 +180,8 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
                                    const distribute::data::Element& batch,
                                    int64_t step) {
   auto out = worker.Run(
-      [&](distribute::ReplicaContext& ctx, const std::vector<Tensor>& a)
-          -> absl::StatusOr<std::vector<Tensor>> {
+      [&](distribute::ReplicaContext& ctx,
+          const std::vector<Tensor>& a) -> absl::StatusOr<std::vector<Tensor>> {
         absl::Status charge;
         models::ExecutionContext exec = ReplicaExecution(ctx, &charge);
         std::vector<Tensor> params;
@@ -208,8 +207,8 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
           for (const auto& slot : vars.slots[i]) {
             auto read = slot->Read();
             if (!read.ok()) return read.status();
-            auto value = devices::ToHostTensor(
-                worker.extended().platform(), *read);
+            auto value =
+                devices::ToHostTensor(worker.extended().platform(), *read);
             if (!value.ok()) return value.status();
             auto copy = Tensor::Host(value->dtype(), value->shape());
             if (!copy.ok()) return copy.status();
@@ -264,8 +263,7 @@ absl::Status RegisterWorker(distribute::Server& server,
   // long as the function that uses it.
   auto strategy = ps::ParameterServerStrategy::CreateForWorker(server);
   if (!strategy.ok()) return strategy.status();
-  std::shared_ptr<ps::ParameterServerStrategy> worker =
-      *std::move(strategy);
+  std::shared_ptr<ps::ParameterServerStrategy> worker = *std::move(strategy);
   auto vars = MakeVariables(*worker, options, m);
   if (!vars.ok()) return vars.status();
   return ps::RegisterWorkerFunction(
@@ -408,14 +406,14 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
   if (!tasks.ok()) return tasks.status();
   const int hosts = static_cast<int>(tasks->size());
   if (workers < 1 || num_ps < 1 || workers + num_ps > hosts) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter_server on platform ", platform.name(), " puts each of ",
-        workers, " worker(s) and ", num_ps,
-        " ps task(s) on a host of its own, but it has ", hosts,
-        " host(s): pick a topology with more hosts (e.g. "
-        "sim:dgx_h100_cluster:",
-        std::max(workers, 1) + std::max(num_ps, 1),
-        ") or lower --num_workers / --num_ps"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter_server on platform ", platform.name(),
+                     " puts each of ", workers, " worker(s) and ", num_ps,
+                     " ps task(s) on a host of its own, but it has ", hosts,
+                     " host(s): pick a topology with more hosts (e.g. "
+                     "sim:dgx_h100_cluster:",
+                     std::max(workers, 1) + std::max(num_ps, 1),
+                     ") or lower --num_workers / --num_ps"));
   }
   // A task's thread runs on its host's CPU; its replica is its first GPU.
   auto first = [&](int task, bool gpu_first) -> absl::StatusOr<std::string> {
@@ -471,8 +469,7 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
     inputs.push_back(std::move(iterator));
     threads.push_back(*thread);
   }
-  std::vector<std::optional<double>> losses(
-      static_cast<size_t>(options.steps));
+  std::vector<std::optional<double>> losses(static_cast<size_t>(options.steps));
   absl::Status ran = ps::RunOnWorkers(
       threads, options.steps, [&](int w, int64_t step) -> absl::Status {
         const size_t k = static_cast<size_t>(w);

@@ -376,8 +376,8 @@ absl::Status RunSimulatedParameterServers(const TrainOptions& options,
   if (!tasks.ok()) return tasks.status();
   if (num_ps == 0) num_ps = 1;
   if (num_workers == 0) {
-    num_workers = std::max<int64_t>(1, static_cast<int64_t>(tasks->size()) -
-                                           num_ps);
+    num_workers =
+        std::max<int64_t>(1, static_cast<int64_t>(tasks->size()) - num_ps);
   }
   if (num_workers < 1 || num_ps < 1) {
     return absl::InvalidArgumentError(
@@ -417,9 +417,9 @@ absl::Status RunSimulatedParameterServers(const TrainOptions& options,
         static_cast<long long>(num_workers), t.compute_us, t.communication_us,
         t.idle_us);
   }
-  return PrintResults(*result, step_us, timer.get(), trace_path,
-                      platform_spec, json, "parameter_server",
-                      static_cast<int>(num_workers), options.steps, "");
+  return PrintResults(*result, step_us, timer.get(), trace_path, platform_spec,
+                      json, "parameter_server", static_cast<int>(num_workers),
+                      options.steps, "");
 }
 
 // --strategy=parameter_server in a process launched as one task of a
