@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/device.h"
-#include "devices/device_name.h"
 #include "devices/transport.h"
+#include "distribute/strategy_devices.h"
 #include "distribute/thread_group.h"
 
 namespace distribute {
@@ -20,28 +20,10 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Create(
   for (const auto& strategy : *workers) {
     // The task's first CPU (its host), else its first replica device.
     const std::string& first = strategy->extended().WorkerDevices()[0];
-    absl::StatusOr<devices::DeviceName> task =
-        devices::DeviceName::Parse(first);
-    if (!task.ok()) return task.status();
-    devices::Device* host = nullptr;
-    for (const std::string& n : platform.DeviceNames()) {
-      absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
-      if (!d.ok()) return d.status();
-      absl::StatusOr<devices::DeviceName> parsed =
-          devices::DeviceName::Parse((*d)->name());
-      if (!parsed.ok()) return parsed.status();
-      if ((*d)->kind() == devices::DeviceKind::kCPU &&
-          parsed->job == task->job && parsed->task == task->task) {
-        host = *d;
-        break;
-      }
-    }
-    if (host == nullptr) {
-      absl::StatusOr<devices::Device*> d = platform.FindDevice(first);
-      if (!d.ok()) return d.status();
-      host = *d;
-    }
-    cluster->host_devices_.push_back(host);
+    absl::StatusOr<devices::Device*> host =
+        platform.FindDevice(LocalCpu(platform, first).value_or(first));
+    if (!host.ok()) return host.status();
+    cluster->host_devices_.push_back(*host);
   }
   cluster->workers_ = *std::move(workers);
   return cluster;
