@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "devices/tensor.h"
 #include "distribute/ps/parameter_server_strategy.h"
+#include "distribute/ps/per_worker_dataset.h"
 #include "distribute/server/remote_function_client.h"
 
 namespace distribute {
@@ -88,6 +89,17 @@ class ClusterCoordinator {
   // from schedule).
   absl::StatusOr<RemoteValue> Schedule(absl::string_view function,
                                        std::vector<devices::Tensor> args);
+
+  // TF's create_per_worker_dataset(dataset_fn) and iter() on it, by name:
+  // an iterator over the worker dataset `dataset`, which every worker
+  // registered with RegisterWorkerDataset (per_worker_dataset.h); pass its
+  // handle() to the functions scheduled. Each worker makes its own pipeline
+  // when a function first reads it there, and again after a restart. The
+  // errors of PerWorkerIterator::Create.
+  absl::StatusOr<PerWorkerIterator> CreatePerWorkerDataset(
+      absl::string_view dataset) const {
+    return PerWorkerIterator::Create(dataset);
+  }
 
   // Waits until every scheduled call has ended; returns the first error of
   // a call since the last Join (once), else OK. DEADLINE_EXCEEDED when calls

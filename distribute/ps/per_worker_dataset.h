@@ -26,7 +26,7 @@
 //         ...
 //       });
 // Example (coordinator):
-//   PerWorkerIterator it = *PerWorkerIterator::Create("examples");
+//   PerWorkerIterator it = *coordinator->CreatePerWorkerDataset("examples");
 //   coordinator->Schedule("train_step", {it.handle()});
 #ifndef DISTRIBUTE_PS_PER_WORKER_DATASET_H_
 #define DISTRIBUTE_PS_PER_WORKER_DATASET_H_

@@ -297,7 +297,7 @@ absl::StatusOr<TrainResult> Coordinate(
   if (!vars.ok()) return vars.status();
   auto coordinator = ps::ClusterCoordinator::Create(**strategy);
   if (!coordinator.ok()) return coordinator.status();
-  auto iterator = ps::PerWorkerIterator::Create("batches");
+  auto iterator = (*coordinator)->CreatePerWorkerDataset("batches");
   if (!iterator.ok()) return iterator.status();
   std::vector<ps::RemoteValue> losses;
   for (int64_t step = 0; step < options.steps; ++step) {
