@@ -51,7 +51,7 @@ namespace {
 // at 1 GiB; [3] 16.7 us at 8 B on dgx_h100 and dgx_a100; [4] ring 366 GB/s
 // at 8 GiB on dgx_h100_cluster:2.
 // Beyond these, the validation set (simulator/validation/, `distsim
-// validate`, docs/validation.md) checks the model on 135 published points;
+// validate`, docs/validation.md) checks the model on 165 published points;
 // the constants of NcclModelParams (nccl_model.h) marked "fitted" were set
 // on its fitted part only.
 // Not calibrated against a measurement: NVLS with SHARP in the fabric (it
