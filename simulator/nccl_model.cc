@@ -246,6 +246,9 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
         algbw = std::min(algbw, m.NodeNetBw(simple) * k.sharp_efficiency);
       }
       Add(out, k, NcclAlgorithm::kNvls, simple, latency, algbw);
+      if (!out.empty() && out.back().algorithm == NcclAlgorithm::kNvls) {
+        out.back().fill_us = k.nvls_fill_us;
+      }
     }
     if (nvlink_sharp && l > 1 && m.multi_node()) {
       Add(out, k, NcclAlgorithm::kNvlsTree, simple,
@@ -426,6 +429,7 @@ std::vector<NcclModelParam> NcclModelParamList(NcclModelParams& params) {
   }
   add("nvls_efficiency", &params.nvls_efficiency);
   add("nvls_latency_us", &params.nvls_latency_us);
+  add("nvls_fill_us", &params.nvls_fill_us);
   add("sharp_latency_us", &params.sharp_latency_us);
   add("sharp_efficiency", &params.sharp_efficiency);
   add("tree_efficiency", &params.tree_efficiency);

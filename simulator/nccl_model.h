@@ -143,6 +143,14 @@ struct NcclModelParams {
   // Multimem load-reduce and multicast-store round trips through the
   // NVSwitch and the synchronisation around them (estimate).
   double nvls_latency_us = 12.0;
+  // Pipeline fill of NVLS inside a node (and across nodes with SHARP): the
+  // switch reduces, so there is no ring of steps to fill, only NVLS's own
+  // chunks in flight. Fitted (`distsim validate --fit=nvls_fill_us`, prior
+  // chosen by cross-validation: none) on the fitted part, where the
+  // azure-h200-nvls points (8 x H200, NCCL_ALGO=NVLS) measure 31-35 us at
+  // 64 KiB and 1 MiB and 122 us at 16 MiB; NVLS used to be charged the
+  // simple ring's 100 us.
+  double nvls_fill_us = 9.6;
   // One in-network all-reduce through the fabric's SHARP aggregation tree,
   // up and down (estimate), and the share of the network bandwidth it
   // reaches. Fitted on the two SHARP sources of the fitted part, which
