@@ -127,6 +127,7 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
   hw.n = static_cast<int>(device_indices.size());
   hw.all_gpus = true;
   hw.memory_bw_Bps = std::numeric_limits<double>::infinity();
+  hw.compute_capability = std::numeric_limits<int>::max();
   // Hosts in order of first appearance, each with its ranks' devices.
   std::vector<int> host_order;
   std::map<int, std::vector<int>> by_host;
@@ -135,6 +136,8 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
     if (info.kind != DeviceDef::GPU) hw.all_gpus = false;
     hw.memory_bw_Bps = std::min(hw.memory_bw_Bps,
                                 info.spec.memory_bandwidth_bytes_per_second());
+    hw.compute_capability =
+        std::min(hw.compute_capability, info.spec.compute_capability());
     auto [it, inserted] = by_host.try_emplace(info.host);
     if (inserted) host_order.push_back(info.host);
     it->second.push_back(index);
@@ -238,6 +241,9 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
     hw.rank_net_bw_Bps = rank_bw;
     hw.node_net_bw_Bps = node_bw;
     hw.fabric_sharp = sharp;
+  }
+  if (hw.compute_capability == std::numeric_limits<int>::max()) {
+    hw.compute_capability = 0;
   }
   return hw;
 }

@@ -76,6 +76,9 @@ struct GroupHardware {
   double memory_bw_Bps = 0;
   // Every device of the group is a GPU.
   bool all_gpus = false;
+  // The smallest compute capability (x10) of the group's GPUs, as NCCL takes
+  // its tuning figures from the oldest GPU; 0 when any device lacks one.
+  int compute_capability = 0;
 
   // "8 ranks on 1 node(s): intra NVLink 450 GB/s 0.50 us (NVLink SHARP); ..."
   std::string DebugString() const;

@@ -38,6 +38,7 @@ TEST(GroupHardwareTest, DgxH100HasNvlinkSharp) {
   EXPECT_DOUBLE_EQ(hw->intra_latency_us, 0.5);
   EXPECT_TRUE(hw->nvlink_sharp);
   EXPECT_TRUE(hw->all_gpus);
+  EXPECT_EQ(hw->compute_capability, 90);
   EXPECT_DOUBLE_EQ(hw->memory_bw_Bps, 3.35e12);
   EXPECT_EQ(hw->rank_net_bw_Bps, 0);
   EXPECT_FALSE(hw->fabric_sharp);
@@ -50,6 +51,7 @@ TEST(GroupHardwareTest, DgxA100HasNoNvlinkSharp) {
   ASSERT_TRUE(hw.ok()) << hw.status();
   EXPECT_DOUBLE_EQ(hw->intra_bw_Bps, 300e9);
   EXPECT_FALSE(hw->nvlink_sharp);
+  EXPECT_EQ(hw->compute_capability, 80);
 }
 
 TEST(GroupHardwareTest, PcieMachine) {
@@ -107,6 +109,7 @@ TEST(GroupHardwareTest, CpusAreNotGpus) {
   absl::StatusOr<GroupHardware> hw = DescribeGroupHardware(*t, devices);
   ASSERT_TRUE(hw.ok()) << hw.status();
   EXPECT_FALSE(hw->all_gpus);
+  EXPECT_EQ(hw->compute_capability, 0);  // the CPU has none
   EXPECT_EQ(hw->intra_link, IntraNodeLink::kPcie);
 }
 

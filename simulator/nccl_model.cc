@@ -66,6 +66,20 @@ enum HopClass { kNvlinkHop = 0, kPcieHop = 1, kNetHop = 2 };
 // nodes; a third for the others within a node (NCCL's tuner: the ring's LL
 // bandwidth is 1/4 when nNodes > 1 or the collective is AllReduce or Reduce,
 // else 1/3).
+// NCCL's ceiling on the LL protocol's bus bandwidth, GB/s, by the group's
+// oldest GPU generation (Volta, Ampere, Hopper, Blackwell: compute
+// capability below 80, from 80, 90, 100) and scale (one node, two, more):
+// llMaxBws in NVIDIA/nccl src/graph/tuning.cc (NCCL 2.19 to 2.28; two
+// nodes "avg of ring & tree"), which NCCL's tuner applies to ring and tree
+// LL. Taken as published, set on no point of the validation set. A group
+// whose compute capability is unknown (0) has no ceiling.
+constexpr double kLLMaxBusBw[4][3] = {
+    {39.0, 39.0, 20.4},
+    {87.7, 22.5, 19.0},
+    {141.0, 45.0, 35.0},
+    {2 * 141.0, 2 * 45.0, 2 * 35.0},
+};
+
 constexpr double kLLQuarterEfficiency = 0.25;
 constexpr double kLLThirdEfficiency = 1.0 / 3.0;
 
@@ -151,9 +165,14 @@ class Model {
   // several nodes the node's NICs, which carry the node's share of every
   // channel's crossings.
   double BusBw(NcclProtocol p) const {
-    if (!multi_node()) return IntraBw(p);
-    if (per_node() == 1) return NodeNetBw(p);
-    return std::min(IntraBw(p), NodeNetBw(p));
+    const double bw = !multi_node()      ? IntraBw(p)
+                      : per_node() == 1 ? NodeNetBw(p)
+                                        : std::min(IntraBw(p), NodeNetBw(p));
+    if (p != NcclProtocol::kLL || hw_.compute_capability <= 0) return bw;
+    const int cc = hw_.compute_capability;
+    const int generation = cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0;
+    const int scale = hw_.nodes <= 1 ? 0 : hw_.nodes == 2 ? 1 : 2;
+    return std::min(bw, kLLMaxBusBw[generation][scale]);
   }
   // NVLS inside one node.
   double NvlsBw() const {

@@ -62,6 +62,11 @@ std::string SpecProblem(const DeviceSpec& spec) {
         "has memory_capacity_bytes = ", spec.memory_capacity_bytes(),
         "; it must be a positive number of bytes");
   }
+  if (spec.compute_capability() < 0 || spec.compute_capability() > 1000) {
+    return absl::StrCat("has compute_capability = ", spec.compute_capability(),
+                        "; give the CUDA compute capability times ten (90 for "
+                        "9.0), or 0");
+  }
   if (spec.launch_overhead_ns() < 0 || spec.launch_overhead_ns() > 1e9) {
     return absl::StrCat("has launch_overhead_ns = ", spec.launch_overhead_ns(),
                         "; it must be between 0 and 1e9 nanoseconds");
