@@ -76,6 +76,12 @@ absl::StatusOr<devices::Tensor> ReductionToOneDevice::ReduceAtRoot(
   absl::StatusOr<devices::KernelCost> cost =
       (*root)->kernels().ReduceInto(ToDevicesReduceOp(op), local, *result);
   if (!cost.ok()) return cost.status();
+  // The reduction ran; the device's clock pays for it (a simulated device
+  // computes on the host and charges nothing by itself).
+  absl::Status charged = (*root)
+                             ->Enqueue(*cost, [] { return absl::OkStatus(); })
+                             ->Wait(absl::InfiniteDuration());
+  if (!charged.ok()) return charged;
   return result;
 }
 

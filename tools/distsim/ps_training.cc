@@ -21,6 +21,8 @@
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/input/dataset.h"
+#include "distribute/input/element.h"
+#include "distribute/input/input_context.h"
 #include "distribute/models/adam.h"
 #include "distribute/models/execution_context.h"
 #include "distribute/models/losses.h"
@@ -136,6 +138,9 @@ absl::StatusOr<PsVariables> MakeVariables(distribute::Strategy& strategy,
       distribute::VariableOptions slot;
       slot.name = SlotName(m.names[i], m.slots[k]);
       slot.trainable = false;
+      // Every replica of a worker computes the same change of a slot (from
+      // the all-reduced gradient); it is applied once.
+      slot.aggregation = distribute::VariableAggregation::kOnlyFirstReplica;
       auto made_slot = strategy.CreateVariable((*zeros)[k], slot);
       if (!made_slot.ok()) return made_slot.status();
       out.slots.back().push_back(*std::move(made_slot));
@@ -179,6 +184,42 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
                                    const TrainOptions& o,
                                    const distribute::data::Element& batch,
                                    int64_t step) {
+  // The batch's rows split evenly over the worker's replicas (the first
+  // ones take a row more when they do not divide); every replica's loss
+  // and gradient are scaled by the global batch, so their sum is the
+  // batch's.
+  auto args = [&]() -> absl::StatusOr<std::vector<distribute::RunArg>> {
+    const int replicas = worker.NumReplicasInSync();
+    std::vector<distribute::RunArg> out;
+    if (replicas == 1) {
+      for (size_t c = 0; c < 2; ++c) {
+        out.emplace_back(std::in_place_type<Tensor>, batch[c]);
+      }
+      return out;
+    }
+    const int64_t rows = batch[0].shape().dim(0);
+    std::vector<distribute::data::Element> parts;
+    for (int r = 0; r < replicas; ++r) {
+      const int64_t begin = rows * r / replicas;
+      const int64_t end = rows * (r + 1) / replicas;
+      auto part = distribute::data::SliceElement(batch, begin, end);
+      if (!part.ok()) return part.status();
+      parts.push_back(*std::move(part));
+    }
+    for (size_t c = 0; c < 2; ++c) {
+      auto value = worker.ExperimentalDistributeValuesFromFunction(
+          [&](const distribute::ValueContext& ctx)
+              -> absl::StatusOr<Tensor> {
+            return parts[static_cast<size_t>(ctx.replica_id_in_sync_group())]
+                        [c];
+          });
+      if (!value.ok()) return value.status();
+      out.emplace_back(std::in_place_type<distribute::DistributedValues>,
+                       *std::move(value));
+    }
+    return out;
+  }();
+  if (!args.ok()) return args.status();
   auto out = worker.Run(
       [&](distribute::ReplicaContext& ctx,
           const std::vector<Tensor>& a) -> absl::StatusOr<std::vector<Tensor>> {
@@ -238,7 +279,7 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
         if (!charge.ok()) return charge;
         return std::vector<Tensor>{loss->loss};
       },
-      {batch[0], batch[1]});
+      *args);
   if (!out.ok()) return out.status();
   return worker.Reduce(distribute::ReduceOp::kSum, (*out)[0]);
 }
@@ -415,7 +456,7 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
                      std::max(workers, 1) + std::max(num_ps, 1),
                      ") or lower --num_workers / --num_ps"));
   }
-  // A task's thread runs on its host's CPU; its replica is its first GPU.
+  // A task's thread runs on its host's CPU.
   auto first = [&](int task, bool gpu_first) -> absl::StatusOr<std::string> {
     const distribute::TaskDeviceGroup& t = (*tasks)[static_cast<size_t>(task)];
     if (gpu_first && !t.gpus.empty()) return t.gpus[0];
@@ -447,10 +488,18 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
   std::vector<std::unique_ptr<distribute::data::Iterator>> inputs;
   std::vector<devices::Device*> threads;
   for (int w = 0; w < workers; ++w) {
-    auto replica = first(w, /*gpu_first=*/true);
-    if (!replica.ok()) return replica.status();
-    if (replica_devices != nullptr) replica_devices->push_back(*replica);
-    strategy_options.devices = {*replica};
+    // A worker's replicas are its host's GPUs, else its CPU (TF's).
+    std::vector<std::string> replicas = (*tasks)[static_cast<size_t>(w)].gpus;
+    if (replicas.empty()) {
+      auto cpu = first(w, /*gpu_first=*/false);
+      if (!cpu.ok()) return cpu.status();
+      replicas = {*cpu};
+    }
+    if (replica_devices != nullptr) {
+      replica_devices->insert(replica_devices->end(), replicas.begin(),
+                              replicas.end());
+    }
+    strategy_options.devices = replicas;
     auto strategy = ps::ParameterServerStrategy::CreateInProcess(
         *servers, /*coordinator=*/false, strategy_options);
     if (!strategy.ok()) return strategy.status();

@@ -49,8 +49,10 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
 
 // The same training on a cluster of simulated hosts in this process
 // (distribute/ps/in_process_ps.h over a multi-host `platform`, e.g.
-// sim:dgx_h100_cluster:3): worker w on host w (its replica: the host's
-// first GPU, else its CPU), ps task p on the CPU of host workers + p, the
+// sim:dgx_h100_cluster:3): worker w on host w (its replicas: the host's
+// GPUs, else its CPU; each step's batch split over them and their
+// gradients reduced on the host's CPU, as TF's worker does), ps task p on
+// the CPU of host workers + p, the
 // coordinator on host 0's CPU. Reading and updating the variables cost
 // simulated network and ps-kernel time, and each step runs on the worker
 // free first in simulated time. The losses are reported in step order once
