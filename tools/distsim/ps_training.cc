@@ -208,8 +208,7 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
     }
     for (size_t c = 0; c < 2; ++c) {
       auto value = worker.ExperimentalDistributeValuesFromFunction(
-          [&](const distribute::ValueContext& ctx)
-              -> absl::StatusOr<Tensor> {
+          [&](const distribute::ValueContext& ctx) -> absl::StatusOr<Tensor> {
             return parts[static_cast<size_t>(ctx.replica_id_in_sync_group())]
                         [c];
           });
