@@ -190,6 +190,73 @@ TEST(SimulatedPsTest, TheSameRunTwice) {
   EXPECT_EQ(first->trace, second->trace);
 }
 
+// A row look-up moves the rows named, not the table: two rows of 4 KiB
+// reach the reading GPU, one from each ps host.
+TEST(SimulatedPsTest, RowLookupsMoveOnlyTheRows) {
+  auto topology = simulator::BuiltinTopology("dgx_h100_cluster:3");
+  ASSERT_TRUE(topology.ok());
+  auto platform = simulator::SimPlatform::Create(*std::move(topology));
+  ASSERT_TRUE(platform.ok());
+  auto tasks = distribute::DevicesByTask(**platform);
+  ASSERT_TRUE(tasks.ok());
+  auto servers = InProcessParameterServers::Create(
+      **platform, {(*tasks)[1].cpus[0], (*tasks)[2].cpus[0]});
+  ASSERT_TRUE(servers.ok()) << servers.status();
+  distribute::ps::ParameterServerStrategyOptions options;
+  options.variable_partitioner =
+      std::make_shared<distribute::FixedShardsPartitioner>(
+          *distribute::FixedShardsPartitioner::Create(2));
+  options.devices = {(*tasks)[0].cpus[0]};
+  auto coordinator =
+      ParameterServerStrategy::CreateInProcess(*servers, true, options);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  std::vector<float> init(64 * 1024);
+  for (size_t i = 0; i < init.size(); ++i) init[i] = static_cast<float>(i);
+  distribute::VariableOptions table_options;
+  table_options.name = "table";
+  std::shared_ptr<distribute::Variable> made;
+  {
+    auto scope = (*coordinator)->Scope();
+    ASSERT_TRUE(scope.ok());
+    auto v = (*coordinator)
+                 ->CreateVariable(
+                     *Tensor::FromVector<float>(init, Shape({64, 1024})),
+                     table_options);
+    ASSERT_TRUE(v.ok()) << v.status();
+    made = *v;
+  }
+  options.devices = {(*tasks)[0].gpus[0]};
+  auto worker =
+      ParameterServerStrategy::CreateInProcess(*servers, false, options);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  std::shared_ptr<distribute::Variable> table;
+  {
+    auto scope = (*worker)->Scope();
+    ASSERT_TRUE(scope.ok());
+    auto v = (*worker)->CreateVariable(
+        *Tensor::FromVector<float>(init, Shape({64, 1024})), table_options);
+    ASSERT_TRUE(v.ok()) << v.status();
+    table = *v;
+  }
+  auto before = (*platform)->DeviceStats((*tasks)[0].gpus[0]);
+  ASSERT_TRUE(before.ok());
+  auto out = (*worker)->Run([&](distribute::ReplicaContext&,
+                                const std::vector<Tensor>&)
+                                -> absl::StatusOr<std::vector<Tensor>> {
+    auto rows = table->SparseRead(Tensor::FromVector<int64_t>({40, 1}));
+    if (!rows.ok()) return rows.status();
+    return std::vector<Tensor>{*rows};
+  });
+  ASSERT_TRUE(out.ok()) << out.status();
+  const Tensor& rows = (*out)[0].value(0);
+  ASSERT_EQ(rows.shape(), Shape({2, 1024}));
+  EXPECT_EQ(rows.data<float>()[0], 40.0f * 1024);
+  EXPECT_EQ(rows.data<float>()[1024 + 5], 1024.0f + 5);
+  auto after = (*platform)->DeviceStats((*tasks)[0].gpus[0]);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->bytes_received - before->bytes_received, 2 * 1024 * 4);
+}
+
 TEST(SimulatedPsTest, InProcessStrategiesRefuseWhatNeedsServers) {
   auto topology = simulator::BuiltinTopology("dgx_h100_cluster:2");
   ASSERT_TRUE(topology.ok());

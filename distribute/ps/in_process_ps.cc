@@ -70,6 +70,98 @@ class InProcessVariableStorage : public RemoteVariableStorage {
     return whole;
   }
 
+  // Only the rows named cross from the shards that hold them to the reader.
+  absl::StatusOr<devices::Tensor> Gather(const devices::Tensor& ids,
+                                         devices::Device* reader) override {
+    absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>> entry =
+        servers_->Find(name_);
+    if (!entry.ok()) return entry.status();
+    devices::Platform& platform = servers_->platform();
+    const Variable& layout = (*entry)->layout;
+    const std::vector<devices::Tensor>& shards = (*entry)->shards;
+    std::vector<int64_t> row_dims(layout.shape.dims().begin() + 1,
+                                  layout.shape.dims().end());
+    std::vector<int64_t> out_dims(ids.shape().dims().begin(),
+                                  ids.shape().dims().end());
+    out_dims.insert(out_dims.end(), row_dims.begin(), row_dims.end());
+    absl::StatusOr<devices::Shape> out_shape = devices::Shape::Make(out_dims);
+    if (!out_shape.ok()) return out_shape.status();
+    const bool data = shards[0].has_data();
+    devices::Tensor out =
+        devices::Tensor::ShapeOnly(layout.dtype, *out_shape, "");
+    if (data) {
+      absl::StatusOr<devices::Tensor> made =
+          devices::Tensor::Host(layout.dtype, *out_shape);
+      if (!made.ok()) return made.status();
+      out = *std::move(made);
+    }
+    const int64_t n = ids.num_elements();
+    const size_t row_bytes =
+        n > 0 ? static_cast<size_t>(out.bytes() / static_cast<size_t>(n)) : 0;
+    for (size_t k = 0; k < shards.size(); ++k) {
+      const ShardInfo& info = layout.shards[k];
+      std::vector<int64_t> positions;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t id = ids.dtype() == devices::DType::kInt32
+                               ? ids.data<int32_t>()[i]
+                               : ids.data<int64_t>()[i];
+        if (id >= info.offset && id < info.offset + info.rows) {
+          positions.push_back(i);
+        }
+      }
+      if (positions.empty()) continue;
+      std::vector<int64_t> dims = {static_cast<int64_t>(positions.size())};
+      dims.insert(dims.end(), row_dims.begin(), row_dims.end());
+      absl::StatusOr<devices::Shape> rows_shape = devices::Shape::Make(dims);
+      if (!rows_shape.ok()) return rows_shape.status();
+      devices::Tensor rows =
+          devices::Tensor::ShapeOnly(layout.dtype, *rows_shape, "");
+      if (data) {
+        absl::StatusOr<devices::Tensor> shard =
+            devices::ToHostTensor(platform, shards[k]);
+        if (!shard.ok()) return shard.status();
+        absl::StatusOr<devices::Tensor> made =
+            devices::Tensor::Host(layout.dtype, *rows_shape);
+        if (!made.ok()) return made.status();
+        for (size_t j = 0; j < positions.size(); ++j) {
+          const int64_t id = ids.dtype() == devices::DType::kInt32
+                                 ? ids.data<int32_t>()[positions[j]]
+                                 : ids.data<int64_t>()[positions[j]];
+          std::memcpy(static_cast<char*>(made->raw_data()) + j * row_bytes,
+                      static_cast<const char*>(shard->raw_data()) +
+                          (id - info.offset) * row_bytes,
+                      row_bytes);
+        }
+        rows = *std::move(made);
+      }
+      if (reader != nullptr) {
+        // The rows leave the shard's ps device for the reader.
+        devices::Device& ps =
+            *servers_->devices_[static_cast<size_t>(info.ps)];
+        absl::StatusOr<devices::Tensor> there =
+            devices::AsDeviceValue(rows, ps);
+        if (!there.ok()) return there.status();
+        absl::StatusOr<devices::Tensor> moved =
+            devices::CopyTensorTo(platform, *there, *reader);
+        if (!moved.ok()) return moved.status();
+        if (data) {
+          absl::StatusOr<devices::Tensor> host =
+              devices::ToHostTensor(platform, *moved);
+          if (!host.ok()) return host.status();
+          rows = *std::move(host);
+        }
+      }
+      if (!data) continue;
+      for (size_t j = 0; j < positions.size(); ++j) {
+        std::memcpy(static_cast<char*>(out.raw_data()) +
+                        static_cast<size_t>(positions[j]) * row_bytes,
+                    static_cast<const char*>(rows.raw_data()) + j * row_bytes,
+                    row_bytes);
+      }
+    }
+    return out;
+  }
+
   absl::Status Update(UpdateKind kind, const devices::Tensor& value,
                       devices::Device* writer) override {
     absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>> entry =
