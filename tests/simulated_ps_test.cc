@@ -240,13 +240,13 @@ TEST(SimulatedPsTest, RowLookupsMoveOnlyTheRows) {
   }
   auto before = (*platform)->DeviceStats((*tasks)[0].gpus[0]);
   ASSERT_TRUE(before.ok());
-  auto out = (*worker)->Run([&](distribute::ReplicaContext&,
-                                const std::vector<Tensor>&)
-                                -> absl::StatusOr<std::vector<Tensor>> {
-    auto rows = table->SparseRead(Tensor::FromVector<int64_t>({40, 1}));
-    if (!rows.ok()) return rows.status();
-    return std::vector<Tensor>{*rows};
-  });
+  auto out = (*worker)->Run(
+      [&](distribute::ReplicaContext&,
+          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+        auto rows = table->SparseRead(Tensor::FromVector<int64_t>({40, 1}));
+        if (!rows.ok()) return rows.status();
+        return std::vector<Tensor>{*rows};
+      });
   ASSERT_TRUE(out.ok()) << out.status();
   const Tensor& rows = (*out)[0].value(0);
   ASSERT_EQ(rows.shape(), Shape({2, 1024}));

@@ -136,8 +136,7 @@ class InProcessVariableStorage : public RemoteVariableStorage {
       }
       if (reader != nullptr) {
         // The rows leave the shard's ps device for the reader.
-        devices::Device& ps =
-            *servers_->devices_[static_cast<size_t>(info.ps)];
+        devices::Device& ps = *servers_->devices_[static_cast<size_t>(info.ps)];
         absl::StatusOr<devices::Tensor> there =
             devices::AsDeviceValue(rows, ps);
         if (!there.ok()) return there.status();
