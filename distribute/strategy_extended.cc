@@ -158,13 +158,10 @@ absl::Status StrategyExtended::UpdateRemote(Variable& var, const UpdateFn& fn,
     return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAssign,
                                *value, at);
   }
-  absl::StatusOr<devices::Tensor> host_value =
-      devices::ToHostTensor(*platform_, *value);
-  if (!host_value.ok()) return host_value.status();
   absl::StatusOr<devices::Tensor> delta =
       devices::Tensor::Host(var.dtype(), var.shape());
   if (!delta.ok()) return delta.status();
-  auto cost = devices::Sub(*host_value, *before, *delta);
+  auto cost = devices::Sub(*value, *before, *delta);
   if (!cost.ok()) return cost.status();
   return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAdd, *delta,
                              at);

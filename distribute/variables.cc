@@ -453,10 +453,8 @@ absl::StatusOr<devices::Tensor> Variable::SparseRead(
     ReplicaContext* ctx = ReplicaOf(*this);
     absl::StatusOr<devices::Tensor> out =
         remote_->Gather(ids, ctx == nullptr ? nullptr : &ctx->device());
-    if (out.ok()) {
-      return devices::ToHostTensor(strategy_->extended().platform(), *out);
-    }
-    if (!absl::IsUnimplemented(out.status())) return out.status();
+    if (!out.ok()) return out.status();
+    return devices::ToHostTensor(strategy_->extended().platform(), *out);
   }
   absl::StatusOr<devices::Tensor> value = Read();
   if (!value.ok()) return value.status();

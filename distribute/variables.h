@@ -79,15 +79,9 @@ class RemoteVariableStorage {
   virtual std::vector<std::string> Locations() const = 0;
   // The rows `ids` names (Variable::SparseRead's contract; the caller has
   // checked that ids are int32/int64 host ids within the rows), for
-  // `reader`. UNIMPLEMENTED by default: the variable then reads the whole
-  // value and takes the rows; a storage that can fetch just those rows
-  // overrides it.
+  // `reader`, fetching only those rows where they are kept.
   virtual absl::StatusOr<devices::Tensor> Gather(const devices::Tensor& ids,
-                                                 devices::Device* reader) {
-    (void)ids;
-    (void)reader;
-    return absl::UnimplementedError("no row look-up of its own");
-  }
+                                                 devices::Device* reader) = 0;
 };
 
 enum class VariableSynchronization { kAuto, kOnWrite, kOnRead, kNone };

@@ -200,7 +200,9 @@ void Add(std::vector<NcclCandidate>& out, const NcclModelParams& k,
   c.protocol = p;
   c.latency_us = latency_us;
   c.algbw_GBps = algbw_GBps;
-  c.fill_us = k.pipeline_fill_us[static_cast<int>(p)];
+  // NVLS reduces in the switch: its own fill, not a ring of steps.
+  c.fill_us = a == NcclAlgorithm::kNvls ? k.nvls_fill_us
+                                        : k.pipeline_fill_us[static_cast<int>(p)];
   out.push_back(c);
 }
 
@@ -265,9 +267,6 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
         algbw = std::min(algbw, m.NodeNetBw(simple) * k.sharp_efficiency);
       }
       Add(out, k, NcclAlgorithm::kNvls, simple, latency, algbw);
-      if (!out.empty() && out.back().algorithm == NcclAlgorithm::kNvls) {
-        out.back().fill_us = k.nvls_fill_us;
-      }
     }
     if (nvlink_sharp && l > 1 && m.multi_node()) {
       Add(out, k, NcclAlgorithm::kNvlsTree, simple,

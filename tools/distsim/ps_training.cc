@@ -455,10 +455,9 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
                      std::max(workers, 1) + std::max(num_ps, 1),
                      ") or lower --num_workers / --num_ps"));
   }
-  // A task's thread runs on its host's CPU.
-  auto first = [&](int task, bool gpu_first) -> absl::StatusOr<std::string> {
+  // A task's host device: its CPU, else its first GPU.
+  auto host_of = [&](int task) -> absl::StatusOr<std::string> {
     const distribute::TaskDeviceGroup& t = (*tasks)[static_cast<size_t>(task)];
-    if (gpu_first && !t.gpus.empty()) return t.gpus[0];
     if (!t.cpus.empty()) return t.cpus[0];
     if (!t.gpus.empty()) return t.gpus[0];
     return absl::InvalidArgumentError(absl::StrCat(
@@ -466,14 +465,14 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
   };
   std::vector<std::string> ps_devices;
   for (int p = 0; p < num_ps; ++p) {
-    auto device = first(workers + p, /*gpu_first=*/false);
+    auto device = host_of(workers + p);
     if (!device.ok()) return device.status();
     ps_devices.push_back(*std::move(device));
   }
   auto servers = ps::InProcessParameterServers::Create(platform, ps_devices);
   if (!servers.ok()) return servers.status();
   ps::ParameterServerStrategyOptions strategy_options;
-  auto chief_device = first(0, /*gpu_first=*/false);
+  auto chief_device = host_of(0);
   if (!chief_device.ok()) return chief_device.status();
   strategy_options.devices = {*chief_device};
   auto coordinator = ps::ParameterServerStrategy::CreateInProcess(
@@ -490,7 +489,7 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
     // A worker's replicas are its host's GPUs, else its CPU (TF's).
     std::vector<std::string> replicas = (*tasks)[static_cast<size_t>(w)].gpus;
     if (replicas.empty()) {
-      auto cpu = first(w, /*gpu_first=*/false);
+      auto cpu = host_of(w);
       if (!cpu.ok()) return cpu.status();
       replicas = {*cpu};
     }
@@ -508,7 +507,7 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
     if (!batches.ok()) return batches.status();
     std::unique_ptr<distribute::data::Iterator> iterator =
         batches->MakeIterator();
-    auto host = first(w, /*gpu_first=*/false);
+    auto host = host_of(w);
     if (!host.ok()) return host.status();
     auto thread = platform.FindDevice(*host);
     if (!thread.ok()) return thread.status();
