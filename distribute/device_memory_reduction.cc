@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "devices/device.h"
+#include "devices/kernel_costs.h"
 #include "devices/kernel_library.h"
 #include "devices/platform.h"
 #include "distribute/cross_device_ops.h"
@@ -73,8 +74,14 @@ absl::StatusOr<devices::Tensor> ReductionToOneDevice::ReduceAtRoot(
   absl::StatusOr<devices::Tensor> result =
       (*root)->Allocate(inputs[0].dtype(), inputs[0].shape());
   if (!result.ok()) return result.status();
+  // Timing-only tensors carry no values: only the cost is charged.
   absl::StatusOr<devices::KernelCost> cost =
-      (*root)->kernels().ReduceInto(ToDevicesReduceOp(op), local, *result);
+      result->has_data()
+          ? (*root)->kernels().ReduceInto(ToDevicesReduceOp(op), local,
+                                          *result)
+          : devices::ReduceIntoCost(ToDevicesReduceOp(op), result->dtype(),
+                                    result->num_elements(),
+                                    static_cast<int64_t>(local.size()));
   if (!cost.ok()) return cost.status();
   // The reduction ran; the device's clock pays for it (a simulated device
   // computes on the host and charges nothing by itself).

@@ -67,29 +67,56 @@ absl::StatusOr<Model> MakeModel(distribute::Strategy& strategy) {
   return m;
 }
 
+// A simulated cluster of `hosts` DGX H100 hosts whose last `ps` hosts'
+// CPUs are the ps tasks.
+struct SimCluster {
+  std::unique_ptr<simulator::SimPlatform> platform;
+  std::vector<distribute::TaskDeviceGroup> tasks;
+  std::shared_ptr<InProcessParameterServers> servers;
+};
+
+absl::StatusOr<SimCluster> StartSimCluster(int hosts, int ps) {
+  auto topology =
+      simulator::BuiltinTopology(absl::StrCat("dgx_h100_cluster:", hosts));
+  if (!topology.ok()) return topology.status();
+  SimCluster c;
+  auto platform = simulator::SimPlatform::Create(*std::move(topology));
+  if (!platform.ok()) return platform.status();
+  c.platform = *std::move(platform);
+  auto tasks = distribute::DevicesByTask(*c.platform);
+  if (!tasks.ok()) return tasks.status();
+  c.tasks = *std::move(tasks);
+  std::vector<std::string> ps_devices;
+  for (int p = hosts - ps; p < hosts; ++p) {
+    ps_devices.push_back(c.tasks[static_cast<size_t>(p)].cpus[0]);
+  }
+  auto servers = InProcessParameterServers::Create(*c.platform, ps_devices);
+  if (!servers.ok()) return servers.status();
+  c.servers = *std::move(servers);
+  return c;
+}
+
+// Options of a strategy whose replica is `device`, variables split in two.
+distribute::ps::ParameterServerStrategyOptions TwoShardsOn(
+    const std::string& device) {
+  distribute::ps::ParameterServerStrategyOptions options;
+  options.variable_partitioner =
+      std::make_shared<distribute::FixedShardsPartitioner>(
+          *distribute::FixedShardsPartitioner::Create(2));
+  options.devices = {device};
+  return options;
+}
+
 // kCalls steps on the simulated cluster; each subtracts 0.5 from w on the
 // worker's first GPU and counts itself through extended().Update.
 constexpr int kCalls = 12;
 
 absl::StatusOr<Run> TrainOnce() {
-  auto topology = simulator::BuiltinTopology("dgx_h100_cluster:4");
-  if (!topology.ok()) return topology.status();
-  auto platform = simulator::SimPlatform::Create(*std::move(topology));
-  if (!platform.ok()) return platform.status();
-  auto tasks = distribute::DevicesByTask(**platform);
-  if (!tasks.ok()) return tasks.status();
-  if (tasks->size() != 4) return absl::InternalError("not 4 hosts");
-  auto servers = InProcessParameterServers::Create(
-      **platform, {(*tasks)[2].cpus[0], (*tasks)[3].cpus[0]});
-  if (!servers.ok()) return servers.status();
-
-  distribute::ps::ParameterServerStrategyOptions options;
-  options.variable_partitioner =
-      std::make_shared<distribute::FixedShardsPartitioner>(
-          *distribute::FixedShardsPartitioner::Create(2));
-  options.devices = {(*tasks)[0].cpus[0]};
-  auto coordinator =
-      ParameterServerStrategy::CreateInProcess(*servers, true, options);
+  auto c = StartSimCluster(4, 2);
+  if (!c.ok()) return c.status();
+  const std::vector<distribute::TaskDeviceGroup>& tasks = c->tasks;
+  auto coordinator = ParameterServerStrategy::CreateInProcess(
+      c->servers, true, TwoShardsOn(tasks[0].cpus[0]));
   if (!coordinator.ok()) return coordinator.status();
   auto made = MakeModel(**coordinator);
   if (!made.ok()) return made.status();
@@ -98,16 +125,16 @@ absl::StatusOr<Run> TrainOnce() {
   std::vector<Model> models;
   std::vector<devices::Device*> hosts;
   for (int w = 0; w < 2; ++w) {
-    options.devices = {(*tasks)[static_cast<size_t>(w)].gpus[0]};
-    auto strategy =
-        ParameterServerStrategy::CreateInProcess(*servers, false, options);
+    const distribute::TaskDeviceGroup& host_devices =
+        tasks[static_cast<size_t>(w)];
+    auto strategy = ParameterServerStrategy::CreateInProcess(
+        c->servers, false, TwoShardsOn(host_devices.gpus[0]));
     if (!strategy.ok()) return strategy.status();
     auto model = MakeModel(**strategy);
     if (!model.ok()) return model.status();
     models.push_back(*model);
     workers.push_back(*std::move(strategy));
-    auto host =
-        (*platform)->FindDevice((*tasks)[static_cast<size_t>(w)].cpus[0]);
+    auto host = c->platform->FindDevice(host_devices.cpus[0]);
     if (!host.ok()) return host.status();
     hosts.push_back(*host);
   }
@@ -149,12 +176,12 @@ absl::StatusOr<Run> TrainOnce() {
   run.steps = steps->data<int64_t>()[0];
   for (int p = 2; p < 4; ++p) {
     auto stats =
-        (*platform)->DeviceStats((*tasks)[static_cast<size_t>(p)].cpus[0]);
+        c->platform->DeviceStats(tasks[static_cast<size_t>(p)].cpus[0]);
     if (!stats.ok()) return stats.status();
     run.ps_bytes_received.push_back(stats->bytes_received);
   }
-  run.end = (*platform)->now();
-  run.trace = (*platform)->TraceJson();
+  run.end = c->platform->now();
+  run.trace = c->platform->TraceJson();
   return run;
 }
 
@@ -193,22 +220,11 @@ TEST(SimulatedPsTest, TheSameRunTwice) {
 // A row look-up moves the rows named, not the table: two rows of 4 KiB
 // reach the reading GPU, one from each ps host.
 TEST(SimulatedPsTest, RowLookupsMoveOnlyTheRows) {
-  auto topology = simulator::BuiltinTopology("dgx_h100_cluster:3");
-  ASSERT_TRUE(topology.ok());
-  auto platform = simulator::SimPlatform::Create(*std::move(topology));
-  ASSERT_TRUE(platform.ok());
-  auto tasks = distribute::DevicesByTask(**platform);
-  ASSERT_TRUE(tasks.ok());
-  auto servers = InProcessParameterServers::Create(
-      **platform, {(*tasks)[1].cpus[0], (*tasks)[2].cpus[0]});
-  ASSERT_TRUE(servers.ok()) << servers.status();
-  distribute::ps::ParameterServerStrategyOptions options;
-  options.variable_partitioner =
-      std::make_shared<distribute::FixedShardsPartitioner>(
-          *distribute::FixedShardsPartitioner::Create(2));
-  options.devices = {(*tasks)[0].cpus[0]};
-  auto coordinator =
-      ParameterServerStrategy::CreateInProcess(*servers, true, options);
+  auto c = StartSimCluster(3, 2);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::vector<distribute::TaskDeviceGroup>& tasks = c->tasks;
+  auto coordinator = ParameterServerStrategy::CreateInProcess(
+      c->servers, true, TwoShardsOn(tasks[0].cpus[0]));
   ASSERT_TRUE(coordinator.ok()) << coordinator.status();
   std::vector<float> init(64 * 1024);
   for (size_t i = 0; i < init.size(); ++i) init[i] = static_cast<float>(i);
@@ -225,9 +241,8 @@ TEST(SimulatedPsTest, RowLookupsMoveOnlyTheRows) {
     ASSERT_TRUE(v.ok()) << v.status();
     made = *v;
   }
-  options.devices = {(*tasks)[0].gpus[0]};
-  auto worker =
-      ParameterServerStrategy::CreateInProcess(*servers, false, options);
+  auto worker = ParameterServerStrategy::CreateInProcess(
+      c->servers, false, TwoShardsOn(tasks[0].gpus[0]));
   ASSERT_TRUE(worker.ok()) << worker.status();
   std::shared_ptr<distribute::Variable> table;
   {
@@ -238,7 +253,7 @@ TEST(SimulatedPsTest, RowLookupsMoveOnlyTheRows) {
     ASSERT_TRUE(v.ok()) << v.status();
     table = *v;
   }
-  auto before = (*platform)->DeviceStats((*tasks)[0].gpus[0]);
+  auto before = c->platform->DeviceStats(tasks[0].gpus[0]);
   ASSERT_TRUE(before.ok());
   auto out = (*worker)->Run(
       [&](distribute::ReplicaContext&,
@@ -252,38 +267,33 @@ TEST(SimulatedPsTest, RowLookupsMoveOnlyTheRows) {
   ASSERT_EQ(rows.shape(), Shape({2, 1024}));
   EXPECT_EQ(rows.data<float>()[0], 40.0f * 1024);
   EXPECT_EQ(rows.data<float>()[1024 + 5], 1024.0f + 5);
-  auto after = (*platform)->DeviceStats((*tasks)[0].gpus[0]);
+  auto after = c->platform->DeviceStats(tasks[0].gpus[0]);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->bytes_received - before->bytes_received, 2 * 1024 * 4);
 }
 
 TEST(SimulatedPsTest, InProcessStrategiesRefuseWhatNeedsServers) {
-  auto topology = simulator::BuiltinTopology("dgx_h100_cluster:2");
-  ASSERT_TRUE(topology.ok());
-  auto platform = simulator::SimPlatform::Create(*std::move(topology));
-  ASSERT_TRUE(platform.ok());
-  auto tasks = distribute::DevicesByTask(**platform);
-  ASSERT_TRUE(tasks.ok());
-  auto servers =
-      InProcessParameterServers::Create(**platform, {(*tasks)[1].cpus[0]});
-  ASSERT_TRUE(servers.ok()) << servers.status();
+  auto c = StartSimCluster(2, 1);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::vector<distribute::TaskDeviceGroup>& tasks = c->tasks;
+  const std::shared_ptr<InProcessParameterServers>& servers = c->servers;
   // Devices are required.
-  EXPECT_EQ(ParameterServerStrategy::CreateInProcess(*servers, true, {})
+  EXPECT_EQ(ParameterServerStrategy::CreateInProcess(servers, true, {})
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
   distribute::ps::ParameterServerStrategyOptions options;
-  options.devices = {(*tasks)[0].gpus[0]};
+  options.devices = {tasks[0].gpus[0]};
   auto strategy =
-      ParameterServerStrategy::CreateInProcess(*servers, false, options);
+      ParameterServerStrategy::CreateInProcess(servers, false, options);
   ASSERT_TRUE(strategy.ok()) << strategy.status();
   auto model = MakeModel(**strategy);
   ASSERT_TRUE(model.ok()) << model.status();
-  EXPECT_THAT(model->w->devices(), ElementsAre((*tasks)[1].cpus[0]));
+  EXPECT_THAT(model->w->devices(), ElementsAre(tasks[1].cpus[0]));
   // Bound, not made: the coordinator has made nothing.
   absl::StatusOr<Tensor> read = model->w->Read();
   EXPECT_EQ(read.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ((*servers)->size(), 0);
+  EXPECT_EQ(servers->size(), 0);
   EXPECT_EQ((*strategy)
                 ->CreateVariable("x", Tensor::FromVector<float>({1}))
                 .status()
@@ -298,8 +308,19 @@ TEST(SimulatedPsTest, InProcessStrategiesRefuseWhatNeedsServers) {
     auto v = (*strategy)->CreateVariable(
         *Tensor::FromVector<float>({1, 2}, Shape({2})));
     ASSERT_TRUE(v.ok()) << v.status();
-    EXPECT_THAT((*v)->devices(), ElementsAre((*tasks)[1].cpus[0]));
+    EXPECT_THAT((*v)->devices(), ElementsAre(tasks[1].cpus[0]));
   }
+  // A timing-only platform keeps no values for the ps to hold.
+  auto timing = simulator::SimPlatform::FromSpec("sim:dgx_h100_cluster:2;timing");
+  ASSERT_TRUE(timing.ok()) << timing.status();
+  auto timing_tasks = distribute::DevicesByTask(**timing);
+  ASSERT_TRUE(timing_tasks.ok());
+  absl::Status no_values =
+      InProcessParameterServers::Create(**timing,
+                                        {(*timing_tasks)[1].cpus[0]})
+          .status();
+  EXPECT_EQ(no_values.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(no_values.message(), HasSubstr("timing-only"));
   EXPECT_EQ(distribute::ps::RunOnWorkers({}, 1, nullptr).code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -127,6 +127,21 @@ TEST(SimulatedTrainingTest, CentralStorageReducesOnTheCpu) {
   }
 }
 
+// The same on a timing-only platform: no values, the reductions' costs
+// still charged to the CPU.
+TEST(SimulatedTrainingTest, CentralStorageReducesOnTheCpuTimingOnly) {
+  auto sim = simulator::SimPlatform::FromSpec("sim:dgx_h100;timing");
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  auto strategy = *CentralStorageStrategy::Create(**sim, Devices("gpu", 4));
+  auto r = TrainClassifier(*strategy, Options());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->final_loss.has_value());
+  auto cpu = (*sim)->DeviceStats("/cpu:0");
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_GT(cpu->kernels, 0);
+  EXPECT_GT(cpu->compute_time, 0);
+}
+
 TEST(SimulatedTrainingTest, ADeviceThatDiesFailsTrainingWithUnavailable) {
   simulator::SimPlatformOptions options;
   // GPU:3 dies 50 us into the run, in the middle of the first steps.

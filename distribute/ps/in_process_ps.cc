@@ -245,6 +245,13 @@ InProcessParameterServers::Create(devices::Platform& platform,
   for (const std::string& name : *resolved) {
     absl::StatusOr<devices::Device*> d = platform.FindDevice(name);
     if (!d.ok()) return d.status();
+    if (!(*d)->functional()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ps device ", name, " of platform ", platform.name(),
+          " is timing-only (it carries no values), but parameter servers "
+          "keep the variables' values and workers compute from them: use a "
+          "functional platform (drop \";timing\")"));
+    }
     devices.push_back(*d);
   }
   return std::shared_ptr<InProcessParameterServers>(

@@ -49,7 +49,8 @@ class InProcessParameterServers
  public:
   // Ps task p is device ps_devices[p] of `platform` (which must outlive
   // it). INVALID_ARGUMENT for an empty or repeated list; NOT_FOUND for a
-  // device the platform lacks.
+  // device the platform lacks; FAILED_PRECONDITION for a timing-only
+  // device (it keeps no values).
   static absl::StatusOr<std::shared_ptr<InProcessParameterServers>> Create(
       devices::Platform& platform, const std::vector<std::string>& ps_devices);
 
