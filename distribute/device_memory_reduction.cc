@@ -77,8 +77,7 @@ absl::StatusOr<devices::Tensor> ReductionToOneDevice::ReduceAtRoot(
   // Timing-only tensors carry no values: only the cost is charged.
   absl::StatusOr<devices::KernelCost> cost =
       result->has_data()
-          ? (*root)->kernels().ReduceInto(ToDevicesReduceOp(op), local,
-                                          *result)
+          ? (*root)->kernels().ReduceInto(ToDevicesReduceOp(op), local, *result)
           : devices::ReduceIntoCost(ToDevicesReduceOp(op), result->dtype(),
                                     result->num_elements(),
                                     static_cast<int64_t>(local.size()));

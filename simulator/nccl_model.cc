@@ -165,7 +165,7 @@ class Model {
   // several nodes the node's NICs, which carry the node's share of every
   // channel's crossings.
   double BusBw(NcclProtocol p) const {
-    const double bw = !multi_node()      ? IntraBw(p)
+    const double bw = !multi_node()     ? IntraBw(p)
                       : per_node() == 1 ? NodeNetBw(p)
                                         : std::min(IntraBw(p), NodeNetBw(p));
     if (p != NcclProtocol::kLL || hw_.compute_capability <= 0) return bw;
@@ -201,8 +201,9 @@ void Add(std::vector<NcclCandidate>& out, const NcclModelParams& k,
   c.latency_us = latency_us;
   c.algbw_GBps = algbw_GBps;
   // NVLS reduces in the switch: its own fill, not a ring of steps.
-  c.fill_us = a == NcclAlgorithm::kNvls ? k.nvls_fill_us
-                                        : k.pipeline_fill_us[static_cast<int>(p)];
+  c.fill_us = a == NcclAlgorithm::kNvls
+                  ? k.nvls_fill_us
+                  : k.pipeline_fill_us[static_cast<int>(p)];
   out.push_back(c);
 }
 

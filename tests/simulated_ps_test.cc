@@ -311,13 +311,13 @@ TEST(SimulatedPsTest, InProcessStrategiesRefuseWhatNeedsServers) {
     EXPECT_THAT((*v)->devices(), ElementsAre(tasks[1].cpus[0]));
   }
   // A timing-only platform keeps no values for the ps to hold.
-  auto timing = simulator::SimPlatform::FromSpec("sim:dgx_h100_cluster:2;timing");
+  auto timing =
+      simulator::SimPlatform::FromSpec("sim:dgx_h100_cluster:2;timing");
   ASSERT_TRUE(timing.ok()) << timing.status();
   auto timing_tasks = distribute::DevicesByTask(**timing);
   ASSERT_TRUE(timing_tasks.ok());
   absl::Status no_values =
-      InProcessParameterServers::Create(**timing,
-                                        {(*timing_tasks)[1].cpus[0]})
+      InProcessParameterServers::Create(**timing, {(*timing_tasks)[1].cpus[0]})
           .status();
   EXPECT_EQ(no_values.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(no_values.message(), HasSubstr("timing-only"));
