@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 
@@ -44,8 +45,7 @@ absl::StatusOr<void*> HostAllocator::Allocate(size_t bytes) {
         "out of memory on ", name_, ": cannot allocate ", bytes, " bytes"));
   }
   const int64_t size = static_cast<int64_t>(bytes);
-  absl::Status reserved = counter_.Reserve(size, name_);
-  if (!reserved.ok()) return reserved;
+  RETURN_IF_ERROR(counter_.Reserve(size, name_));
   // aligned_alloc needs a size that is a multiple of the alignment, and a
   // non-zero size gives every allocation a distinct address.
   const size_t rounded = bytes == 0 ? kTensorAlignment
@@ -75,8 +75,7 @@ absl::StatusOr<void*> AccountingAllocator::Allocate(size_t bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "out of memory on ", name_, ": cannot allocate ", bytes, " bytes"));
   }
-  absl::Status reserved = counter_.Reserve(static_cast<int64_t>(bytes), name_);
-  if (!reserved.ok()) return reserved;
+  RETURN_IF_ERROR(counter_.Reserve(static_cast<int64_t>(bytes), name_));
   return static_cast<void*>(nullptr);
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace {
@@ -48,8 +49,7 @@ class Parser {
     for (absl::string_view segment : absl::StrSplit(spec_, '/')) {
       if (segment.empty()) continue;
       std::vector<absl::string_view> parts = absl::StrSplit(segment, ':');
-      absl::Status status = ParseSegment(segment, parts);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(ParseSegment(segment, parts));
     }
     return name_;
   }
@@ -195,8 +195,7 @@ absl::Status DeviceName::Validate() const {
 }
 
 absl::Status DeviceName::MergeFrom(const DeviceName& other) {
-  absl::Status valid = other.Validate();
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(other.Validate());
   if (other.job.has_value()) job = other.job;
   if (other.replica.has_value()) replica = other.replica;
   if (other.task.has_value()) task = other.task;
@@ -231,10 +230,9 @@ absl::StatusOr<std::string> DeviceName::Canonicalize(
     return absl::InvalidArgumentError(
         absl::StrCat("bad default job prefix: ", defaults.status().message()));
   }
-  absl::StatusOr<DeviceName> parsed = Parse(name);
-  if (!parsed.ok()) return parsed.status();
+  ASSIGN_OR_RETURN(DeviceName parsed, Parse(name));
   absl::Status merged = result.MergeFrom(*defaults);
-  if (merged.ok()) merged = result.MergeFrom(*parsed);
+  if (merged.ok()) merged = result.MergeFrom(parsed);
   if (!merged.ok()) return merged;
   return result.ToString();
 }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/kernel_util.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace {
@@ -112,9 +113,8 @@ void BinaryFloats(BinaryOp kind, const T* a, const T* b, T* out, int64_t n) {
 absl::StatusOr<KernelCost> Binary(BinaryOp op, const Tensor& a, const Tensor& b,
                                   Tensor& out) {
   const absl::string_view name = BinaryOpName(op);
-  absl::Status valid =
-      CheckOperands(name, {{"a", &a}, {"b", &b}, {"output", &out}});
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(
+      CheckOperands(name, {{"a", &a}, {"b", &b}, {"output", &out}}));
   return BinaryRaw(op, a.raw_data(), b.raw_data(), out.raw_data(),
                    a.num_elements(), a.dtype());
 }
@@ -158,7 +158,7 @@ absl::StatusOr<KernelCost> BinaryRaw(BinaryOp op, const void* a, const void* b,
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": null buffer for ", count, " elements"));
   }
-  absl::Status status = VisitDType(dtype, [&](auto zero) -> absl::Status {
+  RETURN_IF_ERROR(VisitDType(dtype, [&](auto zero) -> absl::Status {
     using T = decltype(zero);
     const T* x = static_cast<const T*>(a);
     const T* y = static_cast<const T*>(b);
@@ -171,8 +171,7 @@ absl::StatusOr<KernelCost> BinaryRaw(BinaryOp op, const void* a, const void* b,
     } else {
       return BinaryInts(op, x, y, z, count);
     }
-  });
-  if (!status.ok()) return status;
+  }));
   return BinaryOpCost(name, dtype, count);
 }
 
@@ -190,9 +189,7 @@ absl::StatusOr<KernelCost> Div(const Tensor& a, const Tensor& b, Tensor& out) {
 }
 
 absl::StatusOr<KernelCost> Scale(const Tensor& in, double alpha, Tensor& out) {
-  absl::Status valid =
-      CheckOperands("Scale", {{"input", &in}, {"output", &out}});
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOperands("Scale", {{"input", &in}, {"output", &out}}));
   if (!IsFloating(in.dtype())) {
     return UnsupportedDType("Scale", in.dtype(),
                             "float32, float64, float16, bfloat16");
@@ -214,9 +211,8 @@ absl::StatusOr<KernelCost> Scale(const Tensor& in, double alpha, Tensor& out) {
 }
 
 absl::StatusOr<KernelCost> Relu(const Tensor& features, Tensor& out) {
-  absl::Status valid =
-      CheckOperands("Relu", {{"features", &features}, {"output", &out}});
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(
+      CheckOperands("Relu", {{"features", &features}, {"output", &out}}));
   if (features.dtype() == DType::kBool) {
     return UnsupportedDType("Relu", features.dtype(), "every dtype but bool");
   }
@@ -238,10 +234,9 @@ absl::StatusOr<KernelCost> Relu(const Tensor& features, Tensor& out) {
 
 absl::StatusOr<KernelCost> ReluGrad(const Tensor& gradients,
                                     const Tensor& features, Tensor& out) {
-  absl::Status valid = CheckOperands(
+  RETURN_IF_ERROR(CheckOperands(
       "ReluGrad",
-      {{"gradients", &gradients}, {"features", &features}, {"output", &out}});
-  if (!valid.ok()) return valid;
+      {{"gradients", &gradients}, {"features", &features}, {"output", &out}}));
   if (features.dtype() == DType::kBool) {
     return UnsupportedDType("ReluGrad", features.dtype(),
                             "every dtype but bool");
@@ -263,9 +258,8 @@ absl::StatusOr<KernelCost> ReluGrad(const Tensor& gradients,
 }
 
 absl::StatusOr<KernelCost> Fill(double value, Tensor& out) {
-  absl::Status valid = CheckHostTensor("Fill", "output", out);
-  if (!valid.ok()) return valid;
-  absl::Status status = VisitDType(out.dtype(), [&](auto zero) -> absl::Status {
+  RETURN_IF_ERROR(CheckHostTensor("Fill", "output", out));
+  RETURN_IF_ERROR(VisitDType(out.dtype(), [&](auto zero) -> absl::Status {
     using T = decltype(zero);
     T fill{};
     if constexpr (std::is_same_v<T, bool>) {
@@ -287,16 +281,14 @@ absl::StatusOr<KernelCost> Fill(double value, Tensor& out) {
     T* y = out.data<T>();
     for (int64_t i = 0; i < out.num_elements(); ++i) y[i] = fill;
     return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  }));
   return FillCost(out.dtype(), out.num_elements());
 }
 
 absl::StatusOr<KernelCost> Iota(double start, double step, Tensor& out) {
-  absl::Status valid = CheckHostTensor("Iota", "output", out);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckHostTensor("Iota", "output", out));
   const int64_t n = out.num_elements();
-  absl::Status status = VisitDType(out.dtype(), [&](auto zero) -> absl::Status {
+  RETURN_IF_ERROR(VisitDType(out.dtype(), [&](auto zero) -> absl::Status {
     using T = decltype(zero);
     if constexpr (std::is_same_v<T, bool>) {
       return UnsupportedDType("Iota", out.dtype(), "every dtype but bool");
@@ -330,8 +322,7 @@ absl::StatusOr<KernelCost> Iota(double start, double step, Tensor& out) {
       }
       return absl::OkStatus();
     }
-  });
-  if (!status.ok()) return status;
+  }));
   return IotaCost(out.dtype(), n);
 }
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 
@@ -116,8 +117,7 @@ absl::Status HostDevice::RunCopy(absl::string_view what, int64_t bytes,
 }
 
 absl::Status HostDevice::CopyFromHost(const void* src, Tensor& dst) {
-  absl::Status valid = CheckOwnTensor(dst, "CopyFromHost");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(dst, "CopyFromHost"));
   if (src == nullptr && dst.bytes() > 0) {
     return absl::InvalidArgumentError("CopyFromHost got a null source");
   }
@@ -130,8 +130,7 @@ absl::Status HostDevice::CopyFromHost(const void* src, Tensor& dst) {
 }
 
 absl::Status HostDevice::CopyToHost(const Tensor& src, void* dst) {
-  absl::Status valid = CheckOwnTensor(src, "CopyToHost");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(src, "CopyToHost"));
   if (dst == nullptr && src.bytes() > 0) {
     return absl::InvalidArgumentError("CopyToHost got a null destination");
   }
@@ -144,8 +143,7 @@ absl::Status HostDevice::CopyToHost(const Tensor& src, void* dst) {
 }
 
 absl::Status HostDevice::CopyToDevice(const Tensor& src, Tensor& dst) {
-  absl::Status valid = CheckOwnTensor(src, "CopyToDevice");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(src, "CopyToDevice"));
   if (!src.SameShapeAndType(dst)) {
     return absl::InvalidArgumentError(
         absl::StrCat("CopyToDevice from ", src.DebugString(), " to ",

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/device_name.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 
@@ -23,9 +24,8 @@ absl::StatusOr<std::unique_ptr<HostPlatform>> HostPlatform::Create(
         absl::StrCat("host device memory capacity must be >= 0, not ",
                      options.memory_capacity));
   }
-  absl::StatusOr<DeviceName> prefix = DeviceName::Parse(options.job_prefix);
-  if (!prefix.ok()) return prefix.status();
-  if (prefix->type.has_value()) {
+  ASSIGN_OR_RETURN(DeviceName prefix, DeviceName::Parse(options.job_prefix));
+  if (prefix.type.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat("host platform job prefix '", options.job_prefix,
                      "' must name only job, replica and task, not a device"));
@@ -65,10 +65,9 @@ HostPlatform::HostPlatform(HostPlatformOptions options)
 }
 
 absl::StatusOr<Device*> HostPlatform::FindDevice(absl::string_view name) {
-  absl::StatusOr<size_t> index =
-      FindDeviceIndex(name, options_.job_prefix, names_, name_);
-  if (!index.ok()) return index.status();
-  return devices_[*index].get();
+  ASSIGN_OR_RETURN(size_t index,
+                   FindDeviceIndex(name, options_.job_prefix, names_, name_));
+  return devices_[index].get();
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<Transport>>>
@@ -81,17 +80,16 @@ HostPlatform::CreateTransportGroup(
   std::vector<std::string> full_names;
   std::vector<bool> used(names_.size(), false);
   for (const std::string& name : device_names) {
-    absl::StatusOr<size_t> index =
-        FindDeviceIndex(name, options_.job_prefix, names_, name_);
-    if (!index.ok()) return index.status();
-    if (used[*index]) {
+    ASSIGN_OR_RETURN(size_t index,
+                     FindDeviceIndex(name, options_.job_prefix, names_, name_));
+    if (used[index]) {
       return absl::InvalidArgumentError(
-          absl::StrCat("device ", names_[*index],
+          absl::StrCat("device ", names_[index],
                        " appears more than once in the "
                        "transport group; each rank needs its own device"));
     }
-    used[*index] = true;
-    full_names.push_back(names_[*index]);
+    used[index] = true;
+    full_names.push_back(names_[index]);
   }
   return CreateHostTransportGroup(std::move(full_names), options_.transport);
 }
@@ -112,13 +110,11 @@ void RegisterHostPlatform() {
         "host",
         [](absl::string_view spec)
             -> absl::StatusOr<std::unique_ptr<Platform>> {
-          absl::StatusOr<HostPlatformOptions> options =
-              HostPlatform::ParseSpec(spec);
-          if (!options.ok()) return options.status();
-          absl::StatusOr<std::unique_ptr<HostPlatform>> platform =
-              HostPlatform::Create(*std::move(options));
-          if (!platform.ok()) return platform.status();
-          return std::unique_ptr<Platform>(std::move(*platform));
+          ASSIGN_OR_RETURN(HostPlatformOptions options,
+                           HostPlatform::ParseSpec(spec));
+          ASSIGN_OR_RETURN(std::unique_ptr<HostPlatform> platform,
+                           HostPlatform::Create(std::move(options)));
+          return std::unique_ptr<Platform>(std::move(platform));
         });
     (void)registered;
   });

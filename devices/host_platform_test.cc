@@ -7,6 +7,7 @@
 #include "absl/synchronization/notification.h"
 #include "devices/platform_conformance.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 #include "gtest/gtest.h"
 
 namespace devices {
@@ -207,10 +208,9 @@ INSTANTIATE_TEST_SUITE_P(Host, PlatformConformanceTest,
                              []() -> absl::StatusOr<std::unique_ptr<Platform>> {
                                HostPlatformOptions options;
                                options.num_devices = 2;
-                               absl::StatusOr<std::unique_ptr<HostPlatform>> p =
-                                   HostPlatform::Create(options);
-                               if (!p.ok()) return p.status();
-                               return std::unique_ptr<Platform>(*std::move(p));
+                               ASSIGN_OR_RETURN(std::unique_ptr<HostPlatform> p,
+                                                HostPlatform::Create(options));
+                               return std::unique_ptr<Platform>(std::move(p));
                              }}),
                          conformance::PlatformBackendName);
 

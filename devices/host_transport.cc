@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "devices/completion.h"
 #include "devices/direct_access.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace {
@@ -134,8 +135,7 @@ class Group {
       // Checked under the mailbox lock: Abort and Leave set their flags
       // before draining the mailboxes under the same lock, so an op is
       // either refused here or drained there.
-      absl::Status open = CheckOpen(op->src, op->dst);
-      if (!open.ok()) return open;
+      RETURN_IF_ERROR(CheckOpen(op->src, op->dst));
       auto& others = op->is_send ? mailbox.recvs : mailbox.sends;
       peer = TakeFirst(others, op->tag);
       if (peer == nullptr) {
@@ -366,8 +366,7 @@ class HostTransport : public Transport {
 
   absl::StatusOr<std::unique_ptr<Request>> Send(
       int peer, uint64_t tag, absl::Span<const std::byte> data) override {
-    absl::Status valid = CheckPeer(peer, "Send");
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckPeer(peer, "Send"));
     auto op = std::make_shared<Op>();
     op->is_send = true;
     op->src = rank_;
@@ -380,8 +379,7 @@ class HostTransport : public Transport {
 
   absl::StatusOr<std::unique_ptr<Request>> Recv(
       int peer, uint64_t tag, absl::Span<std::byte> data) override {
-    absl::Status valid = CheckPeer(peer, "Recv");
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckPeer(peer, "Recv"));
     auto op = std::make_shared<Op>();
     op->is_send = false;
     op->src = peer;
@@ -409,8 +407,7 @@ class HostTransport : public Transport {
   }
 
   absl::StatusOr<std::unique_ptr<Request>> Post(std::shared_ptr<Op> op) {
-    absl::Status posted = group_->Post(op);
-    if (!posted.ok()) return posted;
+    RETURN_IF_ERROR(group_->Post(op));
     // The request keeps the group alive through this endpoint's own
     // reference count (an aliasing pointer), so that ranks posting at once
     // do not contend on the group's.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "devices/transport_conformance.h"
 #include "gtest/gtest.h"
 
@@ -422,11 +423,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(conformance::TransportBackend{
         "host",
         [](int n) -> absl::StatusOr<conformance::TransportGroup> {
-          absl::StatusOr<std::vector<std::unique_ptr<Transport>>> group =
-              CreateHostTransportGroup(Names(n));
-          if (!group.ok()) return group.status();
+          ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Transport>> group,
+                           CreateHostTransportGroup(Names(n)));
           conformance::TransportGroup out;
-          out.endpoints = *std::move(group);
+          out.endpoints = std::move(group);
           return out;
         }}),
     conformance::BackendName);

@@ -5,6 +5,7 @@
 #include "devices/nn_kernels.h"
 #include "devices/random_kernels.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 #include "devices/training_kernels.h"
 
 namespace devices {
@@ -87,8 +88,7 @@ class HostKernelLibrary final : public KernelLibrary {
   }
   absl::StatusOr<KernelCost> FinalizeMean(Tensor& data,
                                           int64_t divisor) const override {
-    absl::Status valid = CheckHostTensor("FinalizeMean", "data", data);
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckHostTensor("FinalizeMean", "data", data));
     return devices::FinalizeMean(data.raw_data(), data.num_elements(),
                                  data.dtype(), divisor);
   }

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/kernel_util.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace {
@@ -110,8 +111,7 @@ absl::Status CheckHost(
     absl::string_view kernel,
     std::initializer_list<std::pair<const char*, const Tensor*>> tensors) {
   for (const auto& [role, tensor] : tensors) {
-    absl::Status s = CheckHostTensor(kernel, role, *tensor);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(CheckHostTensor(kernel, role, *tensor));
   }
   return absl::OkStatus();
 }
@@ -199,7 +199,7 @@ absl::StatusOr<KernelCost> SoftmaxCrossEntropy(const Tensor& logits,
                                               {"dlogits", &dlogits}});
   }
   if (!valid.ok()) return valid;
-  absl::Status status = VisitDType(logits.dtype(), [&](auto zero) {
+  RETURN_IF_ERROR(VisitDType(logits.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (kIsFloatStorage<T>) {
       return labels.dtype() == DType::kInt32
@@ -208,8 +208,7 @@ absl::StatusOr<KernelCost> SoftmaxCrossEntropy(const Tensor& logits,
     } else {
       return absl::InternalError("non-floating logits rejected above");
     }
-  });
-  if (!status.ok()) return status;
+  }));
   return SoftmaxCrossEntropyCost(logits.dtype(), labels.dtype(), batch,
                                  logits.shape().dim(1));
 }

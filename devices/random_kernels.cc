@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/kernel_util.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace {
@@ -151,9 +152,8 @@ absl::StatusOr<KernelCost> RandomUniform(uint64_t seed, double low, double high,
     return UnsupportedDType("RandomUniform", out.dtype(),
                             "every dtype but bool");
   }
-  absl::Status valid = CheckHostTensor("RandomUniform", "output", out);
-  if (!valid.ok()) return valid;
-  absl::Status status = VisitDType(out.dtype(), [&](auto zero) -> absl::Status {
+  RETURN_IF_ERROR(CheckHostTensor("RandomUniform", "output", out));
+  RETURN_IF_ERROR(VisitDType(out.dtype(), [&](auto zero) -> absl::Status {
     using T = decltype(zero);
     if constexpr (std::is_same_v<T, bool>) {
       return absl::InternalError("bool rejected above");
@@ -161,8 +161,7 @@ absl::StatusOr<KernelCost> RandomUniform(uint64_t seed, double low, double high,
       return UniformTyped<T>(seed, low, high, out.data<T>(),
                              out.num_elements());
     }
-  });
-  if (!status.ok()) return status;
+  }));
   return RandomUniformCost(out.dtype(), out.num_elements());
 }
 
@@ -178,8 +177,7 @@ absl::StatusOr<KernelCost> RandomNormal(uint64_t seed, double mean,
                      ">= 0, got mean ",
                      mean, " and stddev ", stddev));
   }
-  absl::Status valid = CheckHostTensor("RandomNormal", "output", out);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckHostTensor("RandomNormal", "output", out));
   const int64_t n = out.num_elements();
   VisitDType(out.dtype(), [&](auto zero) {
     using T = decltype(zero);

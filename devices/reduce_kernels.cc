@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/kernel_util.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace {
@@ -171,8 +172,7 @@ absl::Status CheckBuffers(absl::string_view kernel, const void* a,
 
 absl::StatusOr<KernelCost> Accumulate(ReduceOp op, const void* src, void* dst,
                                       int64_t count, DType dtype) {
-  absl::Status valid = CheckBuffers("Accumulate", src, dst, count);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckBuffers("Accumulate", src, dst, count));
   if (dtype == DType::kBool) {
     if (op == ReduceOp::kMean) {
       return absl::InvalidArgumentError(
@@ -196,8 +196,7 @@ absl::StatusOr<KernelCost> Accumulate(ReduceOp op, const void* src, void* dst,
 
 absl::StatusOr<KernelCost> FinalizeMean(void* data, int64_t count, DType dtype,
                                         int64_t divisor) {
-  absl::Status valid = CheckBuffers("FinalizeMean", data, data, count);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckBuffers("FinalizeMean", data, data, count));
   if (divisor < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "FinalizeMean: divisor must be >= 1 (the number of contributions), "
@@ -249,15 +248,14 @@ absl::StatusOr<KernelCost> ReduceInto(ReduceOp op,
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (i == first) continue;
-    absl::StatusOr<KernelCost> step = Accumulate(
-        op, inputs[i].raw_data(), out.raw_data(), count, out.dtype());
-    if (!step.ok()) return step.status();
+    ASSIGN_OR_RETURN(KernelCost step,
+                     Accumulate(op, inputs[i].raw_data(), out.raw_data(), count,
+                                out.dtype()));
   }
   if (op == ReduceOp::kMean) {
-    absl::StatusOr<KernelCost> mean =
-        FinalizeMean(out.raw_data(), count, out.dtype(),
-                     static_cast<int64_t>(inputs.size()));
-    if (!mean.ok()) return mean.status();
+    ASSIGN_OR_RETURN(KernelCost mean,
+                     FinalizeMean(out.raw_data(), count, out.dtype(),
+                                  static_cast<int64_t>(inputs.size())));
   }
   return ReduceIntoCost(op, out.dtype(), count,
                         static_cast<int64_t>(inputs.size()));

@@ -1,5 +1,7 @@
 #include "devices/tensor.h"
 
+#include "devices/status_macros.h"
+
 namespace devices {
 
 Tensor Tensor::ShapeOnly(DType dtype, Shape shape, std::string device) {
@@ -17,9 +19,8 @@ absl::StatusOr<Tensor> Tensor::Allocate(std::shared_ptr<Allocator> allocator,
         "out of memory on ", allocator->name(), ": ", DTypeName(dtype),
         shape.DebugString(), " needs more bytes than fit in size_t"));
   }
-  absl::StatusOr<void*> data = allocator->Allocate(bytes);
-  if (!data.ok()) return data.status();
-  auto buffer = std::make_shared<Buffer>(std::move(allocator), *data, bytes);
+  ASSIGN_OR_RETURN(void* data, allocator->Allocate(bytes));
+  auto buffer = std::make_shared<Buffer>(std::move(allocator), data, bytes);
   return Tensor(dtype, std::move(shape), std::move(device), std::move(buffer));
 }
 

@@ -31,6 +31,7 @@
 #include "devices/dtype.h"
 #include "devices/half.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 
 // Lets Eigen maps hold the 16-bit storage types (element access only; do
 // arithmetic after converting to float).
@@ -193,9 +194,8 @@ absl::StatusOr<Tensor> Tensor::FromVector(const std::vector<T>& values,
                      shape.DebugString(), ", which has ", shape.num_elements(),
                      " elements"));
   }
-  absl::StatusOr<Tensor> tensor = Host(kDTypeOf<T>, std::move(shape));
-  if (!tensor.ok()) return tensor.status();
-  T* out = tensor->data<T>();
+  ASSIGN_OR_RETURN(Tensor tensor, Host(kDTypeOf<T>, std::move(shape)));
+  T* out = tensor.data<T>();
   // Element by element: std::vector<bool> is not contiguous.
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
   return tensor;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "devices/device.h"
+#include "devices/status_macros.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/strategy_devices.h"
 
@@ -13,16 +14,15 @@ CentralStorageStrategy::Create(devices::Platform& platform,
                                std::vector<std::string> compute_devices,
                                std::optional<std::string> parameter_device) {
   if (compute_devices.empty()) compute_devices = DefaultDevices(platform);
-  absl::StatusOr<std::vector<std::string>> resolved =
-      ResolveDevices(platform, compute_devices);
-  if (!resolved.ok()) return resolved.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> resolved,
+                   ResolveDevices(platform, compute_devices));
   std::string param;
   if (parameter_device.has_value()) {
-    absl::StatusOr<devices::Device*> d = platform.FindDevice(*parameter_device);
-    if (!d.ok()) return d.status();
-    param = (*d)->name();
-  } else if (resolved->size() == 1) {
-    param = (*resolved)[0];
+    ASSIGN_OR_RETURN(devices::Device * d,
+                     platform.FindDevice(*parameter_device));
+    param = d->name();
+  } else if (resolved.size() == 1) {
+    param = resolved[0];
   } else {
     for (const std::string& n : platform.DeviceNames()) {
       absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
@@ -31,17 +31,16 @@ CentralStorageStrategy::Create(devices::Platform& platform,
         break;
       }
     }
-    if (param.empty()) param = (*resolved)[0];
+    if (param.empty()) param = resolved[0];
   }
   // TF reduces on the local CPU (ReductionToOneDevice with
   // reduce_to_device the CPU), where there is one.
   auto ops = std::make_shared<ReductionToOneDevice>(
-      LocalCpu(platform, (*resolved)[0]).value_or(""));
-  absl::Status s = ops->Bind(platform, *resolved);
-  if (!s.ok()) return s;
+      LocalCpu(platform, resolved[0]).value_or(""));
+  RETURN_IF_ERROR(ops->Bind(platform, resolved));
   return std::unique_ptr<CentralStorageStrategy>(
       new CentralStorageStrategy(std::make_unique<StrategyExtended>(
-          &platform, *resolved, param, std::move(ops))));
+          &platform, resolved, param, std::move(ops))));
 }
 
 }  // namespace distribute

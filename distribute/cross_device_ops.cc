@@ -7,6 +7,7 @@
 #include "devices/device.h"
 #include "devices/device_name.h"
 #include "devices/platform.h"
+#include "devices/status_macros.h"
 #include "devices/thread_binding.h"
 #include "distribute/collective/schedule_communicator.h"
 #include "distribute/thread_group.h"
@@ -41,8 +42,7 @@ int RanksPerNode(const std::vector<std::string>& devices) {
 absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeScheduleCommunicator(
     devices::Platform& platform, const std::vector<std::string>& devices,
     collective::ScheduleCommunicatorOptions options) {
-  auto endpoints = platform.CreateTransportGroup(devices);
-  if (!endpoints.ok()) return endpoints.status();
+  ASSIGN_OR_RETURN(auto endpoints, platform.CreateTransportGroup(devices));
   // A group of host CPU devices talks through shared memory: use the
   // measured shared-memory figures for AUTO selection, not the defaults
   // (which describe accelerator links).
@@ -65,10 +65,9 @@ absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeScheduleCommunicator(
     options.topology.ranks_per_node = RanksPerNode(devices);
   }
   options.platform = &platform;  // stages device-memory (GPU) tensors
-  auto comm = collective::ScheduleCommunicator::Create(*std::move(endpoints),
-                                                       std::move(options));
-  if (!comm.ok()) return comm.status();
-  return std::unique_ptr<devices::Communicator>(*std::move(comm));
+  ASSIGN_OR_RETURN(auto comm, collective::ScheduleCommunicator::Create(
+                                  std::move(endpoints), std::move(options)));
+  return std::unique_ptr<devices::Communicator>(std::move(comm));
 }
 
 absl::StatusOr<std::unique_ptr<devices::Communicator>> NativeCommunicator(
@@ -108,17 +107,15 @@ absl::Status CrossDeviceOps::Bind(devices::Platform& platform,
         absl::StrCat(name(), " needs at least one device"));
   }
   for (const std::string& name : replica_devices) {
-    absl::StatusOr<devices::Device*> device = platform.FindDevice(name);
-    if (!device.ok()) return device.status();
+    RETURN_IF_ERROR(platform.FindDevice(name).status());
   }
-  auto comm = MakeCommunicator(platform, replica_devices);
-  if (!comm.ok()) return comm.status();
+  ASSIGN_OR_RETURN(auto comm, MakeCommunicator(platform, replica_devices));
   // Already set where RequireDeviceMemoryGroup was called.
   device_memory_group_ =
       device_memory_group_ || AnyDeviceMemory(platform, replica_devices);
   platform_ = &platform;
   devices_ = std::move(replica_devices);
-  communicator_ = *std::move(comm);
+  communicator_ = std::move(comm);
   return absl::OkStatus();
 }
 
@@ -142,9 +139,8 @@ absl::Status CrossDeviceOps::RecoverFromAbort() {
                      ": the collective group spans several workers and was "
                      "aborted; restart every worker (from a checkpoint)"));
   }
-  auto comm = MakeCommunicator(*platform_, devices_);
-  if (!comm.ok()) return comm.status();
-  communicator_ = *std::move(comm);
+  ASSIGN_OR_RETURN(auto comm, MakeCommunicator(*platform_, devices_));
+  communicator_ = std::move(comm);
   aborted_.store(false);
   return absl::OkStatus();
 }
@@ -159,9 +155,8 @@ absl::Status CrossDeviceOps::RunOnReplicaThreads(
   std::vector<absl::Status> status(n);
   std::vector<devices::Device*> devices(n);
   for (int r = 0; r < n; ++r) {
-    absl::StatusOr<devices::Device*> d = platform_->FindDevice(devices_[r]);
-    if (!d.ok()) return d.status();
-    devices[r] = *d;
+    ASSIGN_OR_RETURN(devices::Device * d, platform_->FindDevice(devices_[r]));
+    devices[r] = d;
   }
   internal::RunBoundThreads(devices, [&](int r) { status[r] = fn(r); });
   for (int r = 0; r < n; ++r) {
@@ -172,10 +167,10 @@ absl::Status CrossDeviceOps::RunOnReplicaThreads(
 
 absl::StatusOr<devices::Tensor> CrossDeviceOps::CopyTo(
     const devices::Tensor& t, const std::string& device_name) {
-  absl::StatusOr<devices::Device*> device = platform_->FindDevice(device_name);
-  if (!device.ok()) return device.status();
-  if (t.device() == (*device)->name()) return t;
-  return devices::CopyTensorTo(*platform_, t, **device);
+  ASSIGN_OR_RETURN(devices::Device * device,
+                   platform_->FindDevice(device_name));
+  if (t.device() == device->name()) return t;
+  return devices::CopyTensorTo(*platform_, t, *device);
 }
 
 absl::StatusOr<collective::PackPlan> CrossDeviceOps::Plan(
@@ -204,45 +199,37 @@ absl::StatusOr<std::vector<devices::Tensor>> CrossDeviceOps::ReplicaAllReduce(
     return absl::FailedPreconditionError(
         absl::StrCat(name(), " is not bound to a strategy's devices"));
   }
-  absl::Status valid = options.Validate();
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(options.Validate());
   if (replica < 0 || replica >= num_replicas()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "replica ", replica, " is outside 0..", num_replicas() - 1));
   }
-  absl::StatusOr<devices::Device*> device =
-      platform_->FindDevice(devices_[replica]);
-  if (!device.ok()) return device.status();
+  ASSIGN_OR_RETURN(devices::Device * device,
+                   platform_->FindDevice(devices_[replica]));
   if (device_memory_group_) {
-    return AllReduceInDeviceMemory(replica, op, values, **device,
+    return AllReduceInDeviceMemory(replica, op, values, *device,
                                    options.Timeout());
   }
-  absl::StatusOr<collective::PackPlan> plan = Plan(values, options);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<std::vector<devices::Tensor>> packed =
-      collective::PackTensors(*plan, values);
-  if (!packed.ok()) return packed.status();
+  ASSIGN_OR_RETURN(collective::PackPlan plan, Plan(values, options));
+  ASSIGN_OR_RETURN(std::vector<devices::Tensor> packed,
+                   collective::PackTensors(plan, values));
   std::vector<devices::Tensor> reduced;
-  reduced.reserve(packed->size());
-  for (const devices::Tensor& p : *packed) {
-    absl::StatusOr<devices::Tensor> out =
-        (*device)->Allocate(p.dtype(), p.shape());
-    if (!out.ok()) return out.status();
-    absl::Status s = AllReducePack(replica, op, TimedAs(**device, p), *out,
-                                   options.Timeout());
-    if (!s.ok()) return s;
-    reduced.push_back(*std::move(out));
+  reduced.reserve(packed.size());
+  for (const devices::Tensor& p : packed) {
+    ASSIGN_OR_RETURN(devices::Tensor out,
+                     device->Allocate(p.dtype(), p.shape()));
+    RETURN_IF_ERROR(AllReducePack(replica, op, TimedAs(*device, p), out,
+                                  options.Timeout()));
+    reduced.push_back(std::move(out));
   }
   std::vector<devices::Tensor> outputs;
   outputs.reserve(values.size());
   for (const devices::Tensor& v : values) {
-    absl::StatusOr<devices::Tensor> out =
-        (*device)->Allocate(v.dtype(), v.shape());
-    if (!out.ok()) return out.status();
-    outputs.push_back(*std::move(out));
+    ASSIGN_OR_RETURN(devices::Tensor out,
+                     device->Allocate(v.dtype(), v.shape()));
+    outputs.push_back(std::move(out));
   }
-  absl::Status s = collective::UnpackTensors(*plan, reduced, outputs);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(collective::UnpackTensors(plan, reduced, outputs));
   return outputs;
 }
 
@@ -261,9 +248,8 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
   // Ranks of the whole group (every worker's replicas).
   const int n = communicator_->size();
   const int rank = rank_offset_ + replica;
-  absl::StatusOr<devices::Device*> device =
-      platform_->FindDevice(devices_[replica]);
-  if (!device.ok()) return device.status();
+  ASSIGN_OR_RETURN(devices::Device * device,
+                   platform_->FindDevice(devices_[replica]));
   // First agree on every replica's dim 0 (replicas may differ there), then
   // gather each replica's rows: replica i's block is broadcast from i.
   const int64_t rows = value.shape().rank() == 0 ? 1 : value.shape().dim(0);
@@ -273,15 +259,15 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
   for (int d = 1; d < value.shape().rank(); ++d) {
     row_elems *= value.shape().dim(d);
   }
-  absl::StatusOr<devices::Tensor> counts =
-      devices::Tensor::Host(devices::DType::kInt64, devices::Shape({n}));
-  if (!counts.ok()) return counts.status();
-  for (int i = 0; i < n; ++i) counts->data<int64_t>()[i] = i == rank ? rows : 0;
-  absl::StatusOr<devices::Tensor> all_counts =
-      devices::Tensor::Host(devices::DType::kInt64, devices::Shape({n}));
-  if (!all_counts.ok()) return all_counts.status();
+  ASSIGN_OR_RETURN(
+      devices::Tensor counts,
+      devices::Tensor::Host(devices::DType::kInt64, devices::Shape({n})));
+  for (int i = 0; i < n; ++i) counts.data<int64_t>()[i] = i == rank ? rows : 0;
+  ASSIGN_OR_RETURN(
+      devices::Tensor all_counts,
+      devices::Tensor::Host(devices::DType::kInt64, devices::Shape({n})));
   const bool own_memory =
-      (*device)->allocator().memory_space() == devices::MemorySpace::kDevice;
+      device->allocator().memory_space() == devices::MemorySpace::kDevice;
   // Whether this rank gives its collectives host tensors: yes on a device
   // without memory of its own, or where the collectives run in host code.
   const bool host_collectives =
@@ -289,44 +275,43 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
   absl::Status s;
   if (!host_collectives) {
     // A device with its own memory (a GPU) reduces the counts there.
-    absl::StatusOr<devices::Tensor> in =
-        (*device)->Allocate(devices::DType::kInt64, devices::Shape({n}));
-    if (!in.ok()) return in.status();
-    absl::StatusOr<devices::Tensor> sum =
-        (*device)->Allocate(devices::DType::kInt64, devices::Shape({n}));
-    if (!sum.ok()) return sum.status();
-    s = (*device)->CopyFromHost(counts->raw_data(), *in);
+    ASSIGN_OR_RETURN(
+        devices::Tensor in,
+        device->Allocate(devices::DType::kInt64, devices::Shape({n})));
+    ASSIGN_OR_RETURN(
+        devices::Tensor sum,
+        device->Allocate(devices::DType::kInt64, devices::Shape({n})));
+    s = device->CopyFromHost(counts.raw_data(), in);
     if (s.ok()) {
       s = communicator_->AllReduce(
-          rank, *in, *sum, {devices::ReduceOp::kSum, options.Timeout()});
+          rank, in, sum, {devices::ReduceOp::kSum, options.Timeout()});
     }
-    if (s.ok()) s = (*device)->CopyToHost(*sum, all_counts->raw_data());
+    if (s.ok()) s = device->CopyToHost(sum, all_counts.raw_data());
   } else {
-    s = communicator_->AllReduce(rank, *counts, *all_counts,
+    s = communicator_->AllReduce(rank, counts, all_counts,
                                  {devices::ReduceOp::kSum, options.Timeout()});
   }
   if (!s.ok()) return s;
   int64_t total_rows = 0;
-  for (int i = 0; i < n; ++i) total_rows += all_counts->data<int64_t>()[i];
+  for (int i = 0; i < n; ++i) total_rows += all_counts.data<int64_t>()[i];
   std::vector<int64_t> dims(value.shape().dims().begin(),
                             value.shape().dims().end());
   if (dims.empty()) dims.push_back(1);
   dims[0] = total_rows;
-  absl::StatusOr<devices::Tensor> out =
-      (*device)->Allocate(value.dtype(), *devices::Shape::Make(dims));
-  if (!out.ok()) return out.status();
+  ASSIGN_OR_RETURN(
+      devices::Tensor out,
+      device->Allocate(value.dtype(), *devices::Shape::Make(dims)));
   const size_t row_bytes = row_elems * devices::DTypeSize(value.dtype());
   // Device memory (a GPU's) is assembled in host memory and copied in once.
-  devices::Tensor assembled = *out;
-  if (out->has_data() && !out->host_accessible()) {
-    absl::StatusOr<devices::Tensor> staged =
-        devices::Tensor::Host(out->dtype(), out->shape());
-    if (!staged.ok()) return staged.status();
-    assembled = *std::move(staged);
+  devices::Tensor assembled = out;
+  if (out.has_data() && !out.host_accessible()) {
+    ASSIGN_OR_RETURN(devices::Tensor staged,
+                     devices::Tensor::Host(out.dtype(), out.shape()));
+    assembled = std::move(staged);
   }
   int64_t row_offset = 0;
   for (int i = 0; i < n; ++i) {
-    const int64_t r = all_counts->data<int64_t>()[i];
+    const int64_t r = all_counts.data<int64_t>()[i];
     std::vector<int64_t> block_dims = dims;
     block_dims[0] = r;
     absl::StatusOr<devices::Tensor> block;
@@ -337,7 +322,7 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
       if (host_collectives) {
         block = devices::ToHostTensor(*platform_, value);
       } else if (value.has_data() && value.host_accessible()) {
-        block = devices::CopyTensorTo(*platform_, value, **device);
+        block = devices::CopyTensorTo(*platform_, value, *device);
       } else {
         block = value;
       }
@@ -346,26 +331,26 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
                                     *devices::Shape::Make(block_dims));
     } else {
       block =
-          (*device)->Allocate(value.dtype(), *devices::Shape::Make(block_dims));
+          device->Allocate(value.dtype(), *devices::Shape::Make(block_dims));
     }
     if (!block.ok()) return block.status();
     s = communicator_->Broadcast(rank, i, *block,
                                  {devices::ReduceOp::kSum, options.Timeout()});
     if (!s.ok()) return s;
-    if (out->has_data() && r > 0) {
+    if (out.has_data() && r > 0) {
       std::byte* dst = static_cast<std::byte*>(assembled.raw_data()) +
                        row_offset * row_bytes;
       if (block->host_accessible()) {
         std::memcpy(dst, block->raw_data(), r * row_bytes);
       } else {
-        s = (*device)->CopyToHost(*block, dst);
+        s = device->CopyToHost(*block, dst);
         if (!s.ok()) return s;
       }
     }
     row_offset += r;
   }
-  if (out->has_data() && !out->host_accessible()) {
-    s = (*device)->CopyFromHost(assembled.raw_data(), *out);
+  if (out.has_data() && !out.host_accessible()) {
+    s = device->CopyFromHost(assembled.raw_data(), out);
     if (!s.ok()) return s;
   }
   return out;
@@ -384,10 +369,9 @@ absl::Status CrossDeviceOps::ReplicaBroadcast(
         "replica ", replica, " is outside 0..", num_replicas() - 1));
   }
   for (devices::Tensor& v : values) {
-    absl::Status s =
+    RETURN_IF_ERROR(
         communicator_->Broadcast(rank_offset_ + replica, root, v,
-                                 {devices::ReduceOp::kSum, options.Timeout()});
-    if (!s.ok()) return s;
+                                 {devices::ReduceOp::kSum, options.Timeout()}));
   }
   return absl::OkStatus();
 }
@@ -411,8 +395,7 @@ absl::Status CrossDeviceOps::BroadcastFromRank(
   }
   return RunOnReplicaThreads([&](int r) -> absl::Status {
     std::vector<devices::Tensor> mine = {per_replica[r]};
-    absl::Status s = ReplicaBroadcast(r, root, mine, options);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(ReplicaBroadcast(r, root, mine, options));
     per_replica[r] = mine[0];
     return absl::OkStatus();
   });
@@ -432,20 +415,17 @@ absl::StatusOr<std::vector<Mirrored>> CrossDeviceOps::BatchReduce(
           absl::StrCat("value ", k, " has ", values[k].first.num_replicas(),
                        " components but the strategy has ", n, " replicas"));
     }
-    absl::Status s = values[k].first.CheckSameShapeAndType(
-        absl::StrCat("reducing value ", k));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(values[k].first.CheckSameShapeAndType(
+        absl::StrCat("reducing value ", k)));
   }
   std::vector<std::vector<devices::Tensor>> per_replica_out(n);
-  absl::Status s = RunOnReplicaThreads([&](int r) -> absl::Status {
+  RETURN_IF_ERROR(RunOnReplicaThreads([&](int r) -> absl::Status {
     std::vector<devices::Tensor> mine;
     for (const auto& v : values) mine.push_back(v.first.value(r));
-    auto out = ReplicaAllReduce(r, op, mine, options);
-    if (!out.ok()) return out.status();
-    per_replica_out[r] = *std::move(out);
+    ASSIGN_OR_RETURN(auto out, ReplicaAllReduce(r, op, mine, options));
+    per_replica_out[r] = std::move(out);
     return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
+  }));
   std::vector<Mirrored> results;
   for (size_t k = 0; k < values.size(); ++k) {
     const Destinations& dest = values[k].second;
@@ -460,9 +440,8 @@ absl::StatusOr<std::vector<Mirrored>> CrossDeviceOps::BatchReduce(
         placed.push_back(*local);
         continue;
       }
-      absl::StatusOr<devices::Tensor> copy = CopyTo(per_replica_out[0][k], d);
-      if (!copy.ok()) return copy.status();
-      placed.push_back(*std::move(copy));
+      ASSIGN_OR_RETURN(devices::Tensor copy, CopyTo(per_replica_out[0][k], d));
+      placed.push_back(std::move(copy));
     }
     results.emplace_back(std::move(placed));
   }
@@ -472,9 +451,8 @@ absl::StatusOr<std::vector<Mirrored>> CrossDeviceOps::BatchReduce(
 absl::StatusOr<Mirrored> CrossDeviceOps::Reduce(
     ReduceOp op, const PerReplica& value, const Destinations& destinations,
     const CommunicationOptions& options) {
-  auto r = BatchReduce(op, {{value, destinations}}, options);
-  if (!r.ok()) return r.status();
-  return std::move((*r)[0]);
+  ASSIGN_OR_RETURN(auto r, BatchReduce(op, {{value, destinations}}, options));
+  return std::move(r[0]);
 }
 
 absl::StatusOr<Mirrored> CrossDeviceOps::Broadcast(
@@ -485,9 +463,8 @@ absl::StatusOr<Mirrored> CrossDeviceOps::Broadcast(
   }
   std::vector<devices::Tensor> out;
   for (const std::string& d : destinations) {
-    absl::StatusOr<devices::Tensor> copy = CopyTo(tensor, d);
-    if (!copy.ok()) return copy.status();
-    out.push_back(*std::move(copy));
+    ASSIGN_OR_RETURN(devices::Tensor copy, CopyTo(tensor, d));
+    out.push_back(std::move(copy));
   }
   return Mirrored(std::move(out));
 }
@@ -500,18 +477,17 @@ ReductionToOneDevice::MakeCommunicator(
   root_ = 0;
   outside_ = nullptr;
   if (!reduce_to_device_.empty()) {
-    absl::StatusOr<devices::Device*> target =
-        platform.FindDevice(reduce_to_device_);
-    if (!target.ok()) return target.status();
+    ASSIGN_OR_RETURN(devices::Device * target,
+                     platform.FindDevice(reduce_to_device_));
     root_ = -1;
     for (size_t i = 0; i < devices.size(); ++i) {
       absl::StatusOr<devices::Device*> d = platform.FindDevice(devices[i]);
-      if (d.ok() && *d == *target) root_ = static_cast<int>(i);
+      if (d.ok() && *d == target) root_ = static_cast<int>(i);
     }
     if (root_ < 0) {
       // A device that runs no replica: replica 0 drives its reductions.
       root_ = 0;
-      outside_ = *target;
+      outside_ = target;
     }
   }
   collective::ScheduleCommunicatorOptions options;
@@ -530,9 +506,8 @@ absl::Status ReductionToOneDevice::AllReducePack(int replica, ReduceOp op,
     return ReduceOnDevice(replica, op, in, out, timeout);
   }
   if (outside_ != nullptr) return ReduceOutside(replica, op, in, out, timeout);
-  absl::Status s = communicator().Reduce(replica, root_, in, out,
-                                         {ToDevicesReduceOp(op), timeout});
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(communicator().Reduce(replica, root_, in, out,
+                                        {ToDevicesReduceOp(op), timeout}));
   return communicator().Broadcast(replica, root_, out,
                                   {devices::ReduceOp::kSum, timeout});
 }
@@ -591,8 +566,7 @@ absl::StatusOr<std::unique_ptr<devices::Communicator>>
 CollectiveAllReduce::MakeCommunicator(devices::Platform& platform,
                                       const std::vector<std::string>& devices) {
   const CommunicationOptions& defaults = default_options();
-  absl::Status valid = defaults.Validate();
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(defaults.Validate());
   if (defaults.implementation == CommunicationImplementation::kNccl) {
     return NativeCommunicator(platform, devices,
                               "CommunicationImplementation.NCCL");

@@ -15,6 +15,7 @@
 #include "devices/kernel_costs.h"
 #include "devices/kernel_library.h"
 #include "devices/platform.h"
+#include "devices/status_macros.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/reduce_op.h"
 
@@ -37,57 +38,51 @@ CrossDeviceOps::AllReduceInDeviceMemory(
     const bool host_value = own_memory && in.host_accessible();
     const bool stage = host_value && !takes_host;
     if (stage) {
-      absl::StatusOr<devices::Tensor> staged =
-          devices::CopyTensorTo(platform(), in, device);
-      if (!staged.ok()) return staged.status();
-      in = *std::move(staged);
+      ASSIGN_OR_RETURN(devices::Tensor staged,
+                       devices::CopyTensorTo(platform(), in, device));
+      in = std::move(staged);
     }
-    absl::StatusOr<devices::Tensor> out =
-        host_value && !stage ? devices::Tensor::Host(v.dtype(), v.shape())
-                             : device.Allocate(v.dtype(), v.shape());
-    if (!out.ok()) return out.status();
-    absl::Status s = AllReducePack(replica, op, in, *out, timeout);
-    if (!s.ok()) return s;
+    ASSIGN_OR_RETURN(devices::Tensor out,
+                     host_value && !stage
+                         ? devices::Tensor::Host(v.dtype(), v.shape())
+                         : device.Allocate(v.dtype(), v.shape()));
+    RETURN_IF_ERROR(AllReducePack(replica, op, in, out, timeout));
     if (stage) {
-      out = devices::ToHostTensor(platform(), *out);
-      if (!out.ok()) return out.status();
+      ASSIGN_OR_RETURN(out, devices::ToHostTensor(platform(), out));
     }
-    outputs.push_back(*std::move(out));
+    outputs.push_back(std::move(out));
   }
   return outputs;
 }
 
 absl::StatusOr<devices::Tensor> ReductionToOneDevice::ReduceAtRoot(
     ReduceOp op, const std::vector<devices::Tensor>& inputs) {
-  absl::StatusOr<devices::Device*> root =
-      outside_ != nullptr ? absl::StatusOr<devices::Device*>(outside_)
-                          : platform().FindDevice(replica_devices()[root_]);
-  if (!root.ok()) return root.status();
+  ASSIGN_OR_RETURN(devices::Device * root,
+                   outside_ != nullptr
+                       ? absl::StatusOr<devices::Device*>(outside_)
+                       : platform().FindDevice(replica_devices()[root_]));
   std::vector<devices::Tensor> local;
   local.reserve(inputs.size());
   for (const devices::Tensor& t : inputs) {
-    absl::StatusOr<devices::Tensor> readable =
-        devices::ReadableOn(platform(), t, **root);
-    if (!readable.ok()) return readable.status();
-    local.push_back(*std::move(readable));
+    ASSIGN_OR_RETURN(devices::Tensor readable,
+                     devices::ReadableOn(platform(), t, *root));
+    local.push_back(std::move(readable));
   }
-  absl::StatusOr<devices::Tensor> result =
-      (*root)->Allocate(inputs[0].dtype(), inputs[0].shape());
-  if (!result.ok()) return result.status();
+  ASSIGN_OR_RETURN(devices::Tensor result,
+                   root->Allocate(inputs[0].dtype(), inputs[0].shape()));
   // Timing-only tensors carry no values: only the cost is charged.
-  absl::StatusOr<devices::KernelCost> cost =
-      result->has_data()
-          ? (*root)->kernels().ReduceInto(ToDevicesReduceOp(op), local, *result)
-          : devices::ReduceIntoCost(ToDevicesReduceOp(op), result->dtype(),
-                                    result->num_elements(),
-                                    static_cast<int64_t>(local.size()));
-  if (!cost.ok()) return cost.status();
+  ASSIGN_OR_RETURN(
+      devices::KernelCost cost,
+      result.has_data()
+          ? root->kernels().ReduceInto(ToDevicesReduceOp(op), local, result)
+          : devices::ReduceIntoCost(ToDevicesReduceOp(op), result.dtype(),
+                                    result.num_elements(),
+                                    static_cast<int64_t>(local.size())));
   // The reduction ran; the device's clock pays for it (a simulated device
   // computes on the host and charges nothing by itself).
-  absl::Status charged = (*root)
-                             ->Enqueue(*cost, [] { return absl::OkStatus(); })
-                             ->Wait(absl::InfiniteDuration());
-  if (!charged.ok()) return charged;
+  RETURN_IF_ERROR((root)
+                      ->Enqueue(cost, [] { return absl::OkStatus(); })
+                      ->Wait(absl::InfiniteDuration()));
   return result;
 }
 
@@ -151,14 +146,14 @@ absl::Status PlainCopy(const devices::Tensor& src, devices::Tensor& dst,
 }  // namespace
 
 absl::Status ReductionToOneDevice::Meet(int replica, absl::Duration timeout) {
-  absl::StatusOr<devices::Tensor> flag =
-      devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1}));
-  if (!flag.ok()) return flag.status();
-  flag->data<int32_t>()[0] = 1;
-  absl::StatusOr<devices::Tensor> sum =
-      devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1}));
-  if (!sum.ok()) return sum.status();
-  return communicator().AllReduce(replica, *flag, *sum,
+  ASSIGN_OR_RETURN(
+      devices::Tensor flag,
+      devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1})));
+  flag.data<int32_t>()[0] = 1;
+  ASSIGN_OR_RETURN(
+      devices::Tensor sum,
+      devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1})));
+  return communicator().AllReduce(replica, flag, sum,
                                   {devices::ReduceOp::kSum, timeout});
 }
 
@@ -173,23 +168,20 @@ absl::Status ReductionToOneDevice::ReduceOutside(int replica, ReduceOp op,
         ", which runs no replica, within one process only; across workers "
         "reduce to a replica's device or use CollectiveAllReduce"));
   }
-  absl::StatusOr<devices::Device*> device =
-      platform().FindDevice(replica_devices()[static_cast<size_t>(replica)]);
-  if (!device.ok()) return device.status();
+  ASSIGN_OR_RETURN(
+      devices::Device * device,
+      platform().FindDevice(replica_devices()[static_cast<size_t>(replica)]));
   // The value leaves from the replica's device (a packed value is in host
   // memory: it is put there first, as the replica holds it).
-  absl::StatusOr<devices::Tensor> local = devices::AsDeviceValue(in, **device);
-  if (!local.ok()) return local.status();
-  absl::StatusOr<devices::Tensor> mine =
-      devices::CopyTensorTo(platform(), *local, *outside_);
-  if (!mine.ok()) return mine.status();
+  ASSIGN_OR_RETURN(devices::Tensor local, devices::AsDeviceValue(in, *device));
+  ASSIGN_OR_RETURN(devices::Tensor mine,
+                   devices::CopyTensorTo(platform(), local, *outside_));
   {
     absl::MutexLock lock(&outside_mu_);
     staged_.resize(static_cast<size_t>(n));
-    staged_[static_cast<size_t>(replica)] = *std::move(mine);
+    staged_[static_cast<size_t>(replica)] = std::move(mine);
   }
-  absl::Status s = Meet(replica, timeout);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(Meet(replica, timeout));
   absl::Status reduced;
   if (replica == 0) {
     std::vector<devices::Tensor> inputs;
@@ -203,8 +195,7 @@ absl::Status ReductionToOneDevice::ReduceOutside(int replica, ReduceOp op,
     if (result.ok()) staged_result_ = *std::move(result);
     reduced = result.status();
   }
-  s = Meet(replica, timeout);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(Meet(replica, timeout));
   devices::Tensor result;
   {
     absl::MutexLock lock(&outside_mu_);
@@ -217,13 +208,12 @@ absl::Status ReductionToOneDevice::ReduceOutside(int replica, ReduceOp op,
     result = staged_result_;
   }
   // Back to the replica's device, then where `out` is.
-  absl::StatusOr<devices::Tensor> back =
-      devices::CopyTensorTo(platform(), result, **device);
-  if (!back.ok()) return back.status();
-  if (out.device() == (*device)->name() || !out.has_data()) {
-    return devices::CopyTensor(platform(), *back, out);
+  ASSIGN_OR_RETURN(devices::Tensor back,
+                   devices::CopyTensorTo(platform(), result, *device));
+  if (out.device() == device->name() || !out.has_data()) {
+    return devices::CopyTensor(platform(), back, out);
   }
-  return PlainCopy(*back, out, **device);
+  return PlainCopy(back, out, *device);
 }
 
 absl::Status ReductionToOneDevice::AbortCollectives(absl::Status reason) {

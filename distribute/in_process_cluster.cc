@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/device.h"
+#include "devices/status_macros.h"
 #include "devices/transport.h"
 #include "distribute/strategy_devices.h"
 #include "distribute/thread_group.h"
@@ -12,20 +13,19 @@ namespace distribute {
 
 absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Create(
     devices::Platform& platform, CommunicationOptions options) {
-  absl::StatusOr<std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>>
-      workers = MultiWorkerMirroredStrategy::CreateInProcessWorkers(platform,
-                                                                    options);
-  if (!workers.ok()) return workers.status();
+  ASSIGN_OR_RETURN(
+      std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> workers,
+      MultiWorkerMirroredStrategy::CreateInProcessWorkers(platform, options));
   auto cluster = std::unique_ptr<InProcessCluster>(new InProcessCluster());
-  for (const auto& strategy : *workers) {
+  for (const auto& strategy : workers) {
     // The task's first CPU (its host), else its first replica device.
     const std::string& first = strategy->extended().WorkerDevices()[0];
-    absl::StatusOr<devices::Device*> host =
-        platform.FindDevice(LocalCpu(platform, first).value_or(first));
-    if (!host.ok()) return host.status();
-    cluster->host_devices_.push_back(*host);
+    ASSIGN_OR_RETURN(
+        devices::Device * host,
+        platform.FindDevice(LocalCpu(platform, first).value_or(first)));
+    cluster->host_devices_.push_back(host);
   }
-  cluster->workers_ = *std::move(workers);
+  cluster->workers_ = std::move(workers);
   return cluster;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/device.h"
+#include "devices/status_macros.h"
 #include "distribute/input/worker_dataset.h"
 
 namespace distribute {
@@ -37,10 +38,9 @@ absl::StatusOr<std::vector<PerReplica>> Place(
         by_component[c].push_back(t);
         continue;
       }
-      absl::StatusOr<Mirrored> placed =
-          strategy.extended().BroadcastTo(t, {devices[r]});
-      if (!placed.ok()) return placed.status();
-      by_component[c].push_back(placed->value(0));
+      ASSIGN_OR_RETURN(Mirrored placed,
+                       strategy.extended().BroadcastTo(t, {devices[r]}));
+      by_component[c].push_back(placed.value(0));
     }
   }
   std::vector<PerReplica> out;
@@ -60,20 +60,18 @@ class WorkerIterator : public DistributedIterator {
       override {
     const int64_t replicas =
         static_cast<int64_t>(strategy_.extended().WorkerDevices().size());
-    auto step = NextPerReplicaBatches(*it_, replicas);
-    if (!step.ok()) return step.status();
-    if (step->has_value() && !empty_batch_.has_value()) {
-      empty_batch_ = data::EmptyBatchLike((**step)[0]);
+    ASSIGN_OR_RETURN(auto step, NextPerReplicaBatches(*it_, replicas));
+    if (step.has_value() && !empty_batch_.has_value()) {
+      empty_batch_ = data::EmptyBatchLike((*step)[0]);
     }
     if (strategy_.NumWorkers() > 1) {
       // As TF's _calculate_replicas_with_values: the workers go on while any
       // of them has data (one all-reduce per step), and a worker without
       // data gives its replicas empty batches, so that every worker runs the
       // same steps and their collectives meet.
-      absl::StatusOr<bool> any = AnyWorkerHasData(step->has_value());
-      if (!any.ok()) return any.status();
-      if (!*any) return std::nullopt;
-      if (!step->has_value()) {
+      ASSIGN_OR_RETURN(bool any, AnyWorkerHasData(step.has_value()));
+      if (!any) return std::nullopt;
+      if (!step.has_value()) {
         if (!empty_batch_.has_value()) {
           return absl::FailedPreconditionError(absl::StrCat(
               "worker ", strategy_.WorkerIndex(),
@@ -83,14 +81,13 @@ class WorkerIterator : public DistributedIterator {
               "worker gets some)"));
         }
         if (!empty_batch_->ok()) return empty_batch_->status();
-        *step = std::vector<data::Element>(static_cast<size_t>(replicas),
-                                           **empty_batch_);
+        step = std::vector<data::Element>(static_cast<size_t>(replicas),
+                                          **empty_batch_);
       }
     }
-    if (!step->has_value()) return std::nullopt;
-    auto placed = Place(strategy_, **step, fetch_to_device_);
-    if (!placed.ok()) return placed.status();
-    return std::optional<std::vector<PerReplica>>(*std::move(placed));
+    if (!step.has_value()) return std::nullopt;
+    ASSIGN_OR_RETURN(auto placed, Place(strategy_, *step, fetch_to_device_));
+    return std::optional<std::vector<PerReplica>>(std::move(placed));
   }
 
  private:
@@ -99,21 +96,21 @@ class WorkerIterator : public DistributedIterator {
   absl::StatusOr<bool> AnyWorkerHasData(bool mine) {
     std::vector<devices::Tensor> flags;
     for (size_t r = 0; r < strategy_.extended().WorkerDevices().size(); ++r) {
-      absl::StatusOr<devices::Tensor> flag =
-          devices::Tensor::Host(devices::DType::kInt32, devices::Shape({}));
-      if (!flag.ok()) return flag.status();
-      flag->data<int32_t>()[0] = r == 0 && mine ? 1 : 0;
-      flags.push_back(*std::move(flag));
+      ASSIGN_OR_RETURN(
+          devices::Tensor flag,
+          devices::Tensor::Host(devices::DType::kInt32, devices::Shape({})));
+      flag.data<int32_t>()[0] = r == 0 && mine ? 1 : 0;
+      flags.push_back(std::move(flag));
     }
-    absl::StatusOr<devices::Tensor> total =
-        strategy_.Reduce(ReduceOp::kSum, PerReplica(std::move(flags)));
-    if (!total.ok()) return total.status();
-    absl::StatusOr<devices::Tensor> host =
-        devices::ToHostTensor(strategy_.extended().platform(), *total);
-    if (!host.ok()) return host.status();
+    ASSIGN_OR_RETURN(
+        devices::Tensor total,
+        strategy_.Reduce(ReduceOp::kSum, PerReplica(std::move(flags))));
+    ASSIGN_OR_RETURN(
+        devices::Tensor host,
+        devices::ToHostTensor(strategy_.extended().platform(), total));
     // A timing-only simulation has no values to sum: this worker's own word.
-    if (!host->has_data()) return mine;
-    return host->data<int32_t>()[0] > 0;
+    if (!host.has_data()) return mine;
+    return host.data<int32_t>()[0] > 0;
   }
 
   Strategy& strategy_;
@@ -142,10 +139,9 @@ class PerReplicaIterator : public DistributedIterator {
     std::vector<std::optional<data::Element>> got(its_.size());
     bool any = false;
     for (size_t r = 0; r < its_.size(); ++r) {
-      auto next = its_[r]->GetNext();
-      if (!next.ok()) return next.status();
-      if (next->has_value()) {
-        got[r] = **std::move(next);
+      ASSIGN_OR_RETURN(auto next, its_[r]->GetNext());
+      if (next.has_value()) {
+        got[r] = *std::move(next);
         if (!empty_batch_[r].has_value()) {
           empty_batch_[r] = data::EmptyBatchLike(*got[r]);
         }
@@ -167,9 +163,8 @@ class PerReplicaIterator : public DistributedIterator {
       if (!(*empty)->ok()) return (*empty)->status();
       step.push_back(***empty);
     }
-    auto placed = Place(strategy_, step, fetch_to_device_);
-    if (!placed.ok()) return placed.status();
-    return std::optional<std::vector<PerReplica>>(*std::move(placed));
+    ASSIGN_OR_RETURN(auto placed, Place(strategy_, step, fetch_to_device_));
+    return std::optional<std::vector<PerReplica>>(std::move(placed));
   }
 
  private:
@@ -185,13 +180,12 @@ class PerReplicaIterator : public DistributedIterator {
 }  // namespace
 
 absl::StatusOr<std::vector<PerReplica>> DistributedIterator::GetNext() {
-  auto next = GetNextAsOptional();
-  if (!next.ok()) return next.status();
-  if (!next->has_value()) {
+  ASSIGN_OR_RETURN(auto next, GetNextAsOptional());
+  if (!next.has_value()) {
     return absl::OutOfRangeError(
         "End of sequence: the distributed dataset is exhausted");
   }
-  return **std::move(next);
+  return *std::move(next);
 }
 
 absl::StatusOr<data::ElementSpec> DistributedDataset::element_spec() const {
@@ -207,19 +201,18 @@ absl::StatusOr<data::ElementSpec> DistributedDataset::element_spec() const {
 absl::StatusOr<DistributedDataset> ExperimentalDistributeDataset(
     Strategy& strategy, const data::Dataset& dataset,
     const InputOptions& options, data::AutoShardPolicy auto_shard_policy) {
-  absl::Status valid =
-      ValidateInputOptions(options, InputApi::kExperimentalDistributeDataset);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(
+      ValidateInputOptions(options, InputApi::kExperimentalDistributeDataset));
   WorkerDatasetOptions worker;
   worker.num_replicas_in_sync = strategy.NumReplicasInSync();
   worker.num_workers = strategy.NumWorkers();
   worker.worker_index = strategy.WorkerIndex();
   worker.auto_shard_policy = auto_shard_policy;
-  absl::StatusOr<data::Dataset> per_worker = MakeWorkerDataset(dataset, worker);
-  if (!per_worker.ok()) return per_worker.status();
+  ASSIGN_OR_RETURN(data::Dataset per_worker,
+                   MakeWorkerDataset(dataset, worker));
   Strategy* s = &strategy;
   const bool fetch = options.experimental_fetch_to_device;
-  data::Dataset ds = *std::move(per_worker);
+  data::Dataset ds = std::move(per_worker);
   return DistributedDataset(
       [s, ds, fetch]() -> absl::StatusOr<std::unique_ptr<DistributedIterator>> {
         return std::unique_ptr<DistributedIterator>(
@@ -230,9 +223,8 @@ absl::StatusOr<DistributedDataset> ExperimentalDistributeDataset(
 
 absl::StatusOr<DistributedDataset> DistributeDatasetsFromFunction(
     Strategy& strategy, const DatasetFn& fn, const InputOptions& options) {
-  absl::Status valid =
-      ValidateInputOptions(options, InputApi::kDistributeDatasetsFromFunction);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(
+      ValidateInputOptions(options, InputApi::kDistributeDatasetsFromFunction));
   const int n = strategy.NumReplicasInSync();
   const int local =
       static_cast<int>(strategy.extended().WorkerDevices().size());
@@ -254,11 +246,9 @@ absl::StatusOr<DistributedDataset> DistributeDatasetsFromFunction(
     }
     std::vector<data::Dataset> datasets;
     for (int r = 0; r < local; ++r) {
-      absl::StatusOr<InputContext> ctx = InputContext::Create(n, first + r, n);
-      if (!ctx.ok()) return ctx.status();
-      absl::StatusOr<data::Dataset> ds = fn(*ctx);
-      if (!ds.ok()) return ds.status();
-      datasets.push_back(*std::move(ds));
+      ASSIGN_OR_RETURN(InputContext ctx, InputContext::Create(n, first + r, n));
+      ASSIGN_OR_RETURN(data::Dataset ds, fn(ctx));
+      datasets.push_back(std::move(ds));
     }
     if (datasets.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -275,12 +265,11 @@ absl::StatusOr<DistributedDataset> DistributeDatasetsFromFunction(
         },
         datasets.front());
   }
-  absl::StatusOr<InputContext> ctx =
-      InputContext::Create(strategy.NumWorkers(), strategy.WorkerIndex(), n);
-  if (!ctx.ok()) return ctx.status();
-  absl::StatusOr<data::Dataset> ds = fn(*ctx);
-  if (!ds.ok()) return ds.status();
-  data::Dataset dataset = *std::move(ds);
+  ASSIGN_OR_RETURN(
+      InputContext ctx,
+      InputContext::Create(strategy.NumWorkers(), strategy.WorkerIndex(), n));
+  ASSIGN_OR_RETURN(data::Dataset ds, fn(ctx));
+  data::Dataset dataset = std::move(ds);
   return DistributedDataset(
       [s, dataset,
        fetch]() -> absl::StatusOr<std::unique_ptr<DistributedIterator>> {

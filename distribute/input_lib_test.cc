@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "distribute/mirrored_strategy.h"
 #include "gtest/gtest.h"
 
@@ -98,9 +99,8 @@ TEST(InputLibTest, DatasetsFromFunctionPerWorkerAndPerReplica) {
   auto per_worker = DistributeDatasetsFromFunction(
       *s, [](const InputContext& ctx) -> absl::StatusOr<data::Dataset> {
         EXPECT_EQ(ctx.num_replicas_in_sync(), 2);
-        absl::StatusOr<int64_t> per_replica = ctx.GetPerReplicaBatchSize(4);
-        if (!per_replica.ok()) return per_replica.status();
-        return Rows(8, *per_replica);
+        ASSIGN_OR_RETURN(int64_t per_replica, ctx.GetPerReplicaBatchSize(4));
+        return Rows(8, per_replica);
       });
   ASSERT_TRUE(per_worker.ok()) << per_worker.status();
   auto step = (*per_worker->MakeIterator())->GetNext();
@@ -123,9 +123,8 @@ TEST(InputLibTest, DatasetsFromFunctionPerWorkerAndPerReplica) {
 
   auto bad = DistributeDatasetsFromFunction(
       *s, [](const InputContext& ctx) -> absl::StatusOr<data::Dataset> {
-        absl::StatusOr<int64_t> b = ctx.GetPerReplicaBatchSize(7);
-        if (!b.ok()) return b.status();
-        return Rows(8, *b);
+        ASSIGN_OR_RETURN(int64_t b, ctx.GetPerReplicaBatchSize(7));
+        return Rows(8, b);
       });
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   InputOptions per_replica_mode;

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "devices/device.h"
 #include "devices/device_name.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/simple_cluster_resolver.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/collective/cost_model.h"
@@ -179,29 +180,27 @@ absl::StatusOr<Workers> FindWorkers(const cluster::ClusterSpec& spec,
   int found = -1;
   for (const char* job : {"chief", "worker"}) {
     if (!spec.has_job(job)) continue;
-    absl::StatusOr<std::vector<int64_t>> sorted = spec.task_indices(job);
-    if (!sorted.ok()) return sorted.status();
+    ASSIGN_OR_RETURN(std::vector<int64_t> sorted, spec.task_indices(job));
     // The chief (and the checkpoint writer, WriterRole) is task 0: indices
     // with gaps would leave the group without one.
     if (!spec.is_dense(job)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "MultiWorkerMirroredStrategy: the \"", job, "\" job's task indices ",
-          absl::StrJoin(*sorted, ","), " are not 0..", sorted->size() - 1,
+          absl::StrJoin(sorted, ","), " are not 0..", sorted.size() - 1,
           "; number the tasks from 0 without gaps"));
     }
-    if (std::string(job) == "chief" && sorted->size() > 1) {
+    if (std::string(job) == "chief" && sorted.size() > 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "MultiWorkerMirroredStrategy: there must be at most one \"chief\" "
           "task, but the cluster has ",
-          sorted->size()));
+          sorted.size()));
     }
-    for (int64_t i : *sorted) {
-      absl::StatusOr<std::string> address = spec.task_address(job, i);
-      if (!address.ok()) return address.status();
+    for (int64_t i : sorted) {
+      ASSIGN_OR_RETURN(std::string address, spec.task_address(job, i));
       if (task_type == job && task_id == i) {
         found = static_cast<int>(out.addresses.size());
       }
-      out.addresses.push_back(*address);
+      out.addresses.push_back(address);
       out.names.push_back(absl::StrCat("/job:", job, "/task:", i));
     }
   }
@@ -323,8 +322,7 @@ absl::StatusOr<std::vector<std::string>> ExchangeWithWorkers(
     Server& server, const std::vector<std::string>& names,
     const std::vector<std::string>& targets, int me, const BlobKey& key,
     std::string mine, absl::Duration timeout, absl::string_view what) {
-  absl::Status published = PublishBlob(server, key, mine);
-  if (!published.ok()) return published;
+  RETURN_IF_ERROR(PublishBlob(server, key, mine));
   const absl::Time deadline = absl::Now() + timeout;
   std::vector<std::string> values(targets.size());
   values[static_cast<size_t>(me)] = std::move(mine);
@@ -362,21 +360,20 @@ absl::StatusOr<bool> AgreeOnTheAllReduce(
     const std::vector<std::string>& targets, const AllReduceProfile& mine,
     absl::Duration timeout) {
   const BlobKey key{"multi-worker-mirrored/all-reduce", 0};
-  absl::StatusOr<std::vector<std::string>> values =
+  ASSIGN_OR_RETURN(
+      std::vector<std::string> values,
       ExchangeWithWorkers(server, workers.names, targets, workers.index, key,
-                          mine.Serialize(), timeout, "its all-reduce");
-  if (!values.ok()) return values.status();
+                          mine.Serialize(), timeout, "its all-reduce"));
   const size_t n = targets.size();
   std::vector<AllReduceProfile> profiles(n);
   bool agree = true;
   bool device_memory = false;
   for (size_t w = 0; w < n; ++w) {
-    std::optional<AllReduceProfile> theirs =
-        AllReduceProfile::Parse((*values)[w]);
+    std::optional<AllReduceProfile> theirs = AllReduceProfile::Parse(values[w]);
     if (!theirs.has_value()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "MultiWorkerMirroredStrategy: worker ", workers.names[w],
-          " described its all-reduce as \"", absl::CEscape((*values)[w]),
+          " described its all-reduce as \"", absl::CEscape(values[w]),
           "\"; is it a build of another version?"));
     }
     agree = agree && theirs->all_reduce == mine.all_reduce;
@@ -452,12 +449,11 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
           absl::StrCat("MultiWorkerAllReduce was made for ", ranks_per_worker_,
                        " local devices but bound to ", devices.size()));
     }
-    absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> endpoints =
-        endpoints_();
-    if (!endpoints.ok()) return endpoints.status();
-    if (static_cast<int>(endpoints->size()) != ranks_per_worker_) {
+    ASSIGN_OR_RETURN(std::vector<std::unique_ptr<devices::Transport>> endpoints,
+                     endpoints_());
+    if (static_cast<int>(endpoints.size()) != ranks_per_worker_) {
       return absl::InternalError(absl::StrCat(
-          "MultiWorkerAllReduce got ", endpoints->size(),
+          "MultiWorkerAllReduce got ", endpoints.size(),
           " transport endpoints for ", ranks_per_worker_, " local devices"));
     }
     collective::ScheduleCommunicatorOptions options;
@@ -475,10 +471,9 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
     } else if (hierarchical_) {
       options.all_reduce_algorithm = collective::Algorithm::kHierarchical;
     }
-    auto comm = collective::ScheduleCommunicator::Create(*std::move(endpoints),
-                                                         std::move(options));
-    if (!comm.ok()) return comm.status();
-    return std::unique_ptr<devices::Communicator>(*std::move(comm));
+    ASSIGN_OR_RETURN(auto comm, collective::ScheduleCommunicator::Create(
+                                    std::move(endpoints), std::move(options)));
+    return std::unique_ptr<devices::Communicator>(std::move(comm));
   }
 
  private:
@@ -610,10 +605,10 @@ MultiWorkerAllReduce::EndpointFactory GrpcEndpoints(
           -> absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> {
         std::vector<std::unique_ptr<devices::Transport>> in_memory;
         if (ranks_per_worker > 1) {
-          absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>
-              group = platform.CreateTransportGroup(local);
-          if (!group.ok()) return group.status();
-          in_memory = *std::move(group);
+          ASSIGN_OR_RETURN(
+              std::vector<std::unique_ptr<devices::Transport>> group,
+              platform.CreateTransportGroup(local));
+          in_memory = std::move(group);
         }
         std::vector<std::unique_ptr<devices::Transport>> endpoints;
         for (int r = 0; r < ranks_per_worker; ++r) {
@@ -625,16 +620,15 @@ MultiWorkerAllReduce::EndpointFactory GrpcEndpoints(
           // The rendezvous waits for every worker to start, which takes longer
           // than a collective may.
           transport.connect_timeout = kConnectTimeout;
-          absl::StatusOr<std::unique_ptr<devices::Transport>> endpoint =
-              GrpcTransport::Create(server, std::move(transport));
-          if (!endpoint.ok()) return endpoint.status();
+          ASSIGN_OR_RETURN(std::unique_ptr<devices::Transport> endpoint,
+                           GrpcTransport::Create(server, std::move(transport)));
           if (!in_memory.empty()) {
-            endpoint = collective::RoutedTransport::Create(
-                std::move(in_memory[static_cast<size_t>(r)]), first_rank,
-                *std::move(endpoint));
-            if (!endpoint.ok()) return endpoint.status();
+            ASSIGN_OR_RETURN(endpoint,
+                             collective::RoutedTransport::Create(
+                                 std::move(in_memory[static_cast<size_t>(r)]),
+                                 first_rank, std::move(endpoint)));
           }
-          endpoints.push_back(*std::move(endpoint));
+          endpoints.push_back(std::move(endpoint));
         }
         return endpoints;
       };
@@ -695,10 +689,9 @@ class SharedEndpoints {
 // GPUs, else its first CPU.
 absl::StatusOr<std::vector<std::vector<std::string>>> TaskDevices(
     devices::Platform& platform) {
-  absl::StatusOr<std::vector<TaskDeviceGroup>> tasks = DevicesByTask(platform);
-  if (!tasks.ok()) return tasks.status();
+  ASSIGN_OR_RETURN(std::vector<TaskDeviceGroup> tasks, DevicesByTask(platform));
   std::vector<std::vector<std::string>> out;
-  for (const TaskDeviceGroup& t : *tasks) {
+  for (const TaskDeviceGroup& t : tasks) {
     if (!t.gpus.empty()) {
       out.push_back(t.gpus);
     } else if (!t.cpus.empty()) {
@@ -741,13 +734,12 @@ absl::StatusOr<std::vector<std::string>> WorkerDevices(
       nullptr) {
     return ResolveDevices(platform, DefaultDevices(platform));
   }
-  absl::StatusOr<cluster::AcceleratorCounts> counts =
-      resolver.num_accelerators();
-  if (!counts.ok()) return counts.status();
+  ASSIGN_OR_RETURN(cluster::AcceleratorCounts counts,
+                   resolver.num_accelerators());
   for (devices::DeviceKind kind :
        {devices::DeviceKind::kGPU, devices::DeviceKind::kTPU}) {
-    auto it = counts->find(std::string(devices::DeviceKindName(kind)));
-    if (it != counts->end() && it->second > 0) {
+    auto it = counts.find(std::string(devices::DeviceKindName(kind)));
+    if (it != counts.end() && it->second > 0) {
       return FirstDevices(platform, kind, it->second);
     }
   }
@@ -783,26 +775,24 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
   const CommunicationOptions options = given.communication;
   ServerOptions server_options = std::move(given.server);
   std::vector<std::string> local_devices = std::move(given.local_devices);
-  absl::Status valid = options.Validate();
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(options.Validate());
   if (resolver == nullptr) {
-    auto from_env = cluster::TFConfigClusterResolver::FromEnvironment();
-    if (!from_env.ok()) return from_env.status();
-    resolver = *std::move(from_env);
+    ASSIGN_OR_RETURN(auto from_env,
+                     cluster::TFConfigClusterResolver::FromEnvironment());
+    resolver = std::move(from_env);
   }
-  absl::StatusOr<cluster::ClusterSpec> spec = resolver->cluster_spec();
-  if (!spec.ok()) return spec.status();
+  ASSIGN_OR_RETURN(cluster::ClusterSpec spec, resolver->cluster_spec());
 
-  absl::StatusOr<std::vector<std::string>> local =
-      local_devices.empty() ? WorkerDevices(platform, *resolver)
-                            : ResolveDevices(platform, local_devices);
-  if (!local.ok()) return local.status();
-  const int per_worker = static_cast<int>(local->size());
+  ASSIGN_OR_RETURN(std::vector<std::string> local,
+                   local_devices.empty()
+                       ? WorkerDevices(platform, *resolver)
+                       : ResolveDevices(platform, local_devices));
+  const int per_worker = static_cast<int>(local.size());
 
   std::string task_type;
   int64_t task_id = 0;
   Workers workers;
-  if (!spec->empty()) {
+  if (!spec.empty()) {
     if (!resolver->task_type().has_value() ||
         !resolver->task_id().has_value()) {
       return absl::InvalidArgumentError(
@@ -814,9 +804,8 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
     // As TF: an evaluator is a cluster of its own (its chief); it evaluates
     // beside the training and joins none of its collectives.
     if (task_type != "evaluator") {
-      absl::StatusOr<Workers> found = FindWorkers(*spec, task_type, task_id);
-      if (!found.ok()) return found.status();
-      workers = *std::move(found);
+      ASSIGN_OR_RETURN(Workers found, FindWorkers(spec, task_type, task_id));
+      workers = std::move(found);
     }
   }
   const int num_workers =
@@ -857,34 +846,33 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
       }
       server_options.protocol = *rpc_layer;
     }
-    absl::StatusOr<std::unique_ptr<Server>> started = Server::Create(
-        *spec, task_type, static_cast<int>(task_id), server_options);
-    if (!started.ok()) return started.status();
-    server = *std::move(started);
+    ASSIGN_OR_RETURN(std::unique_ptr<Server> started,
+                     Server::Create(spec, task_type, static_cast<int>(task_id),
+                                    server_options));
+    server = std::move(started);
     // The server may report its address in another spelling than the
     // spec: use its own for this worker.
     worker_targets = workers.addresses;
     worker_targets[workers.index] = server->address();
     const bool auto_on_gpus =
         options.implementation == CommunicationImplementation::kAuto &&
-        AllGpus(platform, *local);
+        AllGpus(platform, local);
     if (native != nullptr && (nccl || auto_on_gpus)) {
       CrossWorkerContext context;
       context.platform = &platform;
       context.server = server.get();
       context.worker_addresses = worker_targets;
       context.worker_index = workers.index;
-      context.local_devices = *local;
+      context.local_devices = local;
       context.options = options;
       context.required = nccl;
-      absl::StatusOr<std::shared_ptr<CrossDeviceOps>> made = native(context);
-      if (!made.ok()) return made.status();
-      if (*made == nullptr && nccl) {
+      ASSIGN_OR_RETURN(std::shared_ptr<CrossDeviceOps> made, native(context));
+      if (made == nullptr && nccl) {
         return absl::InternalError(
             "the cross-worker NCCL factory returned nothing for "
             "CommunicationImplementation.NCCL");
       }
-      ops = *std::move(made);
+      ops = std::move(made);
       native_ops = ops != nullptr;
     }
     if (ops == nullptr) {
@@ -905,7 +893,7 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
         topology.intra_latency_us = kInMemoryLatencyUs;
       }
       grpc_ops = std::make_shared<MultiWorkerAllReduce>(
-          GrpcEndpoints(*server, platform, *local, std::move(rank_targets),
+          GrpcEndpoints(*server, platform, local, std::move(rank_targets),
                         workers.index * per_worker, options.bytes_per_pack),
           workers.index * per_worker, per_worker,
           /*hierarchical=*/per_worker > 1, options, topology);
@@ -923,23 +911,21 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
                   CommunicationImplementationName(options.implementation),
                   " over ", server->protocol(), ")");
     mine.bytes_per_pack = options.bytes_per_pack;
-    mine.device_memory = AnyDeviceMemory(platform, *local);
-    mine.local_devices = DescribeLocalDevices(*local);
-    absl::StatusOr<bool> device_memory = AgreeOnTheAllReduce(
-        *server, workers, worker_targets, mine, kConnectTimeout);
-    if (!device_memory.ok()) return device_memory.status();
+    mine.device_memory = AnyDeviceMemory(platform, local);
+    mine.local_devices = DescribeLocalDevices(local);
+    ASSIGN_OR_RETURN(bool device_memory,
+                     AgreeOnTheAllReduce(*server, workers, worker_targets, mine,
+                                         kConnectTimeout));
     // A native group's devices are all GPUs already.
-    if (*device_memory && grpc_ops != nullptr) {
+    if (device_memory && grpc_ops != nullptr) {
       grpc_ops->RequireDeviceMemoryGroup();
     }
   }
-  absl::Status bound = ops->Bind(platform, *local);
-  if (!bound.ok()) return bound;
+  RETURN_IF_ERROR(ops->Bind(platform, local));
 
   auto extended =
-      std::make_unique<StrategyExtended>(&platform, *local, std::nullopt, ops);
-  absl::Status set = extended->SetWorkers(num_workers, workers.index);
-  if (!set.ok()) return set;
+      std::make_unique<StrategyExtended>(&platform, local, std::nullopt, ops);
+  RETURN_IF_ERROR(extended->SetWorkers(num_workers, workers.index));
   auto strategy = std::unique_ptr<MultiWorkerMirroredStrategy>(
       new MultiWorkerMirroredStrategy(std::move(extended)));
   strategy->resolver_ = std::move(resolver);
@@ -971,11 +957,10 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
         }
       };
     }
-    absl::StatusOr<std::unique_ptr<PeerMonitor>> watching =
-        PeerMonitor::Create(*server, std::move(monitor));
-    if (!watching.ok()) return watching.status();
+    ASSIGN_OR_RETURN(std::unique_ptr<PeerMonitor> watching,
+                     PeerMonitor::Create(*server, std::move(monitor)));
     strategy->server_ = std::move(server);
-    strategy->monitor_ = *std::move(watching);
+    strategy->monitor_ = std::move(watching);
   }
   return strategy;
 }
@@ -986,33 +971,32 @@ absl::Status MultiWorkerMirroredStrategy::AgreeOnSettings(
   const int me = WorkerIndex();
   std::vector<Settings> all;
   if (settings_board_ != nullptr) {
-    absl::StatusOr<std::vector<Settings>> met =
-        settings_board_->Meet(call, me, settings, absl::Now() + timeout);
-    if (!met.ok()) return met.status();
-    all = *std::move(met);
+    ASSIGN_OR_RETURN(
+        std::vector<Settings> met,
+        settings_board_->Meet(call, me, settings, absl::Now() + timeout));
+    all = std::move(met);
   } else if (server_ != nullptr && worker_targets_.size() > 1) {
-    absl::StatusOr<std::vector<std::string>> values = ExchangeWithWorkers(
-        *server_, worker_names_, worker_targets_, me,
-        BlobKey{"multi-worker-mirrored/settings", call},
-        SerializeSettings(settings), timeout, "its settings");
-    if (!values.ok()) return values.status();
-    for (size_t w = 0; w < values->size(); ++w) {
-      std::optional<Settings> theirs = ParseSettings((*values)[w]);
+    ASSIGN_OR_RETURN(std::vector<std::string> values,
+                     ExchangeWithWorkers(
+                         *server_, worker_names_, worker_targets_, me,
+                         BlobKey{"multi-worker-mirrored/settings", call},
+                         SerializeSettings(settings), timeout, "its settings"));
+    for (size_t w = 0; w < values.size(); ++w) {
+      std::optional<Settings> theirs = ParseSettings(values[w]);
       if (!theirs.has_value()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "MultiWorkerMirroredStrategy: worker ", worker_names_[w],
             " sent settings this build cannot read: \"",
-            absl::CEscape((*values)[w]), "\""));
+            absl::CEscape(values[w]), "\""));
       }
       all.push_back(*std::move(theirs));
     }
   }
   for (size_t w = 0; w < all.size(); ++w) {
     if (static_cast<int>(w) == me) continue;
-    absl::Status same =
-        CompareSettings(settings, worker_names_[static_cast<size_t>(me)],
-                        all[w], worker_names_[w]);
-    if (!same.ok()) return same;
+    RETURN_IF_ERROR(CompareSettings(settings,
+                                    worker_names_[static_cast<size_t>(me)],
+                                    all[w], worker_names_[w]));
   }
   return absl::OkStatus();
 }
@@ -1020,12 +1004,10 @@ absl::Status MultiWorkerMirroredStrategy::AgreeOnSettings(
 absl::StatusOr<std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>>>
 MultiWorkerMirroredStrategy::CreateInProcessWorkers(
     devices::Platform& platform, CommunicationOptions options) {
-  absl::Status valid = options.Validate();
-  if (!valid.ok()) return valid;
-  absl::StatusOr<std::vector<std::vector<std::string>>> tasks =
-      TaskDevices(platform);
-  if (!tasks.ok()) return tasks.status();
-  const int num_workers = static_cast<int>(tasks->size());
+  RETURN_IF_ERROR(options.Validate());
+  ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> tasks,
+                   TaskDevices(platform));
+  const int num_workers = static_cast<int>(tasks.size());
   if (num_workers < 2) {
     return absl::FailedPreconditionError(absl::StrCat(
         "MultiWorkerMirroredStrategy: the devices of platform '",
@@ -1035,10 +1017,10 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
         "sim:dgx_h100_cluster:2, MirroredStrategy for one host, or one "
         "process per worker with TF_CONFIG"));
   }
-  const int per_worker = static_cast<int>((*tasks)[0].size());
+  const int per_worker = static_cast<int>(tasks[0].size());
   std::vector<std::string> all_devices;
   for (int w = 0; w < num_workers; ++w) {
-    const std::vector<std::string>& local = (*tasks)[static_cast<size_t>(w)];
+    const std::vector<std::string>& local = tasks[static_cast<size_t>(w)];
     if (static_cast<int>(local.size()) != per_worker) {
       return absl::InvalidArgumentError(absl::StrCat(
           "MultiWorkerMirroredStrategy: every worker needs the same number "
@@ -1069,10 +1051,9 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
   }
   std::shared_ptr<SharedEndpoints> shared;
   if (native == nullptr) {
-    absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> group =
-        platform.CreateTransportGroup(all_devices);
-    if (!group.ok()) return group.status();
-    shared = std::make_shared<SharedEndpoints>(*std::move(group), per_worker);
+    ASSIGN_OR_RETURN(std::vector<std::unique_ptr<devices::Transport>> group,
+                     platform.CreateTransportGroup(all_devices));
+    shared = std::make_shared<SharedEndpoints>(std::move(group), per_worker);
   }
   // One task with a GPU makes every task take the device-memory paths.
   const bool device_memory = AnyDeviceMemory(platform, all_devices);
@@ -1083,9 +1064,8 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
   for (int w = 0; w < num_workers; ++w) {
     addresses.push_back(absl::StrCat("task", w, ".in-process:2222"));
   }
-  absl::StatusOr<cluster::ClusterSpec> spec =
-      cluster::ClusterSpec::Create({{"worker", addresses}});
-  if (!spec.ok()) return spec.status();
+  ASSIGN_OR_RETURN(cluster::ClusterSpec spec,
+                   cluster::ClusterSpec::Create({{"worker", addresses}}));
 
   auto board = std::make_shared<internal::SettingsBoard>(num_workers);
   std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> out;
@@ -1094,12 +1074,11 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
     ro.task_type = "worker";
     ro.task_id = w;
     ro.environment = "in-process";
-    absl::StatusOr<std::unique_ptr<cluster::SimpleClusterResolver>> resolver =
-        cluster::SimpleClusterResolver::Create(*spec, std::move(ro));
-    if (!resolver.ok()) return resolver.status();
-    absl::StatusOr<Workers> workers = FindWorkers(*spec, "worker", w);
-    if (!workers.ok()) return workers.status();
-    const int first_rank = workers->index * per_worker;
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<cluster::SimpleClusterResolver> resolver,
+        cluster::SimpleClusterResolver::Create(spec, std::move(ro)));
+    ASSIGN_OR_RETURN(Workers workers, FindWorkers(spec, "worker", w));
+    const int first_rank = workers.index * per_worker;
     std::shared_ptr<CrossDeviceOps> ops;
     if (native != nullptr) {
       ops = std::make_shared<InProcessNativeAllReduce>(native, first_rank,
@@ -1111,21 +1090,19 @@ MultiWorkerMirroredStrategy::CreateInProcessWorkers(
       if (device_memory) schedule->RequireDeviceMemoryGroup();
       ops = std::move(schedule);
     }
-    const std::vector<std::string>& local = (*tasks)[static_cast<size_t>(w)];
-    absl::Status bound = ops->Bind(platform, local);
-    if (!bound.ok()) return bound;
+    const std::vector<std::string>& local = tasks[static_cast<size_t>(w)];
+    RETURN_IF_ERROR(ops->Bind(platform, local));
     auto extended =
         std::make_unique<StrategyExtended>(&platform, local, std::nullopt, ops);
-    absl::Status set = extended->SetWorkers(num_workers, workers->index);
-    if (!set.ok()) return set;
+    RETURN_IF_ERROR(extended->SetWorkers(num_workers, workers.index));
     auto strategy = std::unique_ptr<MultiWorkerMirroredStrategy>(
         new MultiWorkerMirroredStrategy(std::move(extended)));
-    strategy->resolver_ = *std::move(resolver);
+    strategy->resolver_ = std::move(resolver);
     strategy->task_type_ = "worker";
     strategy->task_id_ = w;
     strategy->options_ = options;
     strategy->settings_board_ = board;
-    strategy->worker_names_ = workers->names;
+    strategy->worker_names_ = workers.names;
     if (native != nullptr) {
       strategy->abort_group_ = [native](absl::Status reason) {
         return native->Abort(std::move(reason));

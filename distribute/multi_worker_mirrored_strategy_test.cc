@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/simple_cluster_resolver.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/input/dataset.h"
@@ -410,9 +411,9 @@ TEST(MultiWorkerMirroredStrategyTest, ADeadWorkerAbortsTheNativeGroup) {
   auto out = strategies[0]->Run(
       [](ReplicaContext& ctx, const std::vector<devices::Tensor>&)
           -> absl::StatusOr<std::vector<devices::Tensor>> {
-        auto sum = ctx.AllReduce(ReduceOp::kSum, {Floats({1.0f})});
-        if (!sum.ok()) return sum.status();
-        return *sum;
+        ASSIGN_OR_RETURN(auto sum,
+                         ctx.AllReduce(ReduceOp::kSum, {Floats({1.0f})}));
+        return sum;
       });
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnavailable)
       << out.status();
@@ -485,12 +486,12 @@ TEST(MultiWorkerMirroredStrategyTest, ReplicasAreGlobal) {
           EXPECT_EQ(ctx.ReplicaIdInSyncGroup(), w);
           EXPECT_EQ(ctx.LocalReplicaId(), 0);
           EXPECT_EQ(ctx.NumReplicasInSync(), 2);
-          auto sum = ctx.AllReduce(ReduceOp::kSum,
-                                   {Floats({1.0f + w, 10.0f * (w + 1)})});
-          if (!sum.ok()) return sum.status();
-          auto gathered = ctx.AllGather(Floats({static_cast<float>(w)}));
-          if (!gathered.ok()) return gathered.status();
-          return std::vector<devices::Tensor>{(*sum)[0], *gathered};
+          ASSIGN_OR_RETURN(
+              auto sum, ctx.AllReduce(ReduceOp::kSum,
+                                      {Floats({1.0f + w, 10.0f * (w + 1)})}));
+          ASSIGN_OR_RETURN(auto gathered,
+                           ctx.AllGather(Floats({static_cast<float>(w)})));
+          return std::vector<devices::Tensor>{sum[0], gathered};
         });
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[0].value(0).data<float>()[0], 3.0f);
@@ -664,10 +665,10 @@ TEST(MultiWorkerMirroredStrategyTest, UnevenInputKeepsTheWorkersInStep) {
     auto dist = DistributeDatasetsFromFunction(
         strategy, [](const InputContext& ctx) -> absl::StatusOr<data::Dataset> {
           // Worker 0: 0 2 4 6 8 (3 batches); worker 1: 1 3 5 7 (2 batches).
-          auto shard = data::Dataset::Range(9).Shard(ctx.num_input_pipelines(),
-                                                     ctx.input_pipeline_id());
-          if (!shard.ok()) return shard.status();
-          return shard->Batch(2);
+          ASSIGN_OR_RETURN(auto shard, data::Dataset::Range(9).Shard(
+                                           ctx.num_input_pipelines(),
+                                           ctx.input_pipeline_id()));
+          return shard.Batch(2);
         });
     ASSERT_TRUE(dist.ok()) << dist.status();
     auto it = dist->MakeIterator();

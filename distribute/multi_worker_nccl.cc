@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "devices/cuda/cuda_platform.h"
+#include "devices/status_macros.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "distribute/server/nccl_bootstrap.h"
@@ -72,13 +73,12 @@ class CrossWorkerNcclAllReduce : public CrossDeviceOps {
       others.assign(context_.worker_addresses.begin() + 1,
                     context_.worker_addresses.end());
     }
-    absl::StatusOr<std::unique_ptr<devices::cuda::NcclCommunicator>> comm =
-        CreateNcclRanksOverGrpc(*context_.server, context_.worker_addresses[0],
-                                BlobKey{"multi-worker-nccl", 0}, gpus_,
-                                rank_offset(), std::move(names), kFormTimeout,
-                                std::move(others));
-    if (!comm.ok()) return comm.status();
-    return std::unique_ptr<devices::Communicator>(*std::move(comm));
+    ASSIGN_OR_RETURN(std::unique_ptr<devices::cuda::NcclCommunicator> comm,
+                     CreateNcclRanksOverGrpc(
+                         *context_.server, context_.worker_addresses[0],
+                         BlobKey{"multi-worker-nccl", 0}, gpus_, rank_offset(),
+                         std::move(names), kFormTimeout, std::move(others)));
+    return std::unique_ptr<devices::Communicator>(std::move(comm));
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "devices/status_macros.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/strategy_devices.h"
 
@@ -10,15 +11,13 @@ namespace distribute {
 
 absl::StatusOr<std::unique_ptr<OneDeviceStrategy>> OneDeviceStrategy::Create(
     devices::Platform& platform, const std::string& device) {
-  absl::StatusOr<std::vector<std::string>> resolved =
-      ResolveDevices(platform, {device});
-  if (!resolved.ok()) return resolved.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> resolved,
+                   ResolveDevices(platform, {device}));
   auto ops = std::make_shared<ReductionToOneDevice>();
-  absl::Status s = ops->Bind(platform, *resolved);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(ops->Bind(platform, resolved));
   return std::unique_ptr<OneDeviceStrategy>(
       new OneDeviceStrategy(std::make_unique<StrategyExtended>(
-          &platform, *resolved, std::nullopt, std::move(ops))));
+          &platform, resolved, std::nullopt, std::move(ops))));
 }
 
 }  // namespace distribute

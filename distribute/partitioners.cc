@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace {
@@ -148,9 +149,8 @@ absl::StatusOr<std::vector<VariableShard>> ShardVariableShape(
   int64_t offset = 0;
   for (int64_t k = 0; k < n; ++k) {
     dims[static_cast<size_t>(axis)] = rows / n + (k < rows % n ? 1 : 0);
-    absl::StatusOr<devices::Shape> piece = devices::Shape::Make(dims);
-    if (!piece.ok()) return piece.status();
-    shards.push_back(VariableShard{*std::move(piece), offset});
+    ASSIGN_OR_RETURN(devices::Shape piece, devices::Shape::Make(dims));
+    shards.push_back(VariableShard{std::move(piece), offset});
     offset += dims[static_cast<size_t>(axis)];
   }
   return shards;

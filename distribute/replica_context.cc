@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "devices/device.h"
+#include "devices/status_macros.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/run_state.h"
 #include "distribute/strategy.h"
@@ -53,10 +54,9 @@ absl::StatusOr<std::vector<devices::Tensor>> ReplicaContext::MergeCall(
     internal::ModeSwitch cross({strategy_, nullptr, 0, false});
     std::vector<PerReplica> gathered;
     for (const devices::Tensor& a : args) gathered.emplace_back(std::vector{a});
-    absl::StatusOr<std::vector<RunArg>> out = fn(*strategy_, gathered);
-    if (!out.ok()) return out.status();
+    ASSIGN_OR_RETURN(std::vector<RunArg> out, fn(*strategy_, gathered));
     std::vector<devices::Tensor> mine;
-    for (const RunArg& v : *out) {
+    for (const RunArg& v : out) {
       if (const auto* t = std::get_if<devices::Tensor>(&v)) {
         mine.push_back(*t);
       } else {
@@ -196,26 +196,22 @@ absl::StatusOr<devices::Tensor> SwapOnDevice(devices::Device& device,
   if (!out.ok() || !src.has_data() || !out->has_data()) return out;
   devices::Tensor in = src;
   if (!in.host_accessible()) {
-    absl::StatusOr<devices::Tensor> staged =
-        devices::Tensor::Host(src.dtype(), src.shape());
-    if (!staged.ok()) return staged.status();
-    absl::Status s = device.CopyToHost(src, staged->raw_data());
-    if (!s.ok()) return s;
-    in = *std::move(staged);
+    ASSIGN_OR_RETURN(devices::Tensor staged,
+                     devices::Tensor::Host(src.dtype(), src.shape()));
+    RETURN_IF_ERROR(device.CopyToHost(src, staged.raw_data()));
+    in = std::move(staged);
   }
   devices::Tensor result = *out;
   if (!result.host_accessible()) {
-    absl::StatusOr<devices::Tensor> staged =
-        devices::Tensor::Host(src.dtype(), shape);
-    if (!staged.ok()) return staged.status();
-    result = *std::move(staged);
+    ASSIGN_OR_RETURN(devices::Tensor staged,
+                     devices::Tensor::Host(src.dtype(), shape));
+    result = std::move(staged);
   }
   SwapLeadingAxes(static_cast<const std::byte*>(in.raw_data()),
                   static_cast<std::byte*>(result.raw_data()), d0, d1, inner,
                   devices::DTypeSize(src.dtype()));
   if (!out->host_accessible()) {
-    absl::Status s = device.CopyFromHost(result.raw_data(), *out);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(device.CopyFromHost(result.raw_data(), *out));
   }
   return out;
 }
@@ -228,25 +224,22 @@ absl::StatusOr<devices::Tensor> GatherInts(
   const devices::Shape shape({1, static_cast<int64_t>(values.size())});
   // On a device with memory of its own (a GPU), from host memory: the
   // all-gather moves host values without copying them in first.
-  absl::StatusOr<devices::Tensor> mine =
+  ASSIGN_OR_RETURN(
+      devices::Tensor mine,
       device.allocator().memory_space() == devices::MemorySpace::kDevice
           ? devices::Tensor::Host(devices::DType::kInt64, shape)
-          : device.Allocate(devices::DType::kInt64, shape);
-  if (!mine.ok()) return mine.status();
-  if (mine->host_accessible()) {
-    std::memcpy(mine->raw_data(), values.data(), mine->bytes());
-  } else if (mine->has_data()) {
-    absl::Status s = device.CopyFromHost(values.data(), *mine);
-    if (!s.ok()) return s;
+          : device.Allocate(devices::DType::kInt64, shape));
+  if (mine.host_accessible()) {
+    std::memcpy(mine.raw_data(), values.data(), mine.bytes());
+  } else if (mine.has_data()) {
+    RETURN_IF_ERROR(device.CopyFromHost(values.data(), mine));
   }
   absl::StatusOr<devices::Tensor> all =
-      ops.ReplicaAllGather(replica, *mine, options);
+      ops.ReplicaAllGather(replica, mine, options);
   if (!all.ok() || all->host_accessible() || !all->has_data()) return all;
-  absl::StatusOr<devices::Tensor> host =
-      devices::Tensor::Host(all->dtype(), all->shape());
-  if (!host.ok()) return host.status();
-  absl::Status s = device.CopyToHost(*all, host->raw_data());
-  if (!s.ok()) return s;
+  ASSIGN_OR_RETURN(devices::Tensor host,
+                   devices::Tensor::Host(all->dtype(), all->shape()));
+  RETURN_IF_ERROR(device.CopyToHost(*all, host.raw_data()));
   return host;
 }
 
@@ -273,27 +266,25 @@ absl::StatusOr<devices::Tensor> ReplicaContext::AllGather(
   // (checked where the values are known, i.e. not on timing-only devices).
   std::vector<int64_t> my_shape = {rank};
   for (int i = 0; i < rank; ++i) my_shape.push_back(value.shape().dim(i));
-  absl::StatusOr<devices::Tensor> ranks =
-      GatherInts(ops, dev, replica_id_, {rank}, options);
-  if (!ranks.ok()) return ranks.status();
-  if (ranks->has_data()) {
-    for (int r = 0; r < ranks->num_elements(); ++r) {
-      if (effective_rank(ranks->data<int64_t>()[r]) != effective_rank(rank)) {
+  ASSIGN_OR_RETURN(devices::Tensor ranks,
+                   GatherInts(ops, dev, replica_id_, {rank}, options));
+  if (ranks.has_data()) {
+    for (int r = 0; r < ranks.num_elements(); ++r) {
+      if (effective_rank(ranks.data<int64_t>()[r]) != effective_rank(rank)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "AllGather: replica ", r, "'s value has rank ",
-            ranks->data<int64_t>()[r], " but replica ", ReplicaIdInSyncGroup(),
+            ranks.data<int64_t>()[r], " but replica ", ReplicaIdInSyncGroup(),
             "'s has rank ", rank, " (shape ", value.shape().DebugString(),
             "); every replica must gather values of one rank"));
       }
     }
   }
   // Vectors (and scalars) have no dimension but the axis to compare.
-  if (ranks->has_data() && !vector_like) {
-    absl::StatusOr<devices::Tensor> shapes =
-        GatherInts(ops, dev, replica_id_, my_shape, options);
-    if (!shapes.ok()) return shapes.status();
-    for (int r = 0; r < shapes->shape().dim(0); ++r) {
-      const int64_t* dims = shapes->data<int64_t>() + r * (rank + 1) + 1;
+  if (ranks.has_data() && !vector_like) {
+    ASSIGN_OR_RETURN(devices::Tensor shapes,
+                     GatherInts(ops, dev, replica_id_, my_shape, options));
+    for (int r = 0; r < shapes.shape().dim(0); ++r) {
+      const int64_t* dims = shapes.data<int64_t>() + r * (rank + 1) + 1;
       for (int i = 0; i < rank; ++i) {
         if (i != a && dims[i] != value.shape().dim(i)) {
           return absl::InvalidArgumentError(absl::StrCat(
@@ -314,19 +305,17 @@ absl::StatusOr<devices::Tensor> ReplicaContext::AllGather(
   for (int i = 0; i < a; ++i) outer *= value.shape().dim(i);
   for (int i = a + 1; i < rank; ++i) inner *= value.shape().dim(i);
   const int64_t len = value.shape().dim(a);
-  absl::StatusOr<devices::Tensor> front = SwapOnDevice(
-      dev, value, devices::Shape({len, outer, inner}), outer, len, inner);
-  if (!front.ok()) return front.status();
-  absl::StatusOr<devices::Tensor> gathered =
-      ops.ReplicaAllGather(replica_id_, *front, options);
-  if (!gathered.ok()) return gathered.status();
-  const int64_t total = gathered->shape().dim(0);
+  ASSIGN_OR_RETURN(devices::Tensor front,
+                   SwapOnDevice(dev, value, devices::Shape({len, outer, inner}),
+                                outer, len, inner));
+  ASSIGN_OR_RETURN(devices::Tensor gathered,
+                   ops.ReplicaAllGather(replica_id_, front, options));
+  const int64_t total = gathered.shape().dim(0);
   std::vector<int64_t> dims(value.shape().dims().begin(),
                             value.shape().dims().end());
   dims[a] = total;
-  absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
-  if (!shape.ok()) return shape.status();
-  return SwapOnDevice(dev, *gathered, *shape, total, outer, inner);
+  ASSIGN_OR_RETURN(devices::Shape shape, devices::Shape::Make(dims));
+  return SwapOnDevice(dev, gathered, shape, total, outer, inner);
 }
 
 absl::Status ReplicaContext::Execute(const devices::KernelCost& cost,

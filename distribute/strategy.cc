@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/host_platform.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 #include "distribute/input/input_context.h"
 #include "distribute/run_state.h"
 #include "distribute/thread_group.h"
@@ -33,19 +34,20 @@ absl::StatusOr<devices::Tensor> SumAlongAxis(const devices::Tensor& t,
   for (int i = 0; i < rank; ++i) {
     if (i != axis) dims.push_back(t.shape().dim(i));
   }
-  absl::StatusOr<devices::Tensor> out =
-      devices::Tensor::Host(t.dtype(), *devices::Shape::Make(dims));
-  if (!out.ok()) return out.status();
+  ASSIGN_OR_RETURN(
+      devices::Tensor out,
+      devices::Tensor::Host(t.dtype(), *devices::Shape::Make(dims)));
   const size_t elem = devices::DTypeSize(t.dtype());
-  std::memset(out->raw_data(), 0, out->bytes());
+  std::memset(out.raw_data(), 0, out.bytes());
   const auto* in = static_cast<const std::byte*>(t.raw_data());
-  auto* o = static_cast<std::byte*>(out->raw_data());
+  auto* o = static_cast<std::byte*>(out.raw_data());
   for (int64_t a = 0; a < outer; ++a) {
     for (int64_t k = 0; k < len; ++k) {
-      auto cost = devices::Accumulate(devices::ReduceOp::kSum,
-                                      in + ((a * len + k) * inner) * elem,
-                                      o + (a * inner) * elem, inner, t.dtype());
-      if (!cost.ok()) return cost.status();
+      ASSIGN_OR_RETURN(
+          auto cost,
+          devices::Accumulate(devices::ReduceOp::kSum,
+                              in + ((a * len + k) * inner) * elem,
+                              o + (a * inner) * elem, inner, t.dtype()));
     }
   }
   return out;
@@ -93,10 +95,9 @@ absl::StatusOr<std::vector<PerReplica>> Strategy::Run(
   }
   std::vector<devices::Device*> devices(n);
   for (int r = 0; r < n; ++r) {
-    absl::StatusOr<devices::Device*> d =
-        extended_->platform().FindDevice(extended_->WorkerDevices()[r]);
-    if (!d.ok()) return d.status();
-    devices[r] = *d;
+    ASSIGN_OR_RETURN(devices::Device * d, extended_->platform().FindDevice(
+                                              extended_->WorkerDevices()[r]));
+    devices[r] = d;
   }
 
   RunState state(n);
@@ -187,10 +188,9 @@ absl::StatusOr<devices::Tensor> Strategy::Reduce(ReduceOp op,
   if (NumWorkers() > 1) return ReduceAcrossWorkers(op, value, axis);
   std::vector<devices::Tensor> host;
   for (const devices::Tensor& t : value.values()) {
-    absl::StatusOr<devices::Tensor> h =
-        devices::ToHostTensor(extended_->platform(), t);
-    if (!h.ok()) return h.status();
-    host.push_back(*std::move(h));
+    ASSIGN_OR_RETURN(devices::Tensor h,
+                     devices::ToHostTensor(extended_->platform(), t));
+    host.push_back(std::move(h));
   }
   devices::Tensor denominator;
   if (axis.has_value()) {
@@ -201,37 +201,32 @@ absl::StatusOr<devices::Tensor> Strategy::Reduce(ReduceOp op,
       const int rank = t.shape().rank();
       const int a = *axis < 0 ? *axis + rank : *axis;
       if (a >= 0 && a < rank) total_len += t.shape().dim(a);
-      absl::StatusOr<devices::Tensor> s = SumAlongAxis(t, *axis);
-      if (!s.ok()) return s.status();
-      t = *std::move(s);
+      ASSIGN_OR_RETURN(devices::Tensor s, SumAlongAxis(t, *axis));
+      t = std::move(s);
     }
-    absl::StatusOr<devices::Tensor> sum =
-        devices::Tensor::Host(host[0].dtype(), host[0].shape());
-    if (!sum.ok()) return sum.status();
+    ASSIGN_OR_RETURN(devices::Tensor sum,
+                     devices::Tensor::Host(host[0].dtype(), host[0].shape()));
     PerReplica reduced(host);
-    absl::Status same = reduced.CheckSameShapeAndType("Reduce");
-    if (!same.ok()) return same;
-    auto cost = devices::ReduceInto(devices::ReduceOp::kSum, host, *sum);
-    if (!cost.ok()) return cost.status();
+    RETURN_IF_ERROR(reduced.CheckSameShapeAndType("Reduce"));
+    ASSIGN_OR_RETURN(auto cost,
+                     devices::ReduceInto(devices::ReduceOp::kSum, host, sum));
     if (op == ReduceOp::kMean) {
       if (total_len == 0) {
         return absl::InvalidArgumentError(
             "MEAN over an axis of total length 0 is undefined");
       }
-      auto c = devices::FinalizeMean(sum->raw_data(), sum->num_elements(),
-                                     sum->dtype(), total_len);
-      if (!c.ok()) return c.status();
+      ASSIGN_OR_RETURN(auto c,
+                       devices::FinalizeMean(sum.raw_data(), sum.num_elements(),
+                                             sum.dtype(), total_len));
     }
     return sum;
   }
   PerReplica check(host);
-  absl::Status same = check.CheckSameShapeAndType("Reduce");
-  if (!same.ok()) return same;
-  absl::StatusOr<devices::Tensor> out =
-      devices::Tensor::Host(host[0].dtype(), host[0].shape());
-  if (!out.ok()) return out.status();
-  auto cost = devices::ReduceInto(ToDevicesReduceOp(op), host, *out);
-  if (!cost.ok()) return cost.status();
+  RETURN_IF_ERROR(check.CheckSameShapeAndType("Reduce"));
+  ASSIGN_OR_RETURN(devices::Tensor out,
+                   devices::Tensor::Host(host[0].dtype(), host[0].shape()));
+  ASSIGN_OR_RETURN(auto cost,
+                   devices::ReduceInto(ToDevicesReduceOp(op), host, out));
   return out;
 }
 
@@ -245,59 +240,56 @@ absl::StatusOr<devices::Tensor> Strategy::ReduceAcrossWorkers(
                      " replicas; pass this worker's per-replica values"));
   }
   if (!axis.has_value()) {
-    absl::StatusOr<Mirrored> reduced =
-        extended_->ReduceTo(op, value, {devices[0]});
-    if (!reduced.ok()) return reduced.status();
-    return devices::ToHostTensor(extended_->platform(), reduced->value(0));
+    ASSIGN_OR_RETURN(Mirrored reduced,
+                     extended_->ReduceTo(op, value, {devices[0]}));
+    return devices::ToHostTensor(extended_->platform(), reduced.value(0));
   }
   // Per replica: the sum along the axis and the axis's length; then the
   // sums and lengths of every worker's replicas are added up.
   std::vector<devices::Tensor> sums, lengths;
   for (int r = 0; r < value.num_replicas(); ++r) {
-    absl::StatusOr<devices::Tensor> h =
-        devices::ToHostTensor(extended_->platform(), value.value(r));
-    if (!h.ok()) return h.status();
-    const int rank = h->shape().rank();
+    ASSIGN_OR_RETURN(
+        devices::Tensor h,
+        devices::ToHostTensor(extended_->platform(), value.value(r)));
+    const int rank = h.shape().rank();
     const int a = *axis < 0 ? *axis + rank : *axis;
-    absl::StatusOr<devices::Tensor> sum = SumAlongAxis(*h, *axis);
-    if (!sum.ok()) return sum.status();
-    absl::StatusOr<devices::Tensor> len =
-        devices::Tensor::Host(devices::DType::kInt64, devices::Shape({1}));
-    if (!len.ok()) return len.status();
-    len->data<int64_t>()[0] = h->shape().dim(a);
-    for (auto* t : {&*sum, &*len}) {
-      absl::StatusOr<devices::Tensor> placed =
-          extended_->CopyToDevice(*t, devices[r]);
-      if (!placed.ok()) return placed.status();
-      *t = *std::move(placed);
+    ASSIGN_OR_RETURN(devices::Tensor sum, SumAlongAxis(h, *axis));
+    ASSIGN_OR_RETURN(
+        devices::Tensor len,
+        devices::Tensor::Host(devices::DType::kInt64, devices::Shape({1})));
+    len.data<int64_t>()[0] = h.shape().dim(a);
+    for (auto* t : {&sum, &len}) {
+      ASSIGN_OR_RETURN(devices::Tensor placed,
+                       extended_->CopyToDevice(*t, devices[r]));
+      *t = std::move(placed);
     }
-    sums.push_back(*std::move(sum));
-    lengths.push_back(*std::move(len));
+    sums.push_back(std::move(sum));
+    lengths.push_back(std::move(len));
   }
-  absl::StatusOr<std::vector<Mirrored>> reduced = extended_->BatchReduceTo(
-      ReduceOp::kSum, {{PerReplica(std::move(sums)), {devices[0]}},
-                       {PerReplica(std::move(lengths)), {devices[0]}}});
-  if (!reduced.ok()) return reduced.status();
-  absl::StatusOr<devices::Tensor> sum =
-      devices::ToHostTensor(extended_->platform(), (*reduced)[0].value(0));
-  if (!sum.ok()) return sum.status();
-  absl::StatusOr<devices::Tensor> total =
-      devices::ToHostTensor(extended_->platform(), (*reduced)[1].value(0));
-  if (!total.ok()) return total.status();
+  ASSIGN_OR_RETURN(
+      std::vector<Mirrored> reduced,
+      extended_->BatchReduceTo(
+          ReduceOp::kSum, {{PerReplica(std::move(sums)), {devices[0]}},
+                           {PerReplica(std::move(lengths)), {devices[0]}}}));
+  ASSIGN_OR_RETURN(
+      devices::Tensor sum,
+      devices::ToHostTensor(extended_->platform(), reduced[0].value(0)));
+  ASSIGN_OR_RETURN(
+      devices::Tensor total,
+      devices::ToHostTensor(extended_->platform(), reduced[1].value(0)));
   if (op == ReduceOp::kMean) {
-    const int64_t total_len = total->data<int64_t>()[0];
+    const int64_t total_len = total.data<int64_t>()[0];
     if (total_len == 0) {
       return absl::InvalidArgumentError(
           "MEAN over an axis of total length 0 is undefined");
     }
     // The reduced sum may be shared with a device copy: divide a copy.
-    absl::StatusOr<devices::Tensor> mean =
-        devices::Tensor::Host(sum->dtype(), sum->shape());
-    if (!mean.ok()) return mean.status();
-    std::memcpy(mean->raw_data(), sum->raw_data(), sum->bytes());
-    auto c = devices::FinalizeMean(mean->raw_data(), mean->num_elements(),
-                                   mean->dtype(), total_len);
-    if (!c.ok()) return c.status();
+    ASSIGN_OR_RETURN(devices::Tensor mean,
+                     devices::Tensor::Host(sum.dtype(), sum.shape()));
+    std::memcpy(mean.raw_data(), sum.raw_data(), sum.bytes());
+    ASSIGN_OR_RETURN(auto c,
+                     devices::FinalizeMean(mean.raw_data(), mean.num_elements(),
+                                           mean.dtype(), total_len));
     return mean;
   }
   return sum;
@@ -311,10 +303,9 @@ absl::StatusOr<devices::Tensor> Strategy::Gather(const DistributedValues& value,
   if (NumWorkers() > 1) return GatherAcrossWorkers(value, axis);
   std::vector<devices::Tensor> host;
   for (const devices::Tensor& t : value.values()) {
-    absl::StatusOr<devices::Tensor> h =
-        devices::ToHostTensor(extended_->platform(), t);
-    if (!h.ok()) return h.status();
-    host.push_back(*std::move(h));
+    ASSIGN_OR_RETURN(devices::Tensor h,
+                     devices::ToHostTensor(extended_->platform(), t));
+    host.push_back(std::move(h));
   }
   const devices::Tensor& first = host[0];
   const int rank = first.shape().rank();
@@ -342,14 +333,14 @@ absl::StatusOr<devices::Tensor> Strategy::Gather(const DistributedValues& value,
     }
     dims[a] += t.shape().dim(a);
   }
-  absl::StatusOr<devices::Tensor> out =
-      devices::Tensor::Host(first.dtype(), *devices::Shape::Make(dims));
-  if (!out.ok()) return out.status();
+  ASSIGN_OR_RETURN(
+      devices::Tensor out,
+      devices::Tensor::Host(first.dtype(), *devices::Shape::Make(dims)));
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < a; ++i) outer *= dims[i];
   for (int i = a + 1; i < rank; ++i) inner *= dims[i];
   const size_t elem = devices::DTypeSize(first.dtype());
-  auto* o = static_cast<std::byte*>(out->raw_data());
+  auto* o = static_cast<std::byte*>(out.raw_data());
   for (int64_t x = 0; x < outer; ++x) {
     for (const devices::Tensor& t : host) {
       const size_t block = t.shape().dim(a) * inner * elem;
@@ -374,16 +365,16 @@ absl::StatusOr<devices::Tensor> Strategy::GatherAcrossWorkers(
   // of every worker all-gathers its component (sizes along `axis` may
   // differ), so each worker ends with the whole concatenation, in global
   // replica order.
-  absl::StatusOr<std::vector<PerReplica>> gathered = Run(
-      [axis](ReplicaContext& ctx, const std::vector<devices::Tensor>& in)
-          -> absl::StatusOr<std::vector<devices::Tensor>> {
-        absl::StatusOr<devices::Tensor> all = ctx.AllGather(in[0], axis);
-        if (!all.ok()) return all.status();
-        return std::vector<devices::Tensor>{*std::move(all)};
-      },
-      {value});
-  if (!gathered.ok()) return gathered.status();
-  return devices::ToHostTensor(extended_->platform(), (*gathered)[0].value(0));
+  ASSIGN_OR_RETURN(
+      std::vector<PerReplica> gathered,
+      Run(
+          [axis](ReplicaContext& ctx, const std::vector<devices::Tensor>& in)
+              -> absl::StatusOr<std::vector<devices::Tensor>> {
+            ASSIGN_OR_RETURN(devices::Tensor all, ctx.AllGather(in[0], axis));
+            return std::vector<devices::Tensor>{std::move(all)};
+          },
+          {value}));
+  return devices::ToHostTensor(extended_->platform(), gathered[0].value(0));
 }
 
 absl::StatusOr<PerReplica> Strategy::ExperimentalDistributeValuesFromFunction(
@@ -392,15 +383,13 @@ absl::StatusOr<PerReplica> Strategy::ExperimentalDistributeValuesFromFunction(
   const int n = static_cast<int>(extended_->WorkerDevices().size());
   std::vector<devices::Tensor> values;
   for (int r = 0; r < n; ++r) {
-    absl::StatusOr<ValueContext> ctx = ValueContext::Create(
-        extended_->ReplicaIdOffset() + r, NumReplicasInSync());
-    if (!ctx.ok()) return ctx.status();
-    absl::StatusOr<devices::Tensor> v = fn(*ctx);
-    if (!v.ok()) return v.status();
-    absl::StatusOr<devices::Tensor> placed =
-        extended_->CopyToDevice(*v, extended_->WorkerDevices()[r]);
-    if (!placed.ok()) return placed.status();
-    values.push_back(*std::move(placed));
+    ASSIGN_OR_RETURN(ValueContext ctx,
+                     ValueContext::Create(extended_->ReplicaIdOffset() + r,
+                                          NumReplicasInSync()));
+    ASSIGN_OR_RETURN(devices::Tensor v, fn(ctx));
+    ASSIGN_OR_RETURN(devices::Tensor placed,
+                     extended_->CopyToDevice(v, extended_->WorkerDevices()[r]));
+    values.push_back(std::move(placed));
   }
   return PerReplica(std::move(values));
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "devices/device_name.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 
@@ -18,14 +19,13 @@ absl::StatusOr<std::vector<std::string>> ResolveDevices(
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const std::string& n : names) {
-    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
-    if (!d.ok()) return d.status();
-    if (!seen.insert((*d)->name()).second) {
+    ASSIGN_OR_RETURN(devices::Device * d, platform.FindDevice(n));
+    if (!seen.insert(d->name()).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("No duplicates allowed in `devices` argument: [",
                        absl::StrJoin(names, ", "), "]"));
     }
-    out.push_back((*d)->name());
+    out.push_back(d->name());
   }
   return out;
 }
@@ -54,18 +54,16 @@ absl::StatusOr<std::vector<TaskDeviceGroup>> DevicesByTask(
     devices::Platform& platform) {
   std::map<int, TaskDeviceGroup> tasks;
   for (const std::string& n : platform.DeviceNames()) {
-    absl::StatusOr<devices::Device*> d = platform.FindDevice(n);
-    if (!d.ok()) return d.status();
-    absl::StatusOr<devices::DeviceName> parsed =
-        devices::DeviceName::Parse((*d)->name());
-    if (!parsed.ok()) return parsed.status();
-    const int task = parsed->task.value_or(0);
+    ASSIGN_OR_RETURN(devices::Device * d, platform.FindDevice(n));
+    ASSIGN_OR_RETURN(devices::DeviceName parsed,
+                     devices::DeviceName::Parse(d->name()));
+    const int task = parsed.task.value_or(0);
     TaskDeviceGroup& t = tasks[task];
     t.task = task;
-    if ((*d)->kind() == devices::DeviceKind::kGPU) {
-      t.gpus.push_back((*d)->name());
-    } else if ((*d)->kind() == devices::DeviceKind::kCPU) {
-      t.cpus.push_back((*d)->name());
+    if (d->kind() == devices::DeviceKind::kGPU) {
+      t.gpus.push_back(d->name());
+    } else if (d->kind() == devices::DeviceKind::kCPU) {
+      t.cpus.push_back(d->name());
     }
   }
   std::vector<TaskDeviceGroup> out;

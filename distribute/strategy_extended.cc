@@ -6,6 +6,7 @@
 #include "devices/device.h"
 #include "devices/elementwise_kernels.h"
 #include "devices/platform.h"
+#include "devices/status_macros.h"
 #include "distribute/strategy.h"
 
 namespace distribute {
@@ -42,17 +43,16 @@ std::vector<std::string> StrategyExtended::ParameterDevices() const {
 
 absl::StatusOr<devices::Tensor> StrategyExtended::CopyToDevice(
     const devices::Tensor& t, const std::string& device_name) const {
-  absl::StatusOr<devices::Device*> device = platform_->FindDevice(device_name);
-  if (!device.ok()) return device.status();
-  return devices::CopyTensorTo(*platform_, t, **device);
+  ASSIGN_OR_RETURN(devices::Device * device,
+                   platform_->FindDevice(device_name));
+  return devices::CopyTensorTo(*platform_, t, *device);
 }
 
 absl::StatusOr<Mirrored> StrategyExtended::ReduceTo(
     ReduceOp op, const DistributedValues& value,
     const Destinations& destinations, const CommunicationOptions& options) {
-  auto r = BatchReduceTo(op, {{value, destinations}}, options);
-  if (!r.ok()) return r.status();
-  return std::move((*r)[0]);
+  ASSIGN_OR_RETURN(auto r, BatchReduceTo(op, {{value, destinations}}, options));
+  return std::move(r[0]);
 }
 
 absl::StatusOr<std::vector<Mirrored>> StrategyExtended::BatchReduceTo(
@@ -80,15 +80,13 @@ absl::StatusOr<std::vector<Mirrored>> StrategyExtended::BatchReduceTo(
       }
       std::vector<devices::Tensor> placed;
       for (const std::string& d : dest) {
-        absl::StatusOr<devices::Device*> device = platform_->FindDevice(d);
-        if (!device.ok()) return device.status();
-        if ((*device)->name() == value.value(0).device()) {
+        ASSIGN_OR_RETURN(devices::Device * device, platform_->FindDevice(d));
+        if (device->name() == value.value(0).device()) {
           placed.push_back(value.value(0));
           continue;
         }
-        absl::StatusOr<devices::Tensor> copy = CopyToDevice(value.value(0), d);
-        if (!copy.ok()) return copy.status();
-        placed.push_back(*std::move(copy));
+        ASSIGN_OR_RETURN(devices::Tensor copy, CopyToDevice(value.value(0), d));
+        placed.push_back(std::move(copy));
       }
       out.emplace_back(std::move(placed));
     }
@@ -102,9 +100,8 @@ absl::StatusOr<Mirrored> StrategyExtended::BroadcastTo(
   std::vector<devices::Tensor> out;
   for (const std::string& d :
        destinations.empty() ? worker_devices_ : destinations) {
-    absl::StatusOr<devices::Tensor> copy = CopyToDevice(tensor, d);
-    if (!copy.ok()) return copy.status();
-    out.push_back(*std::move(copy));
+    ASSIGN_OR_RETURN(devices::Tensor copy, CopyToDevice(tensor, d));
+    out.push_back(std::move(copy));
   }
   return Mirrored(std::move(out));
 }
@@ -138,32 +135,25 @@ std::shared_ptr<Variable> StrategyExtended::NewRemoteVariable(
 absl::Status StrategyExtended::UpdateRemote(Variable& var, const UpdateFn& fn,
                                             std::vector<devices::Tensor> args,
                                             devices::Device* at) {
-  absl::StatusOr<devices::Tensor> read = var.ReadRemote(at);
-  if (!read.ok()) return read.status();
-  absl::StatusOr<devices::Tensor> before =
-      devices::ToHostTensor(*platform_, *read);
-  if (!before.ok()) return before.status();
+  ASSIGN_OR_RETURN(devices::Tensor read, var.ReadRemote(at));
+  ASSIGN_OR_RETURN(devices::Tensor before,
+                   devices::ToHostTensor(*platform_, read));
   // fn writes a copy of its own; `before` stays what was read.
-  absl::StatusOr<devices::Tensor> value =
-      devices::Tensor::Host(before->dtype(), before->shape());
-  if (!value.ok()) return value.status();
-  if (before->bytes() > 0) {
-    std::memcpy(value->raw_data(), before->raw_data(), before->bytes());
+  ASSIGN_OR_RETURN(devices::Tensor value,
+                   devices::Tensor::Host(before.dtype(), before.shape()));
+  if (before.bytes() > 0) {
+    std::memcpy(value.raw_data(), before.raw_data(), before.bytes());
   }
-  absl::Status s = fn(*value, args);
-  if (!s.ok()) return s;
-  s = CheckUpdated(var, *value);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(fn(value, args));
+  RETURN_IF_ERROR(CheckUpdated(var, value));
   if (var.dtype() == devices::DType::kBool) {
     return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAssign,
-                               *value, at);
+                               value, at);
   }
-  absl::StatusOr<devices::Tensor> delta =
-      devices::Tensor::Host(var.dtype(), var.shape());
-  if (!delta.ok()) return delta.status();
-  auto cost = devices::Sub(*value, *before, *delta);
-  if (!cost.ok()) return cost.status();
-  return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAdd, *delta,
+  ASSIGN_OR_RETURN(devices::Tensor delta,
+                   devices::Tensor::Host(var.dtype(), var.shape()));
+  ASSIGN_OR_RETURN(auto cost, devices::Sub(value, before, delta));
+  return var.remote_->Update(RemoteVariableStorage::UpdateKind::kAdd, delta,
                              at);
 }
 
@@ -191,18 +181,15 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
       return UpdateRemote(var, fn, resolve(0),
                           in_replica ? &replica->device() : nullptr);
     }
-    absl::Status s = var.CopyOnWrite(var.components_[c]);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(var.CopyOnWrite(var.components_[c]));
     devices::Tensor& component = var.components_[c];
-    s = fn(component, resolve(c));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(fn(component, resolve(c)));
     return CheckUpdated(var, component);
   };
   if (!in_replica) {
     if (remote) return write(0);
     for (size_t c = 0; c < var.components_.size(); ++c) {
-      absl::Status s = write(static_cast<int>(c));
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(write(static_cast<int>(c)));
     }
     return absl::OkStatus();
   }
@@ -213,16 +200,14 @@ absl::Status StrategyExtended::Update(Variable& var, const UpdateFn& fn,
     absl::Status s;
     if (r == 0) s = write(0);
     if (replica->NumReplicasInSync() > 1) {
-      absl::StatusOr<devices::Tensor> flag =
-          devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1}));
-      if (!flag.ok()) return flag.status();
-      flag->data<int32_t>()[0] = s.ok() ? 0 : 1;
-      auto failed = replica->AllReduce(ReduceOp::kSum, {*flag});
-      if (!failed.ok()) return failed.status();
+      ASSIGN_OR_RETURN(
+          devices::Tensor flag,
+          devices::Tensor::Host(devices::DType::kInt32, devices::Shape({1})));
+      flag.data<int32_t>()[0] = s.ok() ? 0 : 1;
+      ASSIGN_OR_RETURN(auto failed, replica->AllReduce(ReduceOp::kSum, {flag}));
       // A timing-only simulation carries no values: each replica goes by
       // its own word.
-      if (s.ok() && (*failed)[0].has_data() &&
-          (*failed)[0].data<int32_t>()[0] != 0) {
+      if (s.ok() && failed[0].has_data() && failed[0].data<int32_t>()[0] != 0) {
         return absl::AbortedError("the update of replica 0 failed");
       }
     }
@@ -289,9 +274,8 @@ absl::StatusOr<std::shared_ptr<Variable>> StrategyExtended::CreateVariable(
   }
   std::vector<devices::Tensor> components;
   for (const std::string& d : placement) {
-    absl::StatusOr<devices::Tensor> copy = CopyToDevice(initial_value, d);
-    if (!copy.ok()) return copy.status();
-    components.push_back(*std::move(copy));
+    ASSIGN_OR_RETURN(devices::Tensor copy, CopyToDevice(initial_value, d));
+    components.push_back(std::move(copy));
   }
   if (num_workers_ > 1) {
     // Every worker starts from the chief's value (global replica 0).
@@ -302,8 +286,7 @@ absl::StatusOr<std::shared_ptr<Variable>> StrategyExtended::CreateVariable(
           "local replica (",
           worker_devices_.size(), ")"));
     }
-    absl::Status s = cross_device_ops_->BroadcastFromRank(0, components);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(cross_device_ops_->BroadcastFromRank(0, components));
   }
   if (components.empty()) {
     return absl::InvalidArgumentError(

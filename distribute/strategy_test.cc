@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "distribute/central_storage_strategy.h"
 #include "distribute/input/input_context.h"
 #include "distribute/mirrored_strategy.h"
@@ -237,16 +238,16 @@ TEST(ReplicaContextTest, AllReduceAndAllGather) {
     auto out = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
                           -> absl::StatusOr<std::vector<Tensor>> {
       float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-      auto sum = ctx.AllReduce(ReduceOp::kSum,
-                               {Floats({id, 1}, devices::Shape({2})),
-                                Floats({2 * id}, devices::Shape({1}))});
-      if (!sum.ok()) return sum.status();
-      auto mean =
-          ctx.AllReduce(ReduceOp::kMean, {Floats({id}, devices::Shape({1}))});
-      if (!mean.ok()) return mean.status();
-      auto gathered = ctx.AllGather(Floats({id}, devices::Shape({1})));
-      if (!gathered.ok()) return gathered.status();
-      return std::vector<Tensor>{(*sum)[0], (*sum)[1], (*mean)[0], *gathered};
+      ASSIGN_OR_RETURN(auto sum,
+                       ctx.AllReduce(ReduceOp::kSum,
+                                     {Floats({id, 1}, devices::Shape({2})),
+                                      Floats({2 * id}, devices::Shape({1}))}));
+      ASSIGN_OR_RETURN(
+          auto mean,
+          ctx.AllReduce(ReduceOp::kMean, {Floats({id}, devices::Shape({1}))}));
+      ASSIGN_OR_RETURN(auto gathered,
+                       ctx.AllGather(Floats({id}, devices::Shape({1}))));
+      return std::vector<Tensor>{sum[0], sum[1], mean[0], gathered};
     });
     ASSERT_TRUE(out.ok()) << ops->name() << ": " << out.status();
     for (int r = 0; r < 4; ++r) {
@@ -272,10 +273,10 @@ TEST(ReplicaContextTest, AllGatherAlongAnyAxis) {
       const int r = ctx.ReplicaIdInSyncGroup();
       std::vector<float> v;
       for (int i = 0; i < 2 * (r + 1) * 2; ++i) v.push_back(100.0f * r + i);
-      auto gathered =
-          ctx.AllGather(Floats(v, devices::Shape({2, r + 1, 2})), axis);
-      if (!gathered.ok()) return gathered.status();
-      return std::vector<Tensor>{*gathered};
+      ASSIGN_OR_RETURN(
+          auto gathered,
+          ctx.AllGather(Floats(v, devices::Shape({2, r + 1, 2})), axis));
+      return std::vector<Tensor>{gathered};
     });
     ASSERT_TRUE(out.ok()) << out.status();
     for (int r = 0; r < 2; ++r) {
@@ -291,10 +292,10 @@ TEST(ReplicaContextTest, AllGatherAlongAnyAxis) {
   auto last = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
                          -> absl::StatusOr<std::vector<Tensor>> {
     const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-    auto gathered = ctx.AllGather(Floats({r, r + 10}, devices::Shape({1, 2})),
-                                  /*axis=*/-1);
-    if (!gathered.ok()) return gathered.status();
-    return std::vector<Tensor>{*gathered};
+    ASSIGN_OR_RETURN(auto gathered,
+                     ctx.AllGather(Floats({r, r + 10}, devices::Shape({1, 2})),
+                                   /*axis=*/-1));
+    return std::vector<Tensor>{gathered};
   });
   ASSERT_TRUE(last.ok()) << last.status();
   EXPECT_EQ((*last)[0].value(1).ToVector<float>(),
@@ -318,12 +319,12 @@ TEST(ReplicaContextTest, AllGatherWhereAReplicaHasNoRows) {
         const int64_t slices = 2 - r;
         std::vector<float> v;
         for (int i = 0; i < slices * 2; ++i) v.push_back(10.0f * r + i);
-        auto gathered =
+        ASSIGN_OR_RETURN(
+            auto gathered,
             ctx.AllGather(Floats(v, axis == 0 ? devices::Shape({slices, 2})
                                               : devices::Shape({2, slices})),
-                          axis);
-        if (!gathered.ok()) return gathered.status();
-        return std::vector<Tensor>{*gathered};
+                          axis));
+        return std::vector<Tensor>{gathered};
       });
       ASSERT_TRUE(out.ok()) << ops->name() << ": " << out.status();
       for (int r = 0; r < 3; ++r) {
@@ -350,10 +351,10 @@ TEST(ReplicaContextTest, AllGatherRejectsBadAxesAndShapes) {
   for (int axis : {2, -3}) {
     auto out = s->Run([axis](ReplicaContext& ctx, const std::vector<Tensor>&)
                           -> absl::StatusOr<std::vector<Tensor>> {
-      auto gathered =
-          ctx.AllGather(Floats({1, 2}, devices::Shape({1, 2})), axis);
-      if (!gathered.ok()) return gathered.status();
-      return std::vector<Tensor>{*gathered};
+      ASSIGN_OR_RETURN(
+          auto gathered,
+          ctx.AllGather(Floats({1, 2}, devices::Shape({1, 2})), axis));
+      return std::vector<Tensor>{gathered};
     });
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << axis;
   }
@@ -361,11 +362,11 @@ TEST(ReplicaContextTest, AllGatherRejectsBadAxesAndShapes) {
   auto mismatch = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
                              -> absl::StatusOr<std::vector<Tensor>> {
     const int64_t rows = ctx.ReplicaIdInSyncGroup() + 1;
-    auto gathered = ctx.AllGather(
-        Floats(std::vector<float>(rows * 2, 1.0f), devices::Shape({rows, 2})),
-        /*axis=*/1);
-    if (!gathered.ok()) return gathered.status();
-    return std::vector<Tensor>{*gathered};
+    ASSIGN_OR_RETURN(auto gathered,
+                     ctx.AllGather(Floats(std::vector<float>(rows * 2, 1.0f),
+                                          devices::Shape({rows, 2})),
+                                   /*axis=*/1));
+    return std::vector<Tensor>{gathered};
   });
   EXPECT_EQ(mismatch.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(mismatch.status().message())
@@ -377,12 +378,12 @@ TEST(ReplicaContextTest, AllGatherRejectsBadAxesAndShapes) {
       [](ReplicaContext& ctx,
          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
         const bool first = ctx.ReplicaIdInSyncGroup() == 0;
-        auto gathered =
+        ASSIGN_OR_RETURN(
+            auto gathered,
             ctx.AllGather(first ? Floats({1, 2}, devices::Shape({1, 2}))
                                 : Floats({1, 2}, devices::Shape({1, 2, 1})),
-                          /*axis=*/1);
-        if (!gathered.ok()) return gathered.status();
-        return std::vector<Tensor>{*gathered};
+                          /*axis=*/1));
+        return std::vector<Tensor>{gathered};
       });
   EXPECT_EQ(ranks.status().code(), absl::StatusCode::kInvalidArgument);
   // A vector against a matrix along axis 0 is refused too (vectors once
@@ -393,12 +394,12 @@ TEST(ReplicaContextTest, AllGatherRejectsBadAxesAndShapes) {
         const bool first = ctx.ReplicaIdInSyncGroup() == 0;
         CommunicationOptions quick;
         quick.timeout_seconds = 10;
-        auto gathered =
+        ASSIGN_OR_RETURN(
+            auto gathered,
             ctx.AllGather(first ? Floats({1, 2}, devices::Shape({2}))
                                 : Floats({1, 2}, devices::Shape({1, 2})),
-                          /*axis=*/0, quick);
-        if (!gathered.ok()) return gathered.status();
-        return std::vector<Tensor>{*gathered};
+                          /*axis=*/0, quick));
+        return std::vector<Tensor>{gathered};
       });
   EXPECT_EQ(vector_and_matrix.status().code(),
             absl::StatusCode::kInvalidArgument)
@@ -408,12 +409,12 @@ TEST(ReplicaContextTest, AllGatherRejectsBadAxesAndShapes) {
       [](ReplicaContext& ctx,
          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
         const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-        auto gathered = ctx.AllGather(ctx.ReplicaIdInSyncGroup() == 0
-                                          ? Floats({r}, devices::Shape({}))
-                                          : Floats({r}, devices::Shape({1})),
-                                      /*axis=*/0);
-        if (!gathered.ok()) return gathered.status();
-        return std::vector<Tensor>{*gathered};
+        ASSIGN_OR_RETURN(auto gathered,
+                         ctx.AllGather(ctx.ReplicaIdInSyncGroup() == 0
+                                           ? Floats({r}, devices::Shape({}))
+                                           : Floats({r}, devices::Shape({1})),
+                                       /*axis=*/0));
+        return std::vector<Tensor>{gathered};
       });
   ASSERT_TRUE(scalars.ok()) << scalars.status();
   EXPECT_EQ((*scalars)[0].value(0).ToVector<float>(),
@@ -433,10 +434,9 @@ TEST(ReplicaContextTest, MergeCallRunsOnceInCrossReplicaContext) {
                 -> absl::StatusOr<std::vector<RunArg>> {
               ++merges;
               EXPECT_TRUE(InCrossReplicaContext());
-              absl::StatusOr<Tensor> total =
-                  strategy.Reduce(ReduceOp::kSum, args[0]);
-              if (!total.ok()) return total.status();
-              return std::vector<RunArg>{*total, DistributedValues(args[0])};
+              ASSIGN_OR_RETURN(Tensor total,
+                               strategy.Reduce(ReduceOp::kSum, args[0]));
+              return std::vector<RunArg>{total, DistributedValues(args[0])};
             },
             {Floats({id}, devices::Shape({1}))});
       });
@@ -465,10 +465,11 @@ TEST(ReplicaContextTest, AFailingReplicaAbortsItsPeersCollectives) {
           if (ctx.ReplicaIdInSyncGroup() == 2) {
             return absl::InvalidArgumentError("bad batch on replica 2");
           }
-          auto sum = ctx.AllReduce(ReduceOp::kSum,
-                                   {Floats({1}, devices::Shape({1}))}, patient);
-          if (!sum.ok()) return sum.status();
-          return std::vector<Tensor>{(*sum)[0]};
+          ASSIGN_OR_RETURN(
+              auto sum,
+              ctx.AllReduce(ReduceOp::kSum, {Floats({1}, devices::Shape({1}))},
+                            patient));
+          return std::vector<Tensor>{sum[0]};
         });
     ASSERT_FALSE(out.ok()) << ops->name();
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument)
@@ -480,14 +481,13 @@ TEST(ReplicaContextTest, AFailingReplicaAbortsItsPeersCollectives) {
               std::string::npos)
         << out.status();
     // The group was made anew: the strategy runs again.
-    auto again = s->Run(
-        [](ReplicaContext& ctx,
-           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-          auto sum =
-              ctx.AllReduce(ReduceOp::kSum, {Floats({1}, devices::Shape({1}))});
-          if (!sum.ok()) return sum.status();
-          return std::vector<Tensor>{(*sum)[0]};
-        });
+    auto again = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
+                            -> absl::StatusOr<std::vector<Tensor>> {
+      ASSIGN_OR_RETURN(
+          auto sum,
+          ctx.AllReduce(ReduceOp::kSum, {Floats({1}, devices::Shape({1}))}));
+      return std::vector<Tensor>{sum[0]};
+    });
     ASSERT_TRUE(again.ok()) << ops->name() << ": " << again.status();
     for (int r = 0; r < 4; ++r) {
       EXPECT_EQ((*again)[0].value(r).ToVector<float>(),
@@ -592,13 +592,13 @@ TEST(StrategyTest, ReductionToADeviceThatRunsNoReplica) {
     auto out = s->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
                           -> absl::StatusOr<std::vector<Tensor>> {
       float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-      auto sum =
-          ctx.AllReduce(ReduceOp::kSum, {Floats({id, 1}, devices::Shape({2}))});
-      if (!sum.ok()) return sum.status();
-      auto mean =
-          ctx.AllReduce(ReduceOp::kMean, {Floats({id}, devices::Shape({1}))});
-      if (!mean.ok()) return mean.status();
-      return std::vector<Tensor>{(*sum)[0], (*mean)[0]};
+      ASSIGN_OR_RETURN(auto sum,
+                       ctx.AllReduce(ReduceOp::kSum,
+                                     {Floats({id, 1}, devices::Shape({2}))}));
+      ASSIGN_OR_RETURN(
+          auto mean,
+          ctx.AllReduce(ReduceOp::kMean, {Floats({id}, devices::Shape({1}))}));
+      return std::vector<Tensor>{sum[0], mean[0]};
     });
     ASSERT_TRUE(out.ok()) << out.status();
     for (int r = 0; r < 3; ++r) {
@@ -623,12 +623,13 @@ TEST(StrategyTest, ReductionToADeviceThatRunsNoReplica) {
   auto out = c->Run(
       [](ReplicaContext& ctx,
          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-        auto sum = ctx.AllReduce(
-            ReduceOp::kSum,
-            {Floats({static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1)},
-                    devices::Shape({1}))});
-        if (!sum.ok()) return sum.status();
-        return std::vector<Tensor>{(*sum)[0]};
+        ASSIGN_OR_RETURN(
+            auto sum,
+            ctx.AllReduce(
+                ReduceOp::kSum,
+                {Floats({static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1)},
+                        devices::Shape({1}))}));
+        return std::vector<Tensor>{sum[0]};
       });
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].value(1).ToVector<float>(), (std::vector<float>{3}));

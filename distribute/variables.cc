@@ -10,6 +10,7 @@
 #include "devices/kernel_library.h"
 #include "devices/platform.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 #include "distribute/context.h"
 #include "distribute/strategy.h"
 
@@ -35,19 +36,17 @@ absl::Status Apply(const StrategyExtended& extended, devices::Tensor& dst,
   if (!dst.has_data() || !src.has_data()) return absl::OkStatus();
   if (!dst.host_accessible() || !src.host_accessible()) {
     if (kind == 0) return devices::CopyTensor(extended.platform(), src, dst);
-    absl::StatusOr<devices::Device*> device =
-        extended.platform().FindDevice(dst.device());
-    if (!device.ok()) return device.status();
+    ASSIGN_OR_RETURN(devices::Device * device,
+                     extended.platform().FindDevice(dst.device()));
     // src where dst's kernels can read it.
-    absl::StatusOr<devices::Tensor> local =
-        devices::ReadableOn(extended.platform(), src, **device);
-    if (!local.ok()) return local.status();
-    const devices::KernelLibrary& kernels = (*device)->kernels();
+    ASSIGN_OR_RETURN(devices::Tensor local,
+                     devices::ReadableOn(extended.platform(), src, *device));
+    const devices::KernelLibrary& kernels = device->kernels();
     if (kind == 1) {
-      return kernels.Accumulate(devices::ReduceOp::kSum, *local, dst).status();
+      return kernels.Accumulate(devices::ReduceOp::kSum, local, dst).status();
     }
     // a - b is a + (-b) exactly, as the host path computes it.
-    return kernels.Binary(devices::BinaryOp::kSub, dst, *local, dst).status();
+    return kernels.Binary(devices::BinaryOp::kSub, dst, local, dst).status();
   }
   if (kind == 0) {
     std::memcpy(dst.raw_data(), src.raw_data(), dst.bytes());
@@ -59,16 +58,13 @@ absl::Status Apply(const StrategyExtended& extended, devices::Tensor& dst,
         .status();
   }
   // dst -= src: negate into a scratch copy, then add.
-  absl::StatusOr<devices::Tensor> neg =
-      devices::Tensor::Host(src.dtype(), src.shape());
-  if (!neg.ok()) return neg.status();
-  absl::StatusOr<devices::Tensor> zero =
-      devices::Tensor::Host(src.dtype(), src.shape());
-  if (!zero.ok()) return zero.status();
-  std::memset(zero->raw_data(), 0, zero->bytes());
-  auto cost = devices::Sub(*zero, src, *neg);
-  if (!cost.ok()) return cost.status();
-  return devices::Accumulate(devices::ReduceOp::kSum, neg->raw_data(),
+  ASSIGN_OR_RETURN(devices::Tensor neg,
+                   devices::Tensor::Host(src.dtype(), src.shape()));
+  ASSIGN_OR_RETURN(devices::Tensor zero,
+                   devices::Tensor::Host(src.dtype(), src.shape()));
+  std::memset(zero.raw_data(), 0, zero.bytes());
+  ASSIGN_OR_RETURN(auto cost, devices::Sub(zero, src, neg));
+  return devices::Accumulate(devices::ReduceOp::kSum, neg.raw_data(),
                              dst.raw_data(), dst.num_elements(), dst.dtype())
       .status();
 }
@@ -80,14 +76,12 @@ absl::StatusOr<devices::Tensor> GatherRows(const devices::Tensor& value,
                             ids.shape().dims().end());
   dims.insert(dims.end(), value.shape().dims().begin() + 1,
               value.shape().dims().end());
-  absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
-  if (!shape.ok()) return shape.status();
+  ASSIGN_OR_RETURN(devices::Shape shape, devices::Shape::Make(dims));
   if (!value.has_data()) {
-    return devices::Tensor::ShapeOnly(value.dtype(), *shape, "");
+    return devices::Tensor::ShapeOnly(value.dtype(), shape, "");
   }
-  absl::StatusOr<devices::Tensor> out =
-      devices::Tensor::Host(value.dtype(), *shape);
-  if (!out.ok()) return out.status();
+  ASSIGN_OR_RETURN(devices::Tensor out,
+                   devices::Tensor::Host(value.dtype(), shape));
   const int64_t rows = value.shape().dim(0);
   const size_t row_bytes =
       rows > 0 ? static_cast<size_t>(value.bytes() / rows) : 0;
@@ -96,7 +90,7 @@ absl::StatusOr<devices::Tensor> GatherRows(const devices::Tensor& value,
                            ? ids.data<int32_t>()[i]
                            : ids.data<int64_t>()[i];
     if (row_bytes > 0) {
-      std::memcpy(static_cast<char*>(out->raw_data()) + i * row_bytes,
+      std::memcpy(static_cast<char*>(out.raw_data()) + i * row_bytes,
                   static_cast<const char*>(value.raw_data()) + id * row_bytes,
                   row_bytes);
     }
@@ -173,11 +167,10 @@ static absl::StatusOr<devices::Tensor> ForReplica(ReplicaContext& ctx,
 
 absl::StatusOr<devices::Tensor> Variable::ReadRemote(
     devices::Device* reader) const {
-  absl::StatusOr<devices::Tensor> value = remote_->Read(reader);
-  if (!value.ok()) return value.status();
-  if (value->dtype() != dtype_ || !(value->shape() == shape_)) {
+  ASSIGN_OR_RETURN(devices::Tensor value, remote_->Read(reader));
+  if (value.dtype() != dtype_ || !(value.shape() == shape_)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "variable '", name(), "' is ", value->DebugString(), " where it is ",
+        "variable '", name(), "' is ", value.DebugString(), " where it is ",
         "kept, but ", devices::DTypeName(dtype_), shape_.DebugString(),
         " here: create it from an initial value of the same dtype and shape "
         "on every task"));
@@ -211,21 +204,19 @@ absl::Status Variable::UpdateRemote(UpdateKind kind,
   absl::StatusOr<std::vector<devices::Tensor>> merged = ctx->MergeCall(
       [&](Strategy& strategy, const std::vector<PerReplica>& args)
           -> absl::StatusOr<std::vector<RunArg>> {
-        absl::StatusOr<devices::Tensor> combined =
+        ASSIGN_OR_RETURN(
+            devices::Tensor combined,
             aggregation == VariableAggregation::kOnlyFirstReplica
                 ? absl::StatusOr<devices::Tensor>(args[0].value(0))
                 : strategy.Reduce(aggregation == VariableAggregation::kSum
                                       ? ReduceOp::kSum
                                       : ReduceOp::kMean,
-                                  args[0]);
-        if (!combined.ok()) return combined.status();
+                                  args[0]));
         // Sent once, by the first local replica's device.
-        absl::StatusOr<devices::Device*> sender =
-            strategy.extended().platform().FindDevice(
-                strategy.extended().WorkerDevices()[0]);
-        if (!sender.ok()) return sender.status();
-        absl::Status s = remote->Update(remote_kind, *combined, *sender);
-        if (!s.ok()) return s;
+        ASSIGN_OR_RETURN(devices::Device * sender,
+                         strategy.extended().platform().FindDevice(
+                             strategy.extended().WorkerDevices()[0]));
+        RETURN_IF_ERROR(remote->Update(remote_kind, combined, sender));
         return std::vector<RunArg>{};
       },
       {value});
@@ -274,10 +265,9 @@ absl::Status Variable::CopyOnWrite(devices::Tensor& component) const {
     return absl::OkStatus();
   }
   // A fresh buffer on the component's own device, holding its value.
-  absl::StatusOr<devices::Tensor> own =
-      strategy_->extended().CopyToDevice(component, component.device());
-  if (!own.ok()) return own.status();
-  component = *std::move(own);
+  ASSIGN_OR_RETURN(devices::Tensor own, strategy_->extended().CopyToDevice(
+                                            component, component.device()));
+  component = std::move(own);
   return absl::OkStatus();
 }
 
@@ -292,8 +282,7 @@ absl::Status Variable::AssignSub(const devices::Tensor& delta) {
 }
 
 absl::Status Variable::Update(UpdateKind kind, const devices::Tensor& value) {
-  absl::Status s = CheckCompatible(*this, value);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckCompatible(*this, value));
   // As TF's enter_or_assert_strategy: a strategy's variable is updated in
   // its own strategy's scope or outside every scope, not in another's (where
   // the other strategy's replicas would all write its components at once).
@@ -328,20 +317,19 @@ absl::Status Variable::UpdateInCrossReplicaContext(
     }
     // Each component gets value / num_replicas_in_sync (every worker's
     // replicas: the SUM read adds them all up), so the SUM read gives value.
-    absl::StatusOr<devices::Tensor> host_v =
-        devices::ToHostTensor(strategy_->extended().platform(), v);
-    if (!host_v.ok()) return host_v.status();
-    absl::StatusOr<devices::Tensor> scaled =
-        devices::Tensor::Host(v.dtype(), v.shape());
-    if (!scaled.ok()) return scaled.status();
+    ASSIGN_OR_RETURN(
+        devices::Tensor host_v,
+        devices::ToHostTensor(strategy_->extended().platform(), v));
+    ASSIGN_OR_RETURN(devices::Tensor scaled,
+                     devices::Tensor::Host(v.dtype(), v.shape()));
     if (v.has_data()) {
-      std::memcpy(scaled->raw_data(), host_v->raw_data(), v.bytes());
-      auto c = devices::FinalizeMean(scaled->raw_data(), scaled->num_elements(),
-                                     scaled->dtype(),
-                                     strategy_->NumReplicasInSync());
-      if (!c.ok()) return c.status();
+      std::memcpy(scaled.raw_data(), host_v.raw_data(), v.bytes());
+      ASSIGN_OR_RETURN(
+          auto c, devices::FinalizeMean(scaled.raw_data(),
+                                        scaled.num_elements(), scaled.dtype(),
+                                        strategy_->NumReplicasInSync()));
     }
-    v = *std::move(scaled);
+    v = std::move(scaled);
   }
   const int op = kind == UpdateKind::kAssign ? 0
                  : kind == UpdateKind::kAdd  ? 1
@@ -362,16 +350,14 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
                  : kind == UpdateKind::kAdd  ? 1
                                              : 2;
   if (kind_ == Kind::kSyncOnRead) {
-    absl::Status s = CopyOnWrite(components_[r]);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(CopyOnWrite(components_[r]));
     return Apply(strategy_->extended(), components_[r], value, op);
   }
   // A mirrored variable without aggregation: each replica updates its own
   // copy, and the copies may then differ (TF >= 2.4).
   if (kind_ == Kind::kMirrored &&
       options_.aggregation == VariableAggregation::kNone) {
-    absl::Status s = CopyOnWrite(components_[r]);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(CopyOnWrite(components_[r]));
     return Apply(strategy_->extended(), components_[r], value, op);
   }
   // Otherwise every replica's update must agree.
@@ -388,28 +374,27 @@ absl::Status Variable::UpdateInReplicaContext(UpdateKind kind,
           name(), "')"));
     case VariableAggregation::kSum:
     case VariableAggregation::kMean: {
-      auto reduced = ctx.AllReduce(
-          options_.aggregation == VariableAggregation::kSum ? ReduceOp::kSum
-                                                            : ReduceOp::kMean,
-          {value});
-      if (!reduced.ok()) return reduced.status();
-      agreed = (*reduced)[0];
+      ASSIGN_OR_RETURN(
+          auto reduced,
+          ctx.AllReduce(options_.aggregation == VariableAggregation::kSum
+                            ? ReduceOp::kSum
+                            : ReduceOp::kMean,
+                        {value}));
+      agreed = reduced[0];
       break;
     }
     case VariableAggregation::kOnlyFirstReplica: {
       std::vector<devices::Tensor> mine;
-      absl::StatusOr<devices::Tensor> host_value =
-          devices::ToHostTensor(strategy_->extended().platform(), value);
-      if (!host_value.ok()) return host_value.status();
-      absl::StatusOr<devices::Tensor> copy =
-          devices::Tensor::Host(value.dtype(), value.shape());
-      if (!copy.ok()) return copy.status();
+      ASSIGN_OR_RETURN(
+          devices::Tensor host_value,
+          devices::ToHostTensor(strategy_->extended().platform(), value));
+      ASSIGN_OR_RETURN(devices::Tensor copy,
+                       devices::Tensor::Host(value.dtype(), value.shape()));
       if (value.has_data())
-        std::memcpy(copy->raw_data(), host_value->raw_data(), value.bytes());
-      mine.push_back(*std::move(copy));
-      absl::Status s =
-          strategy_->extended().cross_device_ops().ReplicaBroadcast(r, 0, mine);
-      if (!s.ok()) return s;
+        std::memcpy(copy.raw_data(), host_value.raw_data(), value.bytes());
+      mine.push_back(std::move(copy));
+      RETURN_IF_ERROR(strategy_->extended().cross_device_ops().ReplicaBroadcast(
+          r, 0, mine));
       agreed = mine[0];
       break;
     }
@@ -451,17 +436,16 @@ absl::StatusOr<devices::Tensor> Variable::SparseRead(
   }
   if (kind_ == Kind::kRemote) {
     ReplicaContext* ctx = ReplicaOf(*this);
-    absl::StatusOr<devices::Tensor> out =
-        remote_->Gather(ids, ctx == nullptr ? nullptr : &ctx->device());
-    if (!out.ok()) return out.status();
-    return devices::ToHostTensor(strategy_->extended().platform(), *out);
+    ASSIGN_OR_RETURN(
+        devices::Tensor out,
+        remote_->Gather(ids, ctx == nullptr ? nullptr : &ctx->device()));
+    return devices::ToHostTensor(strategy_->extended().platform(), out);
   }
-  absl::StatusOr<devices::Tensor> value = Read();
-  if (!value.ok()) return value.status();
-  absl::StatusOr<devices::Tensor> host =
-      devices::ToHostTensor(strategy_->extended().platform(), *value);
-  if (!host.ok()) return host.status();
-  return GatherRows(*host, ids);
+  ASSIGN_OR_RETURN(devices::Tensor value, Read());
+  ASSIGN_OR_RETURN(
+      devices::Tensor host,
+      devices::ToHostTensor(strategy_->extended().platform(), value));
+  return GatherRows(host, ids);
 }
 
 }  // namespace distribute

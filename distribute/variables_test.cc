@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "distribute/central_storage_strategy.h"
 #include "distribute/mirrored_strategy.h"
 #include "distribute/strategy.h"
@@ -58,8 +59,7 @@ class VariablesTest : public ::testing::Test {
     return strategy_
         ->Run([&](ReplicaContext& ctx, const std::vector<Tensor>&)
                   -> absl::StatusOr<std::vector<Tensor>> {
-          absl::Status s = fn(ctx);
-          if (!s.ok()) return s;
+          RETURN_IF_ERROR(fn(ctx));
           return std::vector<Tensor>{};
         })
         .status();
@@ -123,8 +123,7 @@ TEST(PlainVariableTest, UpdatesFromEveryReplicaAreSerialized) {
                          ->Run([&](ReplicaContext&, const std::vector<Tensor>&)
                                    -> absl::StatusOr<std::vector<Tensor>> {
                            for (int i = 0; i < kAdds; ++i) {
-                             absl::Status s = (*counter)->AssignAdd(Scalar(1));
-                             if (!s.ok()) return s;
+                             RETURN_IF_ERROR((*counter)->AssignAdd(Scalar(1)));
                              if (!(*counter)->Read().ok())
                                return absl::InternalError("read");
                            }
@@ -200,12 +199,10 @@ TEST_F(VariablesTest, SyncOnReadRules) {
   EXPECT_EQ(v->kind(), Variable::Kind::kSyncOnRead);
   ASSERT_TRUE(OnReplicas([&](ReplicaContext& ctx) {
                 float id = static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1);
-                absl::Status s = v->AssignAdd(Scalar(id));
-                if (!s.ok()) return s;
+                RETURN_IF_ERROR(v->AssignAdd(Scalar(id)));
                 // Replica-context reads see the local component.
-                absl::StatusOr<Tensor> local = v->Read();
-                if (!local.ok()) return local.status();
-                EXPECT_EQ(local->data<float>()[0], id);
+                ASSIGN_OR_RETURN(Tensor local, v->Read());
+                EXPECT_EQ(local.data<float>()[0], id);
                 return absl::OkStatus();
               }).ok());
   ScopeGuard scope = *strategy_->Scope();
@@ -258,9 +255,8 @@ TEST(CentralStorageTest, VariablesLiveOnTheParameterDevice) {
     float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
     absl::Status st = v->AssignAdd(Scalar(2 * id + 2));  // mean of 2 and 4 = 3
     if (!st.ok()) return st;
-    absl::StatusOr<Tensor> read = v->Read();
-    if (!read.ok()) return read.status();
-    return std::vector<Tensor>{*read};
+    ASSIGN_OR_RETURN(Tensor read, v->Read());
+    return std::vector<Tensor>{read};
   });
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(v->values()[0].data<float>()[0], 4);
@@ -291,9 +287,8 @@ TEST(CentralStorageTest, OnReadVariablesAggregateOnTheParameterDevice) {
         float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
         absl::Status st = v->AssignAdd(Scalar(id + 1));  // 1 + 2, once
         if (!st.ok()) return st;
-        absl::StatusOr<Tensor> read = v->Read();
-        if (!read.ok()) return read.status();
-        return std::vector<Tensor>{*read};
+        ASSIGN_OR_RETURN(Tensor read, v->Read());
+        return std::vector<Tensor>{read};
       });
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(Value((*out)[0].value(0)), 3);
@@ -349,8 +344,7 @@ TEST(CentralStorageTest, AnotherStrategysRunMayNotUpdateTheVariable) {
   auto out = b->Run(
       [&](ReplicaContext&,
           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-        absl::Status s = v->AssignAdd(Scalar(1));
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(v->AssignAdd(Scalar(1)));
         return std::vector<Tensor>{};
       });
   EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition)
@@ -389,11 +383,10 @@ TEST_F(VariablesTest, ReadValuesAreSnapshots) {
   auto out = strategy_->Run(
       [&](ReplicaContext&,
           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-        auto read = v->Read();
-        if (!read.ok()) return read.status();
+        ASSIGN_OR_RETURN(auto read, v->Read());
         absl::Status s = v->AssignAdd(Scalar(1));  // SUM over 3 replicas: +3
         if (!s.ok()) return s;
-        return std::vector<Tensor>{*read};
+        return std::vector<Tensor>{read};
       });
   ASSERT_TRUE(out.ok()) << out.status();
   for (int r = 0; r < 3; ++r) {

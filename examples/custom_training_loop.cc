@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/input/dataset.h"
 #include "distribute/input_lib.h"
@@ -17,10 +18,10 @@ using distribute::ReduceOp;
 using distribute::ReplicaContext;
 
 absl::StatusOr<float> FitLine(devices::Platform& platform, int epochs) {
-  auto strategy = distribute::MirroredStrategy::Create(
-      platform, distribute::DefaultDevices(platform));
-  if (!strategy.ok()) return strategy.status();
-  return TrainLine(**strategy, epochs);
+  ASSIGN_OR_RETURN(auto strategy,
+                   distribute::MirroredStrategy::Create(
+                       platform, distribute::DefaultDevices(platform)));
+  return TrainLine(*strategy, epochs);
 }
 
 absl::StatusOr<float> TrainLine(distribute::Strategy& strategy, int epochs) {
@@ -32,24 +33,21 @@ absl::StatusOr<float> TrainLine(distribute::Strategy& strategy, int epochs) {
     xs.push_back(static_cast<float>(i) / kExamples);
     ys.push_back(3.0f * xs.back());
   }
-  auto scope = strategy.Scope();
-  if (!scope.ok()) return scope.status();
-  auto w = strategy.CreateVariable(Tensor::FromVector<float>({0.0f}));
-  if (!w.ok()) return w.status();
-  auto data = distribute::data::Dataset::FromTensorSlices(
-      {Tensor::FromVector(xs), Tensor::FromVector(ys)});
-  if (!data.ok()) return data.status();
-  auto batches = data->Batch(kGlobalBatch);
-  if (!batches.ok()) return batches.status();
-  auto dist = distribute::ExperimentalDistributeDataset(strategy, *batches);
-  if (!dist.ok()) return dist.status();
+  ASSIGN_OR_RETURN(auto scope, strategy.Scope());
+  ASSIGN_OR_RETURN(auto w,
+                   strategy.CreateVariable(Tensor::FromVector<float>({0.0f})));
+  ASSIGN_OR_RETURN(auto data,
+                   distribute::data::Dataset::FromTensorSlices(
+                       {Tensor::FromVector(xs), Tensor::FromVector(ys)}));
+  ASSIGN_OR_RETURN(auto batches, data.Batch(kGlobalBatch));
+  ASSIGN_OR_RETURN(
+      auto dist, distribute::ExperimentalDistributeDataset(strategy, batches));
 
   // Each replica's part of the gradient of the squared error.
   auto step_fn = [&](ReplicaContext&, const std::vector<Tensor>& batch)
       -> absl::StatusOr<std::vector<Tensor>> {
-    absl::StatusOr<Tensor> weight = (*w)->Read();  // this replica's copy
-    if (!weight.ok()) return weight.status();
-    const float wv = weight->data<float>()[0];
+    ASSIGN_OR_RETURN(Tensor weight, w->Read());  // this replica's copy
+    const float wv = weight.data<float>()[0];
     const float* x = batch[0].data<float>();
     const float* y = batch[1].data<float>();
     float grad = 0;
@@ -59,27 +57,20 @@ absl::StatusOr<float> TrainLine(distribute::Strategy& strategy, int epochs) {
     return std::vector<Tensor>{Tensor::FromVector<float>({grad})};
   };
   for (int epoch = 0; epoch < epochs; ++epoch) {
-    auto it = dist->MakeIterator();
-    if (!it.ok()) return it.status();
+    ASSIGN_OR_RETURN(auto it, dist.MakeIterator());
     while (true) {
-      auto step = (*it)->GetNextAsOptional();
-      if (!step.ok()) return step.status();
-      if (!step->has_value()) break;
-      auto grads = strategy.Run(step_fn, {(**step)[0], (**step)[1]});
-      if (!grads.ok()) return grads.status();
+      ASSIGN_OR_RETURN(auto step, it->GetNextAsOptional());
+      if (!step.has_value()) break;
+      ASSIGN_OR_RETURN(auto grads,
+                       strategy.Run(step_fn, {(*step)[0], (*step)[1]}));
       // The replicas' sum, then one update of every copy of w.
-      auto total = strategy.Reduce(ReduceOp::kSum, (*grads)[0]);
-      if (!total.ok()) return total.status();
-      const float delta =
-          kLearningRate * total->data<float>()[0] / kGlobalBatch;
-      absl::Status updated =
-          (*w)->AssignSub(Tensor::FromVector<float>({delta}));
-      if (!updated.ok()) return updated;
+      ASSIGN_OR_RETURN(auto total, strategy.Reduce(ReduceOp::kSum, grads[0]));
+      const float delta = kLearningRate * total.data<float>()[0] / kGlobalBatch;
+      RETURN_IF_ERROR(w->AssignSub(Tensor::FromVector<float>({delta})));
     }
   }
-  absl::StatusOr<Tensor> learned = (*w)->Read();
-  if (!learned.ok()) return learned.status();
-  return learned->data<float>()[0];
+  ASSIGN_OR_RETURN(Tensor learned, w->Read());
+  return learned.data<float>()[0];
 }
 
 }  // namespace examples

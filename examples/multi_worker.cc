@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "devices/host_platform.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 #include "distribute/in_process_cluster.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "examples/custom_training_loop.h"
@@ -35,33 +36,31 @@ constexpr int kEpochs = 40;
 // One worker of the cluster that TF_CONFIG describes (its replicas: the
 // host's first CPU, TF's default without GPUs).
 absl::Status RunOneWorker() {
-  auto platform = devices::CreatePlatform("host");
-  if (!platform.ok()) return platform.status();
-  auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
-      **platform, distribute::MultiWorkerMirroredStrategy::Options());
-  if (!strategy.ok()) return strategy.status();
-  absl::StatusOr<float> w = examples::TrainLine(**strategy, kEpochs);
-  if (!w.ok()) return w.status();
-  std::printf("worker %d of %d: w = %.6f\n", (*strategy)->WorkerIndex(),
-              (*strategy)->NumWorkers(), *w);
+  ASSIGN_OR_RETURN(auto platform, devices::CreatePlatform("host"));
+  ASSIGN_OR_RETURN(
+      auto strategy,
+      distribute::MultiWorkerMirroredStrategy::Create(
+          *platform, distribute::MultiWorkerMirroredStrategy::Options()));
+  ASSIGN_OR_RETURN(float w, examples::TrainLine(*strategy, kEpochs));
+  std::printf("worker %d of %d: w = %.6f\n", strategy->WorkerIndex(),
+              strategy->NumWorkers(), w);
   return absl::OkStatus();
 }
 
 // Every worker of a simulated two-host cluster, each on a thread of this
 // process (distribute/in_process_cluster.h).
 absl::Status RunSimulatedCluster() {
-  auto platform = devices::CreatePlatform("sim:dgx_h100_cluster:2");
-  if (!platform.ok()) return platform.status();
-  auto cluster = distribute::InProcessCluster::Create(**platform);
-  if (!cluster.ok()) return cluster.status();
+  ASSIGN_OR_RETURN(auto platform,
+                   devices::CreatePlatform("sim:dgx_h100_cluster:2"));
+  ASSIGN_OR_RETURN(auto cluster,
+                   distribute::InProcessCluster::Create(*platform));
   absl::Mutex mu;
-  return (*cluster)->Run(
+  return cluster->Run(
       [&](distribute::MultiWorkerMirroredStrategy& strategy) -> absl::Status {
-        absl::StatusOr<float> w = examples::TrainLine(strategy, kEpochs);
-        if (!w.ok()) return w.status();
+        ASSIGN_OR_RETURN(float w, examples::TrainLine(strategy, kEpochs));
         absl::MutexLock lock(&mu);
         std::printf("worker %d of %d: w = %.6f\n", strategy.WorkerIndex(),
-                    strategy.NumWorkers(), *w);
+                    strategy.NumWorkers(), w);
         return absl::OkStatus();
       });
 }

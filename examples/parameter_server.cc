@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/ps/cluster_coordinator.h"
@@ -47,8 +48,7 @@ constexpr float kLearningRate = 0.5f;
 // The model, made alike on every task in its strategy's scope.
 absl::StatusOr<std::shared_ptr<distribute::Variable>> MakeModel(
     distribute::Strategy& strategy) {
-  auto scope = strategy.Scope();
-  if (!scope.ok()) return scope.status();
+  ASSIGN_OR_RETURN(auto scope, strategy.Scope());
   distribute::VariableOptions options;
   options.name = "w";
   return strategy.CreateVariable(Tensor::FromVector<float>({0.0f}), options);
@@ -68,69 +68,60 @@ absl::Status RegisterTrainStep(distribute::Server& server) {
       [strategy = *strategy, w = *w](
           distribute::ps::PsClient&,
           std::vector<Tensor> batch) -> absl::StatusOr<std::vector<Tensor>> {
-        auto out = strategy->Run(
-            [&](distribute::ReplicaContext&, const std::vector<Tensor>& xy)
-                -> absl::StatusOr<std::vector<Tensor>> {
-              absl::StatusOr<Tensor> now = w->Read();
-              if (!now.ok()) return now.status();
-              const float wv = now->data<float>()[0];
-              const float* x = xy[0].data<float>();
-              const float* y = xy[1].data<float>();
-              float grad = 0;
-              for (int64_t i = 0; i < xy[0].num_elements(); ++i) {
-                grad += 2 * (wv * x[i] - y[i]) * x[i];
-              }
-              absl::Status s = w->AssignSub(Tensor::FromVector<float>(
-                  {kLearningRate * grad / xy[0].num_elements()}));
-              if (!s.ok()) return s;
-              return std::vector<Tensor>{};
-            },
-            {batch[0], batch[1]});
-        if (!out.ok()) return out.status();
+        ASSIGN_OR_RETURN(
+            auto out,
+            strategy->Run(
+                [&](distribute::ReplicaContext&, const std::vector<Tensor>& xy)
+                    -> absl::StatusOr<std::vector<Tensor>> {
+                  ASSIGN_OR_RETURN(Tensor now, w->Read());
+                  const float wv = now.data<float>()[0];
+                  const float* x = xy[0].data<float>();
+                  const float* y = xy[1].data<float>();
+                  float grad = 0;
+                  for (int64_t i = 0; i < xy[0].num_elements(); ++i) {
+                    grad += 2 * (wv * x[i] - y[i]) * x[i];
+                  }
+                  RETURN_IF_ERROR(w->AssignSub(Tensor::FromVector<float>(
+                      {kLearningRate * grad / xy[0].num_elements()})));
+                  return std::vector<Tensor>{};
+                },
+                {batch[0], batch[1]}));
         return std::vector<Tensor>{};
       });
 }
 
 absl::StatusOr<float> Train() {
   // The cluster: workers and one ps task, each a server on a free port.
-  absl::StatusOr<std::vector<int>> ports =
-      distribute::UnusedLocalPorts(kWorkers + 1);
-  if (!ports.ok()) return ports.status();
+  ASSIGN_OR_RETURN(std::vector<int> ports,
+                   distribute::UnusedLocalPorts(kWorkers + 1));
   std::vector<std::string> workers, ps;
   for (int i = 0; i <= kWorkers; ++i) {
     (i < kWorkers ? workers : ps)
-        .push_back(
-            absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
+        .push_back(absl::StrCat("127.0.0.1:", ports[static_cast<size_t>(i)]));
   }
-  auto spec = distribute::cluster::ClusterSpec::Create(
-      {{"worker", workers}, {"ps", ps}});
-  if (!spec.ok()) return spec.status();
+  ASSIGN_OR_RETURN(auto spec, distribute::cluster::ClusterSpec::Create(
+                                  {{"worker", workers}, {"ps", ps}}));
   std::vector<std::unique_ptr<distribute::Server>> servers;
   for (int i = 0; i < kWorkers; ++i) {
-    auto server = distribute::Server::Create(*spec, "worker", i);
-    if (!server.ok()) return server.status();
-    absl::Status registered = RegisterTrainStep(**server);
-    if (!registered.ok()) return registered;
-    servers.push_back(*std::move(server));
+    ASSIGN_OR_RETURN(auto server,
+                     distribute::Server::Create(spec, "worker", i));
+    RETURN_IF_ERROR(RegisterTrainStep(*server));
+    servers.push_back(std::move(server));
   }
-  auto ps_server = distribute::Server::Create(*spec, "ps", 0);
-  if (!ps_server.ok()) return ps_server.status();
-  auto store =
-      distribute::ps::VariableStore::Install((*ps_server)->function_registry());
-  if (!store.ok()) return store.status();
-  servers.push_back(*std::move(ps_server));
+  ASSIGN_OR_RETURN(auto ps_server, distribute::Server::Create(spec, "ps", 0));
+  ASSIGN_OR_RETURN(auto store, distribute::ps::VariableStore::Install(
+                                   ps_server->function_registry()));
+  servers.push_back(std::move(ps_server));
   for (auto& server : servers) {
-    absl::Status started = server->Start();
-    if (!started.ok()) return started;
+    RETURN_IF_ERROR(server->Start());
   }
 
   // The coordinator: the variable on the ps, then the steps, scheduled.
-  auto strategy = distribute::ps::ParameterServerStrategy::Create(*spec);
-  if (!strategy.ok()) return strategy.status();
-  auto w = MakeModel(**strategy);
-  if (!w.ok()) return w.status();
-  auto coordinator = distribute::ps::ClusterCoordinator::Create(**strategy);
-  if (!coordinator.ok()) return coordinator.status();
+  ASSIGN_OR_RETURN(auto strategy,
+                   distribute::ps::ParameterServerStrategy::Create(spec));
+  ASSIGN_OR_RETURN(auto w, MakeModel(*strategy));
+  ASSIGN_OR_RETURN(auto coordinator,
+                   distribute::ps::ClusterCoordinator::Create(*strategy));
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
     for (int start = 0; start < kExamples; start += kBatch) {
       std::vector<float> xs, ys;
@@ -138,17 +129,15 @@ absl::StatusOr<float> Train() {
         xs.push_back(static_cast<float>(i) / kExamples);
         ys.push_back(3.0f * xs.back());
       }
-      auto call = (*coordinator)
-                      ->Schedule("train_step", {Tensor::FromVector(xs),
-                                                Tensor::FromVector(ys)});
-      if (!call.ok()) return call.status();
+      ASSIGN_OR_RETURN(auto call,
+                       (coordinator)
+                           ->Schedule("train_step", {Tensor::FromVector(xs),
+                                                     Tensor::FromVector(ys)}));
     }
   }
-  absl::Status joined = (*coordinator)->Join(absl::Minutes(5));
-  if (!joined.ok()) return joined;
-  absl::StatusOr<Tensor> learned = (*w)->Read();
-  if (!learned.ok()) return learned.status();
-  return learned->data<float>()[0];
+  RETURN_IF_ERROR(coordinator->Join(absl::Minutes(5)));
+  ASSIGN_OR_RETURN(Tensor learned, w->Read());
+  return learned.data<float>()[0];
 }
 
 }  // namespace

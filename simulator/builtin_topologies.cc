@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "devices/status_macros.h"
 #include "google/protobuf/text_format.h"
 #include "simulator/cluster_fabric.h"
 #include "simulator/topologies/embedded_topologies.h"
@@ -232,11 +233,9 @@ absl::StatusOr<TopologyDef> GpuCluster(absl::string_view full_name,
     return absl::InternalError(
         absl::StrCat("the node file ", kind.node, " is not embedded"));
   }
-  absl::StatusOr<TopologyDef> node = ParseFile(*file);
-  if (!node.ok()) return node.status();
+  ASSIGN_OR_RETURN(TopologyDef node, ParseFile(*file));
   if (nics > 0) {
-    absl::Status kept = SetNics(*node, nics, full_name);
-    if (!kept.ok()) return kept;
+    RETURN_IF_ERROR(SetNics(node, nics, full_name));
   }
   // Gb/s to bytes/s each way.
   fabric.port_bandwidth_bytes_per_second = static_cast<double>(gbps) * 1e9 / 8;
@@ -259,7 +258,7 @@ absl::StatusOr<TopologyDef> GpuCluster(absl::string_view full_name,
   if (levels == 3) {
     // A spine's down ports (half of its radix, as many as a leaf's) filled
     // with leaves, one per rail for each group of nodes_per_leaf nodes.
-    const int64_t rails = node->nics_size();
+    const int64_t rails = node.nics_size();
     fabric.nodes_per_pod =
         pod > 0 ? pod
                 : kind.nodes_per_leaf *
@@ -281,7 +280,7 @@ absl::StatusOr<TopologyDef> GpuCluster(absl::string_view full_name,
   // Ethernet switches do not.
   fabric.in_network_reduction = !fabric.ethernet;
   fabric.name = std::string(full_name);
-  return BuildRailOptimizedCluster(*node, fabric);
+  return BuildRailOptimizedCluster(node, fabric);
 }
 
 // Parses "AxBxC" with `count` positive numbers.
@@ -370,9 +369,8 @@ absl::StatusOr<Topology> BuiltinTopology(absl::string_view name) {
     return Topology::FromTextProto(file->text,
                                    absl::StrCat(kFileDirectory, file->name));
   }
-  absl::StatusOr<TopologyDef> def = BuiltinTopologyDef(name);
-  if (!def.ok()) return def.status();
-  return Topology::FromDef(*def, name);
+  ASSIGN_OR_RETURN(TopologyDef def, BuiltinTopologyDef(name));
+  return Topology::FromDef(def, name);
 }
 
 std::vector<std::string> DeviceSpecPresetNames() {
@@ -391,9 +389,8 @@ std::vector<std::string> DeviceSpecPresetNames() {
 absl::StatusOr<DeviceSpec> DeviceSpecPreset(absl::string_view name) {
   for (const topologies::EmbeddedFile& file :
        topologies::EmbeddedTopologyFiles()) {
-    absl::StatusOr<TopologyDef> def = ParseFile(file);
-    if (!def.ok()) return def.status();
-    for (const NamedDeviceSpec& spec : def->device_specs()) {
+    ASSIGN_OR_RETURN(TopologyDef def, ParseFile(file));
+    for (const NamedDeviceSpec& spec : def.device_specs()) {
       if (spec.name() == name) return spec.spec();
     }
   }

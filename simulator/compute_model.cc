@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "devices/status_macros.h"
 #include "simulator/engine.h"
 #include "simulator/faults.h"
 #include "simulator/time.h"
@@ -174,7 +175,7 @@ absl::StatusOr<DeviceIndex> ComputeModel::AddDevice(std::string name,
     return absl::InvalidArgumentError(absl::StrCat(
         "a device needs a name and a host (got '", name, "' on '", host, "')"));
   }
-  if (absl::Status s = ValidateDeviceSpec(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateDeviceSpec(spec));
   if (devices_.size() >= static_cast<size_t>(INT32_MAX)) {
     return absl::ResourceExhaustedError(
         "too many devices in one compute model");
@@ -217,7 +218,7 @@ absl::Status ComputeModel::CheckDevice(DeviceIndex device,
 
 absl::StatusOr<SimTime> ComputeModel::KernelTime(DeviceIndex device,
                                                  const KernelCost& cost) const {
-  if (absl::Status s = CheckDevice(device, "KernelTime"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDevice(device, "KernelTime"));
   const Device& d = devices_[static_cast<size_t>(device)];
   return RooflineTime(d.spec, cost, d.straggler);
 }
@@ -225,7 +226,7 @@ absl::StatusOr<SimTime> ComputeModel::KernelTime(DeviceIndex device,
 absl::StatusOr<SimTime> ComputeModel::Launch(DeviceIndex device,
                                              KernelCost cost,
                                              KernelCallback done) {
-  if (absl::Status s = CheckDevice(device, "Launch"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDevice(device, "Launch"));
   if (!done) {
     return absl::InvalidArgumentError(absl::StrCat(
         "kernel '", cost.name, "' was launched with an empty callback"));
@@ -237,26 +238,25 @@ absl::StatusOr<SimTime> ComputeModel::Launch(DeviceIndex device,
   }
   Device& d = devices_[static_cast<size_t>(device)];
   if (!d.death.ok()) return d.death;
-  absl::StatusOr<SimTime> duration = RooflineTime(d.spec, cost, d.straggler);
-  if (!duration.ok()) return duration.status();
+  ASSIGN_OR_RETURN(SimTime duration, RooflineTime(d.spec, cost, d.straggler));
   const SimTime start = std::max(engine_.now(), d.stream_free_at);
-  if (*duration > kInfiniteTime - start) {
+  if (duration > kInfiniteTime - start) {
     return absl::OutOfRangeError(absl::StrCat("kernel '", cost.name, "' on ",
                                               d.name,
                                               " would end after the end of "
                                               "representable simulated time"));
   }
-  const SimTime end = start + *duration;
-  absl::StatusOr<EventId> event =
+  const SimTime end = start + duration;
+  ASSIGN_OR_RETURN(
+      EventId event,
       engine_.ScheduleAt(end, kComputeActorBase + static_cast<ActorId>(device),
-                         [this, device] { OnKernelDone(device); });
-  if (!event.ok()) return event.status();
+                         [this, device] { OnKernelDone(device); }));
   d.stream_free_at = end;
   Kernel kernel;
   kernel.name = std::move(cost.name);
   kernel.start = start;
   kernel.end = end;
-  kernel.event = *event;
+  kernel.event = event;
   kernel.flops = static_cast<int64_t>(std::llround(std::min(cost.flops, 9e18)));
   kernel.bytes = static_cast<int64_t>(std::llround(std::min(cost.bytes, 9e18)));
   kernel.done = std::move(done);
@@ -319,7 +319,7 @@ void ComputeModel::Kill(DeviceIndex device, absl::Status death) {
 }
 
 absl::Status ComputeModel::KillDevice(DeviceIndex device) {
-  if (absl::Status s = CheckDevice(device, "KillDevice"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDevice(device, "KillDevice"));
   const Device& d = devices_[static_cast<size_t>(device)];
   Kill(device, absl::UnavailableError(absl::StrCat(
                    "device '", d.name, "' died at ", FormatTime(engine_.now()),
@@ -343,7 +343,7 @@ absl::Status ComputeModel::KillHost(absl::string_view host) {
 }
 
 absl::Status ComputeModel::SetStraggler(DeviceIndex device, double factor) {
-  if (absl::Status s = CheckDevice(device, "SetStraggler"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDevice(device, "SetStraggler"));
   if (!FinitePositive(factor)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "straggler factor ", factor, " for device '",
@@ -355,12 +355,12 @@ absl::Status ComputeModel::SetStraggler(DeviceIndex device, double factor) {
 }
 
 absl::Status ComputeModel::DeviceStatus(DeviceIndex device) const {
-  if (absl::Status s = CheckDevice(device, "DeviceStatus"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDevice(device, "DeviceStatus"));
   return devices_[static_cast<size_t>(device)].death;
 }
 
 absl::StatusOr<MemoryTracker*> ComputeModel::Memory(DeviceIndex device) {
-  if (absl::Status s = CheckDevice(device, "Memory"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDevice(device, "Memory"));
   return devices_[static_cast<size_t>(device)].memory.get();
 }
 

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "devices/status_macros.h"
 #include "simulator/engine.h"
 #include "simulator/time.h"
 
@@ -140,7 +141,7 @@ absl::Status FaultInjector::Arm() {
     return absl::FailedPreconditionError(
         "the fault script is armed already; call Arm once");
   }
-  if (absl::Status status = script_.Validate(); !status.ok()) return status;
+  RETURN_IF_ERROR(script_.Validate());
   const std::vector<Fault>& faults = script_.faults();
   for (const Fault& f : faults) {
     const FaultTargetKind kind = TargetKindOf(f.type);
@@ -163,10 +164,10 @@ absl::Status FaultInjector::Arm() {
   for (size_t i = 0; i < faults.size(); ++i) {
     const Fault& f = faults[i];
     if (f.trigger.by_time) {
-      absl::StatusOr<EventId> event =
-          engine_.ScheduleAt(f.trigger.time, kFaultActor,
-                             [this, i] { Fire(script_.faults()[i]); });
-      if (!event.ok()) return event.status();
+      RETURN_IF_ERROR(engine_
+                          .ScheduleAt(f.trigger.time, kFaultActor,
+                                      [this, i] { Fire(script_.faults()[i]); })
+                          .status());
     } else {
       counters_[{TargetKindOf(f.type), f.target}].faults.push_back(i);
     }

@@ -18,6 +18,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/topology.h"
 #include "simulator/topology_generator.h"
@@ -60,10 +61,9 @@ absl::Status Run() {
   simulator::TopologyDef def;
   const std::string builtin = absl::GetFlag(FLAGS_builtin);
   if (!builtin.empty()) {
-    absl::StatusOr<simulator::TopologyDef> found =
-        simulator::BuiltinTopologyDef(builtin);
-    if (!found.ok()) return found.status();
-    def = *std::move(found);
+    ASSIGN_OR_RETURN(simulator::TopologyDef found,
+                     simulator::BuiltinTopologyDef(builtin));
+    def = std::move(found);
   } else {
     simulator::GeneratorOptions options;
     options.name = absl::GetFlag(FLAGS_name);
@@ -85,10 +85,9 @@ absl::Status Run() {
         absl::GetFlag(FLAGS_pcie_gbyte_per_second) * 1e9;
     options.nics_per_node = absl::GetFlag(FLAGS_nics_per_node);
     options.nic_gbit_per_second = absl::GetFlag(FLAGS_nic_gbit_per_second);
-    absl::StatusOr<simulator::TopologyDef> generated =
-        simulator::GenerateTopology(options);
-    if (!generated.ok()) return generated.status();
-    def = *std::move(generated);
+    ASSIGN_OR_RETURN(simulator::TopologyDef generated,
+                     simulator::GenerateTopology(options));
+    def = std::move(generated);
   }
   const std::string text = simulator::ToTextProto(def);
   const std::string output = absl::GetFlag(FLAGS_output);

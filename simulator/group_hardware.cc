@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "devices/status_macros.h"
 #include "simulator/routing.h"
 
 namespace simulator {
@@ -152,10 +153,10 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
 
   Router router(topology);
   auto route_between = [&](int a, int b) -> absl::StatusOr<RouteFacts> {
-    absl::StatusOr<std::vector<int>> route =
-        router.Route(topology.device(a).node, topology.device(b).node);
-    if (!route.ok()) return route.status();
-    return Examine(topology, *route);
+    ASSIGN_OR_RETURN(
+        std::vector<int> route,
+        router.Route(topology.device(a).node, topology.device(b).node));
+    return Examine(topology, route);
   };
 
   // Inside nodes: every rank to the next rank of its node.
@@ -166,16 +167,16 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
       const std::vector<int>& members = by_host[host];
       if (members.size() < 2) continue;
       for (size_t i = 0; i < members.size(); ++i) {
-        absl::StatusOr<RouteFacts> facts =
-            route_between(members[i], members[(i + 1) % members.size()]);
-        if (!facts.ok()) return facts.status();
-        bw = std::min(bw, facts->bottleneck_Bps);
-        hw.intra_latency_us = std::max(hw.intra_latency_us, facts->latency_us);
-        nvlink = nvlink && facts->has_nvlink && !facts->has_pcie &&
-                 !facts->has_other;
-        pcie = pcie || facts->has_pcie;
-        sharp = sharp && facts->nvswitch_reduces;
-        through_host = through_host || facts->through_host;
+        ASSIGN_OR_RETURN(
+            RouteFacts facts,
+            route_between(members[i], members[(i + 1) % members.size()]));
+        bw = std::min(bw, facts.bottleneck_Bps);
+        hw.intra_latency_us = std::max(hw.intra_latency_us, facts.latency_us);
+        nvlink =
+            nvlink && facts.has_nvlink && !facts.has_pcie && !facts.has_other;
+        pcie = pcie || facts.has_pcie;
+        sharp = sharp && facts.nvswitch_reduces;
+        through_host = through_host || facts.through_host;
         if (members.size() == 2) break;  // the reverse route is symmetric
       }
     }
@@ -211,20 +212,19 @@ absl::StatusOr<GroupHardware> DescribeGroupHardware(
       std::set<int> ports;
       double ports_bw = 0;
       for (size_t i = 0; i < here.size(); ++i) {
-        absl::StatusOr<RouteFacts> facts =
-            route_between(here[i], next[i % next.size()]);
-        if (!facts.ok()) return facts.status();
-        rank_bw = std::min(rank_bw, facts->bottleneck_Bps);
-        hw.net_latency_us = std::max(hw.net_latency_us, facts->latency_us);
-        sharp = sharp && facts->fabric_reduces;
+        ASSIGN_OR_RETURN(RouteFacts facts,
+                         route_between(here[i], next[i % next.size()]));
+        rank_bw = std::min(rank_bw, facts.bottleneck_Bps);
+        hw.net_latency_us = std::max(hw.net_latency_us, facts.latency_us);
+        sharp = sharp && facts.fabric_reduces;
         // Without a NIC on the way (hosts joined directly), the route's
         // bottleneck stands for the node's port.
         const double port_bw =
-            facts->nic_port >= 0
-                ? topology.link(facts->nic_port).capacity_bytes_per_second
-                : facts->bottleneck_Bps;
-        if (facts->nic_port < 0 || ports.insert(facts->nic_port).second) {
-          ports_bw += std::min(port_bw, facts->bottleneck_Bps);
+            facts.nic_port >= 0
+                ? topology.link(facts.nic_port).capacity_bytes_per_second
+                : facts.bottleneck_Bps;
+        if (facts.nic_port < 0 || ports.insert(facts.nic_port).second) {
+          ports_bw += std::min(port_bw, facts.bottleneck_Bps);
         }
       }
       for (int member : here) {

@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "devices/status_macros.h"
 
 namespace simulator {
 namespace {
@@ -627,8 +628,7 @@ absl::Status ValidateNcclRunOptions(const NcclRunOptions& options) {
         absl::StrCat("--warmup_iters=", options.warmup_iters,
                      ": give 0 or more warm-up iterations"));
   }
-  absl::StatusOr<AlgorithmSet> algorithms = ParseAlgorithms(options.algorithms);
-  if (!algorithms.ok()) return algorithms.status();
+  RETURN_IF_ERROR(ParseAlgorithms(options.algorithms).status());
   return ParseProtocols(options.protocols).status();
 }
 
@@ -649,8 +649,7 @@ absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
         "the NCCL model covers groups of GPUs only; choose GPU devices (or a "
         "schedule algorithm for other devices)");
   }
-  absl::Status valid = ValidateNcclRunOptions(options);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateNcclRunOptions(options));
   const AlgorithmSet algorithms = *ParseAlgorithms(options.algorithms);
   const ProtocolSet protocols = *ParseProtocols(options.protocols);
   if (options.sharp && hardware.nodes > 1 && !hardware.fabric_sharp) {
@@ -710,10 +709,9 @@ absl::StatusOr<NcclPrediction> PredictNccl(
 absl::StatusOr<NcclPrediction> PredictNccl(
     const Topology& topology, const std::vector<int>& device_indices, NcclOp op,
     int64_t bytes, const NcclRunOptions& options) {
-  absl::StatusOr<GroupHardware> hardware =
-      DescribeGroupHardware(topology, device_indices);
-  if (!hardware.ok()) return hardware.status();
-  return PredictNcclOn(*hardware, op, bytes, options);
+  ASSIGN_OR_RETURN(GroupHardware hardware,
+                   DescribeGroupHardware(topology, device_indices));
+  return PredictNcclOn(hardware, op, bytes, options);
 }
 
 }  // namespace simulator

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "devices/status_macros.h"
 #include "simulator/engine.h"
 #include "simulator/faults.h"
 #include "simulator/time.h"
@@ -98,7 +99,7 @@ absl::Status NetworkModel::ValidateFlowSpec(const FlowSpec& spec) {
   }
   ++epoch_;
   for (const LinkId l : route) {
-    if (absl::Status s = CheckLink(l, "flow route"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckLink(l, "flow route"));
     Link& link = links_[static_cast<size_t>(l)];
     if (link.visit == epoch_) {
       return absl::InvalidArgumentError(
@@ -126,28 +127,29 @@ absl::StatusOr<FlowId> NetworkModel::StartFlow(FlowSpec spec,
         "flow '", spec.label, "' starts at ", FormatTime(spec.start_time),
         ", before the current time ", FormatTime(engine_.now())));
   }
-  if (absl::Status s = ValidateFlowSpec(spec); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateFlowSpec(spec));
   const FlowId id = next_flow_id_++;
   if (spec.start_time == engine_.now()) {
-    if (absl::Status s = BeginFlow(id, spec, done); !s.ok()) return s;
+    RETURN_IF_ERROR(BeginFlow(id, spec, done));
     return id;
   }
   const SimTime start = spec.start_time;
-  absl::StatusOr<EventId> event = engine_.ScheduleAt(
-      start, kNetworkActorBase + id,
-      [this, id, spec = std::move(spec), done = std::move(done)]() mutable {
-        absl::Status s = BeginFlow(id, spec, done);
-        if (!s.ok()) {
-          FlowResult result;
-          result.id = id;
-          result.status = std::move(s);
-          result.start_time = spec.start_time;
-          result.end_time = engine_.now();
-          result.bytes = spec.bytes;
-          done(result);
-        }
-      });
-  if (!event.ok()) return event.status();
+  RETURN_IF_ERROR(engine_
+                      .ScheduleAt(start, kNetworkActorBase + id,
+                                  [this, id, spec = std::move(spec),
+                                   done = std::move(done)]() mutable {
+                                    absl::Status s = BeginFlow(id, spec, done);
+                                    if (!s.ok()) {
+                                      FlowResult result;
+                                      result.id = id;
+                                      result.status = std::move(s);
+                                      result.start_time = spec.start_time;
+                                      result.end_time = engine_.now();
+                                      result.bytes = spec.bytes;
+                                      done(result);
+                                    }
+                                  })
+                      .status());
   return id;
 }
 
@@ -350,7 +352,7 @@ absl::StatusOr<double> NetworkModel::FlowRate(FlowId flow) const {
 }
 
 absl::Status NetworkModel::LinkStatus(LinkId link) const {
-  if (absl::Status s = CheckLink(link, "LinkStatus"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLink(link, "LinkStatus"));
   const Link& l = links_[static_cast<size_t>(link)];
   if (!l.cut) return absl::OkStatus();
   return absl::UnavailableError(
@@ -358,7 +360,7 @@ absl::Status NetworkModel::LinkStatus(LinkId link) const {
 }
 
 absl::Status NetworkModel::CutLink(LinkId link) {
-  if (absl::Status s = CheckLink(link, "CutLink"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLink(link, "CutLink"));
   Link& l = links_[static_cast<size_t>(link)];
   if (l.cut) return absl::OkStatus();
   l.cut = true;
@@ -381,13 +383,13 @@ absl::Status NetworkModel::CutLink(LinkId link) {
 }
 
 absl::Status NetworkModel::RestoreLink(LinkId link) {
-  if (absl::Status s = CheckLink(link, "RestoreLink"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLink(link, "RestoreLink"));
   links_[static_cast<size_t>(link)].cut = false;
   return absl::OkStatus();
 }
 
 absl::Status NetworkModel::SetLinkSlowdown(LinkId link, double factor) {
-  if (absl::Status s = CheckLink(link, "SetLinkSlowdown"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLink(link, "SetLinkSlowdown"));
   if (!(std::isfinite(factor) && factor > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "slowdown factor ", factor, " for link '",

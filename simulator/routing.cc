@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace simulator {
 namespace {
@@ -88,10 +89,9 @@ absl::StatusOr<std::vector<int>> Router::Route(int src_node,
   absl::MutexLock lock(&mu_);
   auto cached = routes_.find({src_node, dst_node});
   if (cached != routes_.end()) return cached->second;
-  absl::StatusOr<std::vector<int>> route = ComputeRoute(src_node, dst_node);
-  if (!route.ok()) return route.status();
+  ASSIGN_OR_RETURN(std::vector<int> route, ComputeRoute(src_node, dst_node));
   if (routes_.size() >= kMaxCachedRoutes) routes_.clear();
-  routes_.emplace(std::make_pair(src_node, dst_node), *route);
+  routes_.emplace(std::make_pair(src_node, dst_node), route);
   return route;
 }
 

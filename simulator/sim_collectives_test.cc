@@ -16,6 +16,7 @@
 #include "devices/communicator_conformance.h"
 #include "devices/dtype.h"
 #include "devices/reduce_op.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "devices/thread_binding.h"
 #include "distribute/collective/schedule_communicator.h"
@@ -121,31 +122,28 @@ devices::conformance::CommunicatorBackend SimCommunicators(std::string name,
   return {
       std::move(name),
       [kind](int n) -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
-        absl::StatusOr<Topology> topology = BuiltinTopology("dgx_h100");
-        if (!topology.ok()) return topology.status();
-        absl::StatusOr<std::unique_ptr<SimPlatform>> made =
-            SimPlatform::Create(*std::move(topology));
-        if (!made.ok()) return made.status();
-        std::shared_ptr<SimPlatform> platform = *std::move(made);
+        ASSIGN_OR_RETURN(Topology topology, BuiltinTopology("dgx_h100"));
+        ASSIGN_OR_RETURN(std::unique_ptr<SimPlatform> made,
+                         SimPlatform::Create(std::move(topology)));
+        std::shared_ptr<SimPlatform> platform = std::move(made);
         std::vector<std::string> names;
         for (int r = 0; r < n; ++r) names.push_back(absl::StrCat("GPU:", r));
         devices::conformance::CommunicatorGroup group;
         if (kind == SimBackend::kNccl) {
-          auto comm = platform->CreateCommunicator(names);
-          if (!comm.ok()) return comm.status();
-          group.communicator = *std::move(comm);
+          ASSIGN_OR_RETURN(auto comm, platform->CreateCommunicator(names));
+          group.communicator = std::move(comm);
         } else {
-          auto endpoints = platform->CreateTransportGroup(names);
-          if (!endpoints.ok()) return endpoints.status();
+          ASSIGN_OR_RETURN(auto endpoints,
+                           platform->CreateTransportGroup(names));
           distribute::collective::ScheduleCommunicatorOptions options;
           if (kind == SimBackend::kRing) {
             options.all_reduce_algorithm =
                 distribute::collective::Algorithm::kRing;
           }
-          auto comm = distribute::collective::ScheduleCommunicator::Create(
-              *std::move(endpoints), options);
-          if (!comm.ok()) return comm.status();
-          group.communicator = *std::move(comm);
+          ASSIGN_OR_RETURN(auto comm,
+                           distribute::collective::ScheduleCommunicator::Create(
+                               std::move(endpoints), options));
+          group.communicator = std::move(comm);
         }
         SimPlatform* p = platform.get();
         group.run_ranks = [p, names](const std::function<void(int)>& body) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "devices/status_macros.h"
 
 namespace simulator {
 namespace {
@@ -172,8 +173,7 @@ absl::Status SimDevice::CheckOwnTensor(const devices::Tensor& tensor,
 }
 
 absl::Status SimDevice::CopyFromHost(const void* src, devices::Tensor& dst) {
-  absl::Status valid = CheckOwnTensor(dst, "CopyFromHost");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(dst, "CopyFromHost"));
   const size_t bytes = dst.bytes();
   if (functional() && src == nullptr && bytes > 0) {
     return absl::InvalidArgumentError("CopyFromHost got a null source");
@@ -187,8 +187,7 @@ absl::Status SimDevice::CopyFromHost(const void* src, devices::Tensor& dst) {
 }
 
 absl::Status SimDevice::CopyToHost(const devices::Tensor& src, void* dst) {
-  absl::Status valid = CheckOwnTensor(src, "CopyToHost");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(src, "CopyToHost"));
   const size_t bytes = src.bytes();
   if (functional() && dst == nullptr && bytes > 0) {
     return absl::InvalidArgumentError("CopyToHost got a null destination");
@@ -203,8 +202,7 @@ absl::Status SimDevice::CopyToHost(const devices::Tensor& src, void* dst) {
 
 absl::Status SimDevice::CopyToDevice(const devices::Tensor& src,
                                      devices::Tensor& dst) {
-  absl::Status valid = CheckOwnTensor(src, "CopyToDevice");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(src, "CopyToDevice"));
   if (!src.SameShapeAndType(dst)) {
     return absl::InvalidArgumentError(
         absl::StrCat("CopyToDevice from ", src.DebugString(), " to ",

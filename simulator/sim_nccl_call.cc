@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 
 namespace simulator {
 namespace internal {
@@ -97,14 +98,14 @@ absl::Status ComputeResults(const std::vector<const Arrival*>& ranks,
     if (bytes == 0) return absl::OkStatus();
     std::memcpy(scratch_.data(), in(0), bytes);
     for (int r = 1; r < n_; ++r) {
-      absl::StatusOr<devices::KernelCost> cost =
-          devices::Accumulate(op, in(r), scratch_.data(), count, a.dtype);
-      if (!cost.ok()) return cost.status();
+      ASSIGN_OR_RETURN(
+          devices::KernelCost cost,
+          devices::Accumulate(op, in(r), scratch_.data(), count, a.dtype));
     }
     if (a.reduce == devices::ReduceOp::kMean) {
-      absl::StatusOr<devices::KernelCost> cost =
-          devices::FinalizeMean(scratch_.data(), count, a.dtype, n_);
-      if (!cost.ok()) return cost.status();
+      ASSIGN_OR_RETURN(
+          devices::KernelCost cost,
+          devices::FinalizeMean(scratch_.data(), count, a.dtype, n_));
     }
     return absl::OkStatus();
   };
@@ -113,8 +114,7 @@ absl::Status ComputeResults(const std::vector<const Arrival*>& ranks,
   switch (a.op) {
     case NcclOp::kAllReduce:
     case NcclOp::kReduce: {
-      absl::Status s = reduce_all(a.input_count);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(reduce_all(a.input_count));
       for (int r = 0; r < n_ && in_bytes > 0; ++r) {
         if (a.op == NcclOp::kReduce && r != a.root) continue;
         std::memcpy(out(r), scratch_.data(), in_bytes);
@@ -122,8 +122,7 @@ absl::Status ComputeResults(const std::vector<const Arrival*>& ranks,
       return absl::OkStatus();
     }
     case NcclOp::kReduceScatter: {
-      absl::Status s = reduce_all(a.input_count);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(reduce_all(a.input_count));
       for (int r = 0; r < n_ && out_bytes > 0; ++r) {
         std::memcpy(out(r),
                     scratch_.data() + static_cast<size_t>(r) * out_bytes,

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "devices/dtype.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 #include "simulator/group_hardware.h"
 #include "simulator/nccl_model.h"
 #include "simulator/sim_nccl_call.h"
@@ -220,16 +221,15 @@ class State {
     if (a.op == NcclOp::kAllGather) count = a.output_count;
     if (a.op == NcclOp::kBroadcast) count = a.output_count;
     const int64_t bytes = count * elem;
-    absl::StatusOr<NcclPrediction> prediction =
-        PredictNcclOn(hardware_, a.op, bytes);
-    if (!prediction.ok()) return prediction.status();
+    ASSIGN_OR_RETURN(NcclPrediction prediction,
+                     PredictNcclOn(hardware_, a.op, bytes));
     const SimTime duration =
-        static_cast<SimTime>(std::llround(prediction->time_us * 1e6));
+        static_cast<SimTime>(std::llround(prediction.time_us * 1e6));
     const std::string name = absl::StrCat(
-        CallName(a.op), " ", prediction->Label(), " ", FormatSize(bytes));
+        CallName(a.op), " ", prediction.Label(), " ", FormatSize(bytes));
     std::vector<TraceArg> args = {
-        {"algorithm", std::string(NcclAlgorithmName(prediction->algorithm))},
-        {"protocol", std::string(NcclProtocolName(prediction->protocol))},
+        {"algorithm", std::string(NcclAlgorithmName(prediction.algorithm))},
+        {"protocol", std::string(NcclProtocolName(prediction.protocol))},
         {"bytes", bytes},
         {"ranks", int64_t{n_}},
         {"call", static_cast<int64_t>(seq)}};
@@ -375,25 +375,23 @@ class SimNcclCommunicator : public devices::Communicator {
 
   absl::Status Send(int rank, int peer, const devices::Tensor& tensor,
                     const devices::CollectiveOptions& options) override {
-    absl::Status valid = CheckPeer("ncclSend", rank, peer, tensor);
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckPeer("ncclSend", rank, peer, tensor));
     const uint64_t tag = NextTag(send_count_, rank, peer);
     absl::Span<const std::byte> data(
         static_cast<const std::byte*>(tensor.raw_data()), tensor.bytes());
-    auto request = p2p_[static_cast<size_t>(rank)]->Send(peer, tag, data);
-    if (!request.ok()) return request.status();
-    return (*request)->Wait(options.timeout);
+    ASSIGN_OR_RETURN(auto request,
+                     p2p_[static_cast<size_t>(rank)]->Send(peer, tag, data));
+    return request->Wait(options.timeout);
   }
   absl::Status Recv(int rank, int peer, devices::Tensor& tensor,
                     const devices::CollectiveOptions& options) override {
-    absl::Status valid = CheckPeer("ncclRecv", rank, peer, tensor);
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckPeer("ncclRecv", rank, peer, tensor));
     const uint64_t tag = NextTag(recv_count_, peer, rank);
     absl::Span<std::byte> data(static_cast<std::byte*>(tensor.raw_data()),
                                tensor.bytes());
-    auto request = p2p_[static_cast<size_t>(rank)]->Recv(peer, tag, data);
-    if (!request.ok()) return request.status();
-    return (*request)->Wait(options.timeout);
+    ASSIGN_OR_RETURN(auto request,
+                     p2p_[static_cast<size_t>(rank)]->Recv(peer, tag, data));
+    return request->Wait(options.timeout);
   }
 
  private:
@@ -481,8 +479,7 @@ class SimNcclCommunicator : public devices::Communicator {
           absl::StrCat(what, " on rank ", rank, " was given no time (timeout ",
                        absl::FormatDuration(options.timeout), ")"));
     }
-    absl::Status aborted = state_->aborted();
-    if (!aborted.ok()) return aborted;
+    RETURN_IF_ERROR(state_->aborted());
 
     Arrival arrival;
     arrival.op = op;
@@ -568,29 +565,27 @@ CreateSimNcclCommunicator(std::shared_ptr<SimContext> context,
     }
     names.push_back(context->device_name(device));
   }
-  absl::StatusOr<GroupHardware> hardware =
-      DescribeGroupHardware(context->topology(), devices);
-  if (!hardware.ok()) return hardware.status();
-  absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> p2p =
-      CreateSimTransportGroup(context, devices);
-  if (!p2p.ok()) return p2p.status();
+  ASSIGN_OR_RETURN(GroupHardware hardware,
+                   DescribeGroupHardware(context->topology(), devices));
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<devices::Transport>> p2p,
+                   CreateSimTransportGroup(context, devices));
   // The modeled collectives need every link of the ring through the ranks
   // (the routes DescribeGroupHardware measured): a cut one fails them.
   std::vector<int> links;
   if (devices.size() > 1) {
     for (size_t i = 0; i < devices.size(); ++i) {
-      absl::StatusOr<std::vector<int>> route =
-          context->Route(devices[i], devices[(i + 1) % devices.size()]);
-      if (!route.ok()) return route.status();
-      links.insert(links.end(), route->begin(), route->end());
+      ASSIGN_OR_RETURN(
+          std::vector<int> route,
+          context->Route(devices[i], devices[(i + 1) % devices.size()]));
+      links.insert(links.end(), route.begin(), route.end());
     }
     std::sort(links.begin(), links.end());
     links.erase(std::unique(links.begin(), links.end()), links.end());
   }
   auto state = std::make_shared<State>(std::move(context), std::move(devices),
-                                       std::move(links), *std::move(hardware));
+                                       std::move(links), std::move(hardware));
   return std::unique_ptr<devices::Communicator>(new SimNcclCommunicator(
-      std::move(state), *std::move(p2p), std::move(names)));
+      std::move(state), std::move(p2p), std::move(names)));
 }
 
 }  // namespace simulator

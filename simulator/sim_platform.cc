@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/sim_nccl_communicator.h"
 #include "simulator/sim_transport.h"
@@ -86,11 +87,9 @@ absl::StatusOr<SimPlatformSpec> ParseSimPlatformSpec(absl::string_view spec) {
 
 absl::StatusOr<std::unique_ptr<SimPlatform>> SimPlatform::FromSpec(
     absl::string_view spec) {
-  absl::StatusOr<SimPlatformSpec> parsed = ParseSimPlatformSpec(spec);
-  if (!parsed.ok()) return parsed.status();
-  absl::StatusOr<Topology> topology = LoadSimTopology(parsed->topology);
-  if (!topology.ok()) return topology.status();
-  return Create(*std::move(topology), std::move(parsed->options));
+  ASSIGN_OR_RETURN(SimPlatformSpec parsed, ParseSimPlatformSpec(spec));
+  ASSIGN_OR_RETURN(Topology topology, LoadSimTopology(parsed.topology));
+  return Create(std::move(topology), std::move(parsed.options));
 }
 
 absl::StatusOr<Topology> LoadSimTopology(absl::string_view topology) {
@@ -104,8 +103,7 @@ absl::StatusOr<std::unique_ptr<SimPlatform>> SimPlatform::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "topology '", topology.name(), "' has no devices to simulate"));
   }
-  absl::Status valid = options.faults.Validate();
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(options.faults.Validate());
   std::vector<std::string> names;
   std::vector<SimulatedDevice> devices;
   for (const DeviceInfo& info : topology.devices()) {
@@ -135,14 +133,14 @@ absl::StatusOr<std::unique_ptr<SimPlatform>> SimPlatform::Create(
     }
     simulation.faults.Add(std::move(fault));
   }
-  absl::StatusOr<std::unique_ptr<Simulation>> sim = Simulation::Create(
-      std::move(devices), std::move(links), std::move(simulation));
-  if (!sim.ok()) return sim.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<Simulation> sim,
+                   Simulation::Create(std::move(devices), std::move(links),
+                                      std::move(simulation)));
   std::string name = options.name.empty()
                          ? absl::StrCat(kSpecPrefix, topology.name())
                          : options.name;
   auto context = std::make_shared<SimContext>(
-      std::make_unique<Topology>(std::move(topology)), *std::move(sim),
+      std::make_unique<Topology>(std::move(topology)), std::move(sim),
       std::move(names), options.functional, options.wall_timeout,
       std::move(name));
   return std::unique_ptr<SimPlatform>(new SimPlatform(std::move(context)));
@@ -162,15 +160,13 @@ absl::StatusOr<size_t> SimPlatform::Index(absl::string_view name) const {
 
 absl::StatusOr<devices::Device*> SimPlatform::FindDevice(
     absl::string_view name) {
-  absl::StatusOr<size_t> index = Index(name);
-  if (!index.ok()) return index.status();
-  return devices_[*index].get();
+  ASSIGN_OR_RETURN(size_t index, Index(name));
+  return devices_[index].get();
 }
 
 absl::StatusOr<SimDevice*> SimPlatform::FindSimDevice(absl::string_view name) {
-  absl::StatusOr<size_t> index = Index(name);
-  if (!index.ok()) return index.status();
-  return devices_[*index].get();
+  ASSIGN_OR_RETURN(size_t index, Index(name));
+  return devices_[index].get();
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>
@@ -182,9 +178,8 @@ SimPlatform::CreateTransportGroup(
   }
   std::vector<int> indices;
   for (const std::string& name : device_names) {
-    absl::StatusOr<size_t> index = Index(name);
-    if (!index.ok()) return index.status();
-    indices.push_back(static_cast<int>(*index));
+    ASSIGN_OR_RETURN(size_t index, Index(name));
+    indices.push_back(static_cast<int>(index));
   }
   return CreateSimTransportGroup(context_, std::move(indices));
 }
@@ -231,18 +226,16 @@ SimPlatform::CreateCommunicator(const std::vector<std::string>& device_names) {
   }
   std::vector<int> indices;
   for (const std::string& name : device_names) {
-    absl::StatusOr<size_t> index = Index(name);
-    if (!index.ok()) return index.status();
-    indices.push_back(static_cast<int>(*index));
+    ASSIGN_OR_RETURN(size_t index, Index(name));
+    indices.push_back(static_cast<int>(index));
   }
   return CreateSimNcclCommunicator(context_, std::move(indices));
 }
 
 absl::StatusOr<SimDeviceStats> SimPlatform::DeviceStats(
     absl::string_view name) const {
-  absl::StatusOr<size_t> index = Index(name);
-  if (!index.ok()) return index.status();
-  return context_->simulation().Stats(static_cast<int>(*index));
+  ASSIGN_OR_RETURN(size_t index, Index(name));
+  return context_->simulation().Stats(static_cast<int>(index));
 }
 
 void RegisterSimPlatform() {
@@ -254,10 +247,9 @@ void RegisterSimPlatform() {
         "sim",
         [](absl::string_view spec)
             -> absl::StatusOr<std::unique_ptr<devices::Platform>> {
-          absl::StatusOr<std::unique_ptr<SimPlatform>> platform =
-              SimPlatform::FromSpec(spec);
-          if (!platform.ok()) return platform.status();
-          return std::unique_ptr<devices::Platform>(*std::move(platform));
+          ASSIGN_OR_RETURN(std::unique_ptr<SimPlatform> platform,
+                           SimPlatform::FromSpec(spec));
+          return std::unique_ptr<devices::Platform>(std::move(platform));
         });
     (void)registered;
   });

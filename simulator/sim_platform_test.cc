@@ -15,6 +15,7 @@
 #include "devices/kernel_costs.h"
 #include "devices/platform_conformance.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "gtest/gtest.h"
 #include "simulator/builtin_topologies.h"
@@ -426,10 +427,9 @@ devices::conformance::PlatformBackend SimBackend(std::string name,
                                                  std::string spec) {
   return {std::move(name),
           [spec]() -> absl::StatusOr<std::unique_ptr<devices::Platform>> {
-            absl::StatusOr<std::unique_ptr<SimPlatform>> p =
-                SimPlatform::FromSpec(spec);
-            if (!p.ok()) return p.status();
-            return std::unique_ptr<devices::Platform>(*std::move(p));
+            ASSIGN_OR_RETURN(std::unique_ptr<SimPlatform> p,
+                             SimPlatform::FromSpec(spec));
+            return std::unique_ptr<devices::Platform>(std::move(p));
           }};
 }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "devices/status_macros.h"
 
 namespace simulator {
 namespace {
@@ -386,8 +387,7 @@ class SimTransport : public devices::Transport {
 
   absl::StatusOr<std::unique_ptr<devices::Request>> Send(
       int peer, uint64_t tag, absl::Span<const std::byte> data) override {
-    absl::Status valid = CheckPeer(peer, "Send");
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckPeer(peer, "Send"));
     auto op = std::make_shared<Op>();
     op->is_send = true;
     op->src = rank_;
@@ -400,8 +400,7 @@ class SimTransport : public devices::Transport {
 
   absl::StatusOr<std::unique_ptr<devices::Request>> Recv(
       int peer, uint64_t tag, absl::Span<std::byte> data) override {
-    absl::Status valid = CheckPeer(peer, "Recv");
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckPeer(peer, "Recv"));
     auto op = std::make_shared<Op>();
     op->src = peer;
     op->dst = rank_;
@@ -430,13 +429,10 @@ class SimTransport : public devices::Transport {
   }
 
   absl::StatusOr<std::unique_ptr<devices::Request>> Post(OpPtr op) {
-    absl::Status open = group_->CheckOpen(op->src, op->dst);
-    if (!open.ok()) return open;
+    RETURN_IF_ERROR(group_->CheckOpen(op->src, op->dst));
     {
       SimActor actor(group_->context(), Describe(*op));
-      absl::Status submitted =
-          actor.Submit([group = group_, op] { group->Post(op); });
-      if (!submitted.ok()) return submitted;
+      RETURN_IF_ERROR(actor.Submit([group = group_, op] { group->Post(op); }));
     }
     return std::unique_ptr<devices::Request>(new SimRequest(group_, op));
   }

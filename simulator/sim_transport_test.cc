@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "devices/kernel_costs.h"
+#include "devices/status_macros.h"
 #include "devices/transport.h"
 #include "devices/transport_conformance.h"
 #include "gtest/gtest.h"
@@ -364,19 +365,16 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(devices::conformance::TransportBackend{
         "sim",
         [](int n) -> absl::StatusOr<devices::conformance::TransportGroup> {
-          absl::StatusOr<Topology> topology = BuiltinTopology("dgx_h100");
-          if (!topology.ok()) return topology.status();
-          absl::StatusOr<std::unique_ptr<SimPlatform>> platform =
-              SimPlatform::Create(*std::move(topology));
-          if (!platform.ok()) return platform.status();
+          ASSIGN_OR_RETURN(Topology topology, BuiltinTopology("dgx_h100"));
+          ASSIGN_OR_RETURN(std::unique_ptr<SimPlatform> platform,
+                           SimPlatform::Create(std::move(topology)));
           std::vector<std::string> names;
           for (int r = 0; r < n; ++r) names.push_back(absl::StrCat("GPU:", r));
-          absl::StatusOr<Endpoints> endpoints =
-              (*platform)->CreateTransportGroup(names);
-          if (!endpoints.ok()) return endpoints.status();
+          ASSIGN_OR_RETURN(Endpoints endpoints,
+                           platform->CreateTransportGroup(names));
           devices::conformance::TransportGroup group;
-          group.owner = std::shared_ptr<SimPlatform>(*std::move(platform));
-          group.endpoints = *std::move(endpoints);
+          group.owner = std::shared_ptr<SimPlatform>(std::move(platform));
+          group.endpoints = std::move(endpoints);
           return group;
         }}),
     devices::conformance::BackendName);

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "simulator/compute_model.h"
 
 namespace simulator {
@@ -39,12 +40,12 @@ absl::StatusOr<std::unique_ptr<Simulation>> Simulation::Create(
       new Simulation(std::move(options), static_cast<int64_t>(devices.size())));
   for (size_t i = 0; i < links.size(); ++i) {
     SimulatedLink& link = links[i];
-    absl::StatusOr<LinkId> id = sim->network_.AddLink(
-        LinkSpec{std::move(link.name), link.bandwidth, link.latency});
-    if (!id.ok()) return id.status();
-    if (*id != static_cast<LinkId>(i)) {
+    ASSIGN_OR_RETURN(LinkId id,
+                     sim->network_.AddLink(LinkSpec{
+                         std::move(link.name), link.bandwidth, link.latency}));
+    if (id != static_cast<LinkId>(i)) {
       return absl::InternalError(
-          absl::StrCat("the network model numbered link ", i, " as ", *id));
+          absl::StrCat("the network model numbered link ", i, " as ", id));
     }
   }
   for (SimulatedDevice& device : devices) {
@@ -62,12 +63,12 @@ absl::StatusOr<std::unique_ptr<Simulation>> Simulation::Create(
     spec.memory_capacity = device.memory_capacity;
     spec.launch_overhead = device.launch_overhead;
     sim->device_names_.push_back(device.name);
-    absl::StatusOr<DeviceIndex> index = sim->compute_->AddDevice(
-        std::move(device.name), std::move(device.host), std::move(spec));
-    if (!index.ok()) return index.status();
+    RETURN_IF_ERROR(sim->compute_
+                        ->AddDevice(std::move(device.name),
+                                    std::move(device.host), std::move(spec))
+                        .status());
   }
-  absl::Status armed = sim->faults_.Arm();
-  if (!armed.ok()) return armed;
+  RETURN_IF_ERROR(sim->faults_.Arm());
   return sim;
 }
 
@@ -120,26 +121,26 @@ absl::Status Simulation::LaunchKernel(
   pending->device = device;
   KernelCost cost{std::move(name), options_.compute_dtype, flops, bytes};
   const KernelCost probe = cost;
-  absl::StatusOr<SimTime> duration = compute_->KernelTime(device, probe);
-  if (!duration.ok()) return duration.status();
-  absl::StatusOr<SimTime> end = compute_->Launch(
-      device, std::move(cost),
-      [this, pending,
-       done = std::move(done)](const KernelResult& result) mutable {
-        if (pending->started) {
-          EndCompute(pending->device);
-          if (result.status.ok()) {
-            ++stats_[static_cast<size_t>(pending->device)].totals.kernels;
-          }
-        } else {
-          engine_.Cancel(pending->start_event);
-        }
-        done(result.status);
-      });
-  if (!end.ok()) return end.status();
+  ASSIGN_OR_RETURN(SimTime duration, compute_->KernelTime(device, probe));
+  ASSIGN_OR_RETURN(
+      SimTime end,
+      compute_->Launch(
+          device, std::move(cost),
+          [this, pending,
+           done = std::move(done)](const KernelResult& result) mutable {
+            if (pending->started) {
+              EndCompute(pending->device);
+              if (result.status.ok()) {
+                ++stats_[static_cast<size_t>(pending->device)].totals.kernels;
+              }
+            } else {
+              engine_.Cancel(pending->start_event);
+            }
+            done(result.status);
+          }));
   // The launch may have fired a straggler fault: take the time it ran with.
   absl::StatusOr<SimTime> charged = compute_->KernelTime(device, probe);
-  const SimTime start = *end - (charged.ok() ? *charged : *duration);
+  const SimTime start = end - (charged.ok() ? *charged : duration);
   if (start <= engine_.now()) {
     pending->started = true;
     BeginCompute(device);
@@ -164,8 +165,7 @@ absl::Status Simulation::StartTransfer(
     int64_t bytes, std::string label,
     absl::AnyInvocable<void(absl::Status)> done) {
   for (int device : {src_device, dst_device}) {
-    absl::Status alive = compute_->DeviceStatus(device);
-    if (!alive.ok()) return alive;
+    RETURN_IF_ERROR(compute_->DeviceStatus(device));
   }
   FlowSpec spec;
   spec.route.assign(route.begin(), route.end());
@@ -210,8 +210,7 @@ absl::Status Simulation::StartCollective(
           absl::StrCat("collective '", name, "' names unknown device index ",
                        device, ", outside [0, ", num_devices(), ")"));
     }
-    absl::Status alive = compute_->DeviceStatus(device);
-    if (!alive.ok()) return alive;
+    RETURN_IF_ERROR(compute_->DeviceStatus(device));
   }
   for (int link : links) {
     absl::Status up = network_.LinkStatus(link);

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "simulator/source_locations.h"
 #include "simulator/topology.h"
 
@@ -139,20 +140,17 @@ absl::Status Topology::AddNodes(const SourceLocations& locations) {
                        device.spec_name(), "'; device_specs has ",
                        names.empty() ? "none" : absl::StrJoin(names, ", ")));
     }
-    absl::Status status = AddDevice(i, locations);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(AddDevice(i, locations));
     if (device.spec_source_case() == DeviceDef::kSpecName) {
       devices_.back().spec =
           def_.device_specs(spec_index.at(device.spec_name())).spec();
     }
   }
   for (int i = 0; i < def_.switches_size(); ++i) {
-    absl::Status status = AddSwitch(i, locations);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(AddSwitch(i, locations));
   }
   for (int i = 0; i < def_.nics_size(); ++i) {
-    absl::Status status = AddNic(i, locations);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(AddNic(i, locations));
   }
   return absl::OkStatus();
 }
@@ -273,10 +271,9 @@ absl::Status Topology::AddDevice(int i, const SourceLocations& locations) {
   node.device = static_cast<int>(devices_.size());
   node.coordinates = info.coordinates;
   node.def_index = i;
-  absl::Status status = AddNamedNode(std::move(node), "device", def.host(),
-                                     /*host_required=*/true, host_by_name_,
-                                     locations, nodes_, node_by_name_);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(AddNamedNode(std::move(node), "device", def.host(),
+                               /*host_required=*/true, host_by_name_, locations,
+                               nodes_, node_by_name_));
   info.node = nodes_.back().id;
   info.host = nodes_.back().host;
   devices_.push_back(std::move(info));
@@ -327,10 +324,9 @@ absl::Status Topology::AddNic(int i, const SourceLocations& locations) {
   node.kind = NodeKind::kNic;
   node.forwards_traffic = true;
   node.def_index = i;
-  absl::Status status =
-      AddNamedNode(std::move(node), "NIC", def.host(), /*host_required=*/true,
-                   host_by_name_, locations, nodes_, node_by_name_);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(AddNamedNode(std::move(node), "NIC", def.host(),
+                               /*host_required=*/true, host_by_name_, locations,
+                               nodes_, node_by_name_));
   Node& nic = nodes_.back();
   if (!def.device().empty()) {
     auto it = node_by_name_.find(def.device());

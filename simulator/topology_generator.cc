@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "google/protobuf/text_format.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/cluster_fabric.h"
@@ -72,12 +73,9 @@ absl::Status CheckOptions(const GeneratorOptions& o) {
 }  // namespace
 
 absl::StatusOr<TopologyDef> GenerateTopology(const GeneratorOptions& o) {
-  absl::Status status = CheckOptions(o);
-  if (!status.ok()) return status;
-  absl::StatusOr<DeviceSpec> gpu_spec = DeviceSpecPreset(o.gpu_preset);
-  if (!gpu_spec.ok()) return gpu_spec.status();
-  absl::StatusOr<DeviceSpec> cpu_spec = DeviceSpecPreset(o.cpu_preset);
-  if (!cpu_spec.ok()) return cpu_spec.status();
+  RETURN_IF_ERROR(CheckOptions(o));
+  ASSIGN_OR_RETURN(DeviceSpec gpu_spec, DeviceSpecPreset(o.gpu_preset));
+  ASSIGN_OR_RETURN(DeviceSpec cpu_spec, DeviceSpecPreset(o.cpu_preset));
 
   TopologyDef node;
   node.set_name(o.nodes == 1 ? o.name : absl::StrCat(o.name, "_node"));
@@ -88,11 +86,11 @@ absl::StatusOr<TopologyDef> GenerateTopology(const GeneratorOptions& o) {
   node.add_hosts()->set_name("node");
   NamedDeviceSpec* named = node.add_device_specs();
   named->set_name(o.gpu_preset);
-  *named->mutable_spec() = *gpu_spec;
+  *named->mutable_spec() = gpu_spec;
   if (o.cpu_preset != o.gpu_preset) {
     named = node.add_device_specs();
     named->set_name(o.cpu_preset);
-    *named->mutable_spec() = *cpu_spec;
+    *named->mutable_spec() = cpu_spec;
   }
   auto add_device = [&](const std::string& name, DeviceDef::Kind kind,
                         const std::string& spec) {
@@ -177,13 +175,11 @@ absl::StatusOr<TopologyDef> GenerateTopology(const GeneratorOptions& o) {
     fabric.nodes_per_leaf = o.nodes_per_leaf;
     fabric.spines = o.spines;
     fabric.port_bandwidth_bytes_per_second = o.nic_gbit_per_second * 1e9 / 8;
-    absl::StatusOr<TopologyDef> cluster =
-        BuildRailOptimizedCluster(node, fabric);
-    if (!cluster.ok()) return cluster.status();
-    def = *std::move(cluster);
+    ASSIGN_OR_RETURN(TopologyDef cluster,
+                     BuildRailOptimizedCluster(node, fabric));
+    def = std::move(cluster);
   }
-  absl::StatusOr<Topology> checked = Topology::FromDef(def, o.name);
-  if (!checked.ok()) return checked.status();
+  ASSIGN_OR_RETURN(Topology checked, Topology::FromDef(def, o.name));
   return def;
 }
 

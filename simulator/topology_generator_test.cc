@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "devices/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulator/routing.h"
@@ -13,10 +14,9 @@ namespace simulator {
 namespace {
 
 absl::StatusOr<Topology> Load(const GeneratorOptions& options) {
-  absl::StatusOr<TopologyDef> def = GenerateTopology(options);
-  if (!def.ok()) return def.status();
+  ASSIGN_OR_RETURN(TopologyDef def, GenerateTopology(options));
   // What the user saves must load back.
-  return Topology::FromTextProto(ToTextProto(*def), "generated.textproto");
+  return Topology::FromTextProto(ToTextProto(def), "generated.textproto");
 }
 
 std::vector<std::string> Hops(const Topology& topology, const std::string& src,

@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "distribute/checkpoint/checkpoint.h"
 #include "distribute/checkpoint/checkpoint_manager.h"
 #include "distribute/input/dataset.h"
@@ -52,9 +53,8 @@ namespace ckpt = distribute::checkpoint;
 namespace models = distribute::models;
 
 absl::Status Main(int argc, char** argv) {
-  absl::StatusOr<distsim_test::WorkerFlags> flags =
-      distsim_test::WorkerFlags::Parse(argc, argv);
-  if (!flags.ok()) return flags.status();
+  ASSIGN_OR_RETURN(distsim_test::WorkerFlags flags,
+                   distsim_test::WorkerFlags::Parse(argc, argv));
   int64_t steps, save_every, max_to_keep, stop_after, die_after, die_during;
   for (auto [name, fallback, out] :
        {std::make_tuple("steps", int64_t{6}, &steps),
@@ -63,136 +63,121 @@ absl::Status Main(int argc, char** argv) {
         std::make_tuple("stop_after_step", int64_t{-1}, &stop_after),
         std::make_tuple("die_after_step", int64_t{-1}, &die_after),
         std::make_tuple("die_during_save", int64_t{-1}, &die_during)}) {
-    absl::StatusOr<int64_t> value = flags->Int(name, fallback);
-    if (!value.ok()) return value.status();
-    *out = *value;
+    ASSIGN_OR_RETURN(int64_t value, flags.Int(name, fallback));
+    *out = value;
   }
-  const std::optional<std::string> ckpt_dir = flags->Get("ckpt_dir");
+  const std::optional<std::string> ckpt_dir = flags.Get("ckpt_dir");
   if (!ckpt_dir.has_value() || save_every < 1) {
     return absl::InvalidArgumentError(
         "give --ckpt_dir=DIR and a --save_every of 1 or more");
   }
 
   devices::HostPlatformOptions host;
-  auto platform = devices::HostPlatform::Create(host);
-  if (!platform.ok()) return platform.status();
-  auto strategy_or =
-      distribute::MultiWorkerMirroredStrategy::Create(**platform);
-  if (!strategy_or.ok()) return strategy_or.status();
-  distribute::Strategy& strategy = **strategy_or;
-  const int worker = (*strategy_or)->WorkerIndex();
+  ASSIGN_OR_RETURN(auto platform, devices::HostPlatform::Create(host));
+  ASSIGN_OR_RETURN(auto strategy_or,
+                   distribute::MultiWorkerMirroredStrategy::Create(*platform));
+  distribute::Strategy& strategy = *strategy_or;
+  const int worker = strategy_or->WorkerIndex();
 
   distsim::TrainOptions options = distsim_test::SmallClassifier(steps);
   std::vector<int64_t> sizes = {options.num_features};
   sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
   sizes.push_back(options.num_classes);
-  auto mlp = models::Mlp::Create(sizes);
-  if (!mlp.ok()) return mlp.status();
-  auto adam = models::Adam::Create(/*learning_rate=*/0.01);
-  if (!adam.ok()) return adam.status();
+  ASSIGN_OR_RETURN(auto mlp, models::Mlp::Create(sizes));
+  ASSIGN_OR_RETURN(auto adam, models::Adam::Create(/*learning_rate=*/0.01));
   models::ExecutionContext exec;
-  auto init = mlp->InitParams(exec, options.seed);
-  if (!init.ok()) return init.status();
+  ASSIGN_OR_RETURN(auto init, mlp.InitParams(exec, options.seed));
 
   // The training state: variables, Adam's m and v per variable, the step.
   int64_t step = 0;
   int64_t current_save_step = -1;
-  auto checkpoint = ckpt::Checkpoint::ForStrategy(
-      strategy, [&](absl::string_view point, const std::string&) {
-        if (point == "data_written" && current_save_step == die_during) {
-          std::fflush(stdout);
-          raise(SIGKILL);
-        }
-        return absl::OkStatus();
-      });
-  if (!checkpoint.ok()) return checkpoint.status();
+  ASSIGN_OR_RETURN(
+      auto checkpoint,
+      ckpt::Checkpoint::ForStrategy(
+          strategy, [&](absl::string_view point, const std::string&) {
+            if (point == "data_written" && current_save_step == die_during) {
+              std::fflush(stdout);
+              raise(SIGKILL);
+            }
+            return absl::OkStatus();
+          }));
   // Parameters and Adam's slots, each tracked by the checkpoint by name.
-  auto state = models::CreateTrainingVariables(
-      strategy, mlp->ParamNames(), *init, *adam, exec,
-      [&](const std::string& name, const std::shared_ptr<Variable>& v) {
-        return checkpoint->TrackVariable(name, v);
-      });
-  if (!state.ok()) return state.status();
-  std::vector<std::shared_ptr<Variable>>& vars = state->params;
-  std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state->slots;
-  absl::Status s = checkpoint->TrackInt64("step", &step);
-  if (!s.ok()) return s;
-  auto manager =
-      ckpt::CheckpointManager::Create(*checkpoint, *ckpt_dir, max_to_keep);
-  if (!manager.ok()) return manager.status();
-  auto restored = (*manager)->RestoreLatest();
-  if (!restored.ok()) return restored.status();
+  ASSIGN_OR_RETURN(auto state, models::CreateTrainingVariables(
+                                   strategy, mlp.ParamNames(), init, adam, exec,
+                                   [&](const std::string& name,
+                                       const std::shared_ptr<Variable>& v) {
+                                     return checkpoint.TrackVariable(name, v);
+                                   }));
+  std::vector<std::shared_ptr<Variable>>& vars = state.params;
+  std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state.slots;
+  RETURN_IF_ERROR(checkpoint.TrackInt64("step", &step));
+  ASSIGN_OR_RETURN(auto manager, ckpt::CheckpointManager::Create(
+                                     checkpoint, *ckpt_dir, max_to_keep));
+  ASSIGN_OR_RETURN(auto restored, manager->RestoreLatest());
   std::printf("worker %d restored %s at step %lld\n", worker,
-              restored->value_or("none").c_str(), static_cast<long long>(step));
+              restored.value_or("none").c_str(), static_cast<long long>(step));
   std::fflush(stdout);
 
   // The data; a restored run skips the batches already trained on.
-  auto data = models::MakeClassificationData(
-      steps * options.global_batch, options.num_features, options.num_classes,
-      options.seed + 1);
-  if (!data.ok()) return data.status();
-  auto slices = distribute::data::Dataset::FromTensorSlices(
-      {data->features, data->labels});
-  if (!slices.ok()) return slices.status();
-  auto batched = slices->Repeat().Batch(options.global_batch);
-  if (!batched.ok()) return batched.status();
-  auto dist = distribute::ExperimentalDistributeDataset(strategy, *batched);
-  if (!dist.ok()) return dist.status();
-  auto iterator = dist->MakeIterator();
-  if (!iterator.ok()) return iterator.status();
+  ASSIGN_OR_RETURN(auto data,
+                   models::MakeClassificationData(
+                       steps * options.global_batch, options.num_features,
+                       options.num_classes, options.seed + 1));
+  ASSIGN_OR_RETURN(auto slices, distribute::data::Dataset::FromTensorSlices(
+                                    {data.features, data.labels}));
+  ASSIGN_OR_RETURN(auto batched, slices.Repeat().Batch(options.global_batch));
+  ASSIGN_OR_RETURN(
+      auto dist, distribute::ExperimentalDistributeDataset(strategy, batched));
+  ASSIGN_OR_RETURN(auto iterator, dist.MakeIterator());
   for (int64_t i = 0; i < step; ++i) {
-    auto skipped = (*iterator)->GetNext();
-    if (!skipped.ok()) return skipped.status();
+    ASSIGN_OR_RETURN(auto skipped, iterator->GetNext());
   }
 
   while (step < steps) {
-    auto batch = (*iterator)->GetNext();
-    if (!batch.ok()) return batch.status();
-    auto out = strategy.Run(
-        [&](ReplicaContext& ctx, const std::vector<Tensor>& args)
-            -> absl::StatusOr<std::vector<Tensor>> {
-          models::ExecutionContext replica_exec;
-          replica_exec.device = ctx.device_name();
-          std::vector<Tensor> params;
-          for (const auto& v : vars) {
-            auto value = v->Read();
-            if (!value.ok()) return value.status();
-            params.push_back(*std::move(value));
-          }
-          auto acts = mlp->Forward(replica_exec, params, args[0]);
-          if (!acts.ok()) return acts.status();
-          auto loss = models::SparseSoftmaxCrossEntropyLoss(
-              replica_exec, acts->logits, args[1], options.global_batch);
-          if (!loss.ok()) return loss.status();
-          auto grads =
-              mlp->Backward(replica_exec, params, *acts, loss->dlogits);
-          if (!grads.ok()) return grads.status();
-          auto reduced = ctx.AllReduce(distribute::ReduceOp::kSum, *grads);
-          if (!reduced.ok()) return reduced.status();
-          const int r = ctx.ReplicaIdInSyncGroup();
-          for (size_t i = 0; i < vars.size(); ++i) {
-            absl::Status st = strategy.extended().Update(
-                *vars[i],
-                [&](Tensor& w, const std::vector<Tensor>& a) {
-                  std::vector<Tensor> local;
-                  for (const auto& slot : slots[i]) {
-                    local.push_back(slot->component_for_replica(r));
-                  }
-                  return adam->ApplyToVariable(replica_exec, w, a[0],
-                                               absl::MakeSpan(local), step);
-                },
-                {(*reduced)[i]});
-            if (!st.ok()) return st;
-          }
-          return std::vector<Tensor>{loss->loss};
-        },
-        {(*batch)[0], (*batch)[1]});
-    if (!out.ok()) return out.status();
+    ASSIGN_OR_RETURN(auto batch, iterator->GetNext());
+    ASSIGN_OR_RETURN(
+        auto out,
+        strategy.Run(
+            [&](ReplicaContext& ctx, const std::vector<Tensor>& args)
+                -> absl::StatusOr<std::vector<Tensor>> {
+              models::ExecutionContext replica_exec;
+              replica_exec.device = ctx.device_name();
+              std::vector<Tensor> params;
+              for (const auto& v : vars) {
+                ASSIGN_OR_RETURN(auto value, v->Read());
+                params.push_back(std::move(value));
+              }
+              ASSIGN_OR_RETURN(auto acts,
+                               mlp.Forward(replica_exec, params, args[0]));
+              ASSIGN_OR_RETURN(auto loss, models::SparseSoftmaxCrossEntropyLoss(
+                                              replica_exec, acts.logits,
+                                              args[1], options.global_batch));
+              ASSIGN_OR_RETURN(auto grads, mlp.Backward(replica_exec, params,
+                                                        acts, loss.dlogits));
+              ASSIGN_OR_RETURN(
+                  auto reduced,
+                  ctx.AllReduce(distribute::ReduceOp::kSum, grads));
+              const int r = ctx.ReplicaIdInSyncGroup();
+              for (size_t i = 0; i < vars.size(); ++i) {
+                RETURN_IF_ERROR(strategy.extended().Update(
+                    *vars[i],
+                    [&](Tensor& w, const std::vector<Tensor>& a) {
+                      std::vector<Tensor> local;
+                      for (const auto& slot : slots[i]) {
+                        local.push_back(slot->component_for_replica(r));
+                      }
+                      return adam.ApplyToVariable(replica_exec, w, a[0],
+                                                  absl::MakeSpan(local), step);
+                    },
+                    {reduced[i]}));
+              }
+              return std::vector<Tensor>{loss.loss};
+            },
+            {batch[0], batch[1]}));
     ++step;
     if (step % save_every == 0) {
       current_save_step = step;
-      auto saved = (*manager)->Save();
-      if (!saved.ok()) return saved.status();
+      ASSIGN_OR_RETURN(auto saved, manager->Save());
     }
     if (step == stop_after) {
       std::printf("worker %d stopped at step %lld\n", worker,
@@ -206,9 +191,8 @@ absl::Status Main(int argc, char** argv) {
   }
   std::vector<Tensor> weights;
   for (const auto& v : vars) weights.push_back(v->values()[0]);
-  if (std::optional<std::string> path = flags->Get("weights_out")) {
-    s = distsim_test::WriteWeights(*path, weights);
-    if (!s.ok()) return s;
+  if (std::optional<std::string> path = flags.Get("weights_out")) {
+    RETURN_IF_ERROR(distsim_test::WriteWeights(*path, weights));
   }
   std::printf("worker %d done checksum %s\n", worker,
               distsim::WeightsChecksum(weights).c_str());

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/host_platform.h"
 #include "devices/platform.h"
+#include "devices/status_macros.h"
 #include "distribute/central_storage_strategy.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 #include "distribute/cross_device_ops.h"
@@ -144,16 +145,14 @@ TEST(DeviceMemoryStrategiesTest, AllReduceAndAllGatherOfDeviceTensors) {
       [](ReplicaContext& ctx,
          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
         const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-        auto value = ctx.device().Allocate(devices::DType::kFloat32, {1, 2});
-        if (!value.ok()) return value.status();
+        ASSIGN_OR_RETURN(auto value, ctx.device().Allocate(
+                                         devices::DType::kFloat32, {1, 2}));
         const std::vector<float> host = {r, r + 10};
-        absl::Status s = ctx.device().CopyFromHost(host.data(), *value);
-        if (!s.ok()) return s;
-        auto sum = ctx.AllReduce(distribute::ReduceOp::kSum, {*value});
-        if (!sum.ok()) return sum.status();
-        auto gathered = ctx.AllGather(*value, /*axis=*/1);
-        if (!gathered.ok()) return gathered.status();
-        return std::vector<Tensor>{(*sum)[0], *gathered};
+        RETURN_IF_ERROR(ctx.device().CopyFromHost(host.data(), value));
+        ASSIGN_OR_RETURN(auto sum,
+                         ctx.AllReduce(distribute::ReduceOp::kSum, {value}));
+        ASSIGN_OR_RETURN(auto gathered, ctx.AllGather(value, /*axis=*/1));
+        return std::vector<Tensor>{sum[0], gathered};
       });
   ASSERT_TRUE(out.ok()) << out.status();
   for (int r = 0; r < 2; ++r) {
@@ -236,25 +235,22 @@ static void ExpectEveryCrossDeviceOpsReduces(OpaqueMemoryPlatform& opaque,
       const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
       auto on_device = [&](std::vector<float> values,
                            devices::Shape shape) -> absl::StatusOr<Tensor> {
-        auto t = ctx.device().Allocate(devices::DType::kFloat32, shape);
-        if (!t.ok()) return t.status();
-        absl::Status s = ctx.device().CopyFromHost(values.data(), *t);
-        if (!s.ok()) return s;
+        ASSIGN_OR_RETURN(
+            auto t, ctx.device().Allocate(devices::DType::kFloat32, shape));
+        RETURN_IF_ERROR(ctx.device().CopyFromHost(values.data(), t));
         return t;
       };
       auto a = on_device({r, r + 10}, {2});
       auto b = on_device({2 * r, 1, 3, 4, 5}, {5});
       if (!a.ok()) return a.status();
       if (!b.ok()) return b.status();
-      auto sum = ctx.AllReduce(distribute::ReduceOp::kSum, {*a, *b});
-      if (!sum.ok()) return sum.status();
-      auto mean = ctx.AllReduce(distribute::ReduceOp::kMean, {*a});
-      if (!mean.ok()) return mean.status();
-      auto rows = on_device({r, -r}, {1, 2});
-      if (!rows.ok()) return rows.status();
-      auto gathered = ctx.AllGather(*rows, /*axis=*/0);
-      if (!gathered.ok()) return gathered.status();
-      return std::vector<Tensor>{(*sum)[0], (*sum)[1], (*mean)[0], *gathered};
+      ASSIGN_OR_RETURN(auto sum,
+                       ctx.AllReduce(distribute::ReduceOp::kSum, {*a, *b}));
+      ASSIGN_OR_RETURN(auto mean,
+                       ctx.AllReduce(distribute::ReduceOp::kMean, {*a}));
+      ASSIGN_OR_RETURN(auto rows, on_device({r, -r}, {1, 2}));
+      ASSIGN_OR_RETURN(auto gathered, ctx.AllGather(rows, /*axis=*/0));
+      return std::vector<Tensor>{sum[0], sum[1], mean[0], gathered};
     });
     ASSERT_TRUE(out.ok()) << out.status();
     for (int r = 0; r < n; ++r) {
@@ -433,9 +429,9 @@ TEST(DeviceMemoryStrategiesTest, HostTensorsOnDevicesAreNotCopiedThroughThem) {
       [](ReplicaContext& ctx,
          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
         const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-        auto gathered = ctx.AllGather(Tensor::FromVector<float>({r, r + 10}));
-        if (!gathered.ok()) return gathered.status();
-        return std::vector<Tensor>{*gathered};
+        ASSIGN_OR_RETURN(auto gathered,
+                         ctx.AllGather(Tensor::FromVector<float>({r, r + 10})));
+        return std::vector<Tensor>{gathered};
       });
   ASSERT_TRUE(out.ok()) << out.status();
   // Each replica's result, and the gathered ranks it checks first (into

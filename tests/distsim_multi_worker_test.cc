@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 #include "distribute/in_process_cluster.h"
 #include "distribute/mirrored_strategy.h"
 #include "gmock/gmock.h"
@@ -282,9 +283,9 @@ TEST(DistsimMultiWorkerTest, TwoRealWorkersTrainLikeMirrored) {
       (*in_process)
           ->Run(
               [&](distribute::MultiWorkerMirroredStrategy& s) -> absl::Status {
-                auto r = distsim::TrainClassifier(s, Options());
-                if (!r.ok()) return r.status();
-                if (s.IsChief()) checksum = r->weights_checksum;
+                ASSIGN_OR_RETURN(auto r,
+                                 distsim::TrainClassifier(s, Options()));
+                if (s.IsChief()) checksum = r.weights_checksum;
                 return absl::OkStatus();
               });
   ASSERT_TRUE(ran.ok()) << ran;
@@ -467,9 +468,8 @@ TEST(DistsimMultiWorkerTest, SimulatedClusterByDefault) {
   std::string checksum;
   absl::Status ran = (*cluster)->Run(
       [&](distribute::MultiWorkerMirroredStrategy& s) -> absl::Status {
-        auto r = distsim::TrainClassifier(s, Options());
-        if (!r.ok()) return r.status();
-        if (s.IsChief()) checksum = r->weights_checksum;
+        ASSIGN_OR_RETURN(auto r, distsim::TrainClassifier(s, Options()));
+        if (s.IsChief()) checksum = r.weights_checksum;
         return absl::OkStatus();
       });
   ASSERT_TRUE(ran.ok()) << ran;

@@ -35,6 +35,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/environment_resolver.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "distribute/server/channel.h"
@@ -45,9 +46,8 @@
 namespace {
 
 absl::Status Main(int argc, char** argv) {
-  absl::StatusOr<distsim_test::WorkerFlags> flags =
-      distsim_test::WorkerFlags::Parse(argc, argv);
-  if (!flags.ok()) return flags.status();
+  ASSIGN_OR_RETURN(distsim_test::WorkerFlags flags,
+                   distsim_test::WorkerFlags::Parse(argc, argv));
   int64_t steps, timeout, die_after, stall_after, stall_seconds, local_devices,
       freeze_after, port_base;
   for (auto [name, fallback, out] :
@@ -59,48 +59,45 @@ absl::Status Main(int argc, char** argv) {
         std::make_tuple("stall_after_step", int64_t{-1}, &stall_after),
         std::make_tuple("stall_seconds", int64_t{10}, &stall_seconds),
         std::make_tuple("local_devices", int64_t{1}, &local_devices)}) {
-    absl::StatusOr<int64_t> value = flags->Int(name, fallback);
-    if (!value.ok()) return value.status();
-    *out = *value;
+    ASSIGN_OR_RETURN(int64_t value, flags.Int(name, fallback));
+    *out = value;
   }
 
   devices::HostPlatformOptions host;
   host.num_devices = static_cast<int>(local_devices);
-  absl::StatusOr<std::unique_ptr<devices::HostPlatform>> platform =
-      devices::HostPlatform::Create(host);
-  if (!platform.ok()) return platform.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<devices::HostPlatform> platform,
+                   devices::HostPlatform::Create(host));
   distribute::CommunicationOptions communication;
   if (timeout > 0) communication.timeout_seconds = static_cast<double>(timeout);
   distribute::ServerOptions server_options;
-  if (std::optional<std::string> path = flags->Get("cluster_token_file")) {
-    absl::StatusOr<std::string> token = distribute::ReadClusterTokenFile(*path);
-    if (!token.ok()) return token.status();
-    server_options.cluster_token = *std::move(token);
+  if (std::optional<std::string> path = flags.Get("cluster_token_file")) {
+    ASSIGN_OR_RETURN(std::string token,
+                     distribute::ReadClusterTokenFile(*path));
+    server_options.cluster_token = std::move(token);
   }
-  absl::StatusOr<distribute::cluster::ResolverKind> kind =
-      distribute::cluster::ParseResolverKind(
-          flags->Get("cluster_resolver").value_or("auto"));
-  if (!kind.ok()) return kind.status();
+  ASSIGN_OR_RETURN(distribute::cluster::ResolverKind kind,
+                   distribute::cluster::ParseResolverKind(
+                       flags.Get("cluster_resolver").value_or("auto")));
   distribute::cluster::SlurmClusterResolverOptions slurm;
   slurm.port_base = port_base;
   slurm.gpus_per_node = 0;  // Host devices only.
-  absl::StatusOr<std::unique_ptr<distribute::cluster::ClusterResolver>>
-      resolver = distribute::cluster::ResolverFromEnvironment(*kind, slurm);
-  if (!resolver.ok()) return resolver.status();
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<distribute::cluster::ClusterResolver> resolver,
+      distribute::cluster::ResolverFromEnvironment(kind, slurm));
   // Every host device is a replica (by default only the first CPU is).
   distribute::MultiWorkerMirroredStrategy::Options mw;
-  mw.cluster_resolver = *std::move(resolver);
+  mw.cluster_resolver = std::move(resolver);
   mw.communication = communication;
   mw.server = server_options;
-  mw.local_devices = (*platform)->DeviceNames();
-  auto strategy = distribute::MultiWorkerMirroredStrategy::Create(
-      **platform, std::move(mw));
-  if (!strategy.ok()) return strategy.status();
-  const int worker = (*strategy)->WorkerIndex();
+  mw.local_devices = platform->DeviceNames();
+  ASSIGN_OR_RETURN(auto strategy,
+                   distribute::MultiWorkerMirroredStrategy::Create(
+                       *platform, std::move(mw)));
+  const int worker = strategy->WorkerIndex();
   std::printf("worker %d has %d of %d replicas\n", worker,
-              static_cast<int>((*strategy)->extended().WorkerDevices().size()),
-              (*strategy)->NumReplicasInSync());
-  if (const distribute::Server* server = (*strategy)->server()) {
+              static_cast<int>(strategy->extended().WorkerDevices().size()),
+              strategy->NumReplicasInSync());
+  if (const distribute::Server* server = strategy->server()) {
     // What the tests check TF_CONFIG's rpc_layer against.
     std::printf("worker %d serves %s, data port %d\n", worker,
                 server->protocol().c_str(), server->data_port());
@@ -108,28 +105,28 @@ absl::Status Main(int argc, char** argv) {
   }
 
   distsim::TrainOptions options = distsim_test::SmallClassifier(steps);
-  auto result = distsim::TrainClassifier(
-      **strategy, options, [&](const distsim::StepReport& report) {
-        if (report.step == die_after) {
-          std::fflush(stdout);
-          raise(SIGKILL);
-        }
-        if (report.step == freeze_after) {
-          std::fflush(stdout);
-          raise(SIGSTOP);
-        }
-        if (report.step == stall_after) {
-          absl::SleepFor(absl::Seconds(stall_seconds));
-        }
-        return absl::OkStatus();
-      });
-  if (!result.ok()) return result.status();
-  if (std::optional<std::string> path = flags->Get("weights_out")) {
-    absl::Status s = distsim_test::WriteWeights(*path, result->weights);
-    if (!s.ok()) return s;
+  ASSIGN_OR_RETURN(
+      auto result,
+      distsim::TrainClassifier(*strategy, options,
+                               [&](const distsim::StepReport& report) {
+                                 if (report.step == die_after) {
+                                   std::fflush(stdout);
+                                   raise(SIGKILL);
+                                 }
+                                 if (report.step == freeze_after) {
+                                   std::fflush(stdout);
+                                   raise(SIGSTOP);
+                                 }
+                                 if (report.step == stall_after) {
+                                   absl::SleepFor(absl::Seconds(stall_seconds));
+                                 }
+                                 return absl::OkStatus();
+                               }));
+  if (std::optional<std::string> path = flags.Get("weights_out")) {
+    RETURN_IF_ERROR(distsim_test::WriteWeights(*path, result.weights));
   }
   std::printf("worker %d done checksum %s\n", worker,
-              result->weights_checksum.c_str());
+              result.weights_checksum.c_str());
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include "devices/allocator.h"
 #include "devices/device.h"
 #include "devices/kernel_library.h"
+#include "devices/status_macros.h"
 
 namespace distsim_testing {
 namespace {
@@ -227,10 +228,9 @@ class StagedKernels : public devices::KernelLibrary {
             "staged kernel on ", device_, " was given ", t.DebugString(),
             "; its tensors must be in this device's memory"));
       }
-      absl::StatusOr<Tensor> h = Tensor::Host(t.dtype(), t.shape());
-      if (!h.ok()) return h.status();
-      MaskedCopy(t.raw_data(), h->raw_data(), t.bytes());
-      staged.push_back(*std::move(h));
+      ASSIGN_OR_RETURN(Tensor h, Tensor::Host(t.dtype(), t.shape()));
+      MaskedCopy(t.raw_data(), h.raw_data(), t.bytes());
+      staged.push_back(std::move(h));
     }
     absl::StatusOr<KernelCost> cost = kernel(staged);
     if (!cost.ok()) return cost;
@@ -279,18 +279,15 @@ class OpaqueMemoryDevice : public devices::Device {
     return queue_.Synchronize(timeout);
   }
   absl::Status CopyFromHost(const void* src, Tensor& dst) override {
-    absl::Status s = Own(dst, "CopyFromHost");
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(Own(dst, "CopyFromHost"));
     return Copy(src, dst.raw_data(), dst.bytes(), /*mask=*/true);
   }
   absl::Status CopyToHost(const Tensor& src, void* dst) override {
-    absl::Status s = Own(src, "CopyToHost");
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(Own(src, "CopyToHost"));
     return Copy(src.raw_data(), dst, src.bytes(), /*mask=*/true);
   }
   absl::Status CopyToDevice(const Tensor& src, Tensor& dst) override {
-    absl::Status s = Own(src, "CopyToDevice");
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(Own(src, "CopyToDevice"));
     if (!src.SameShapeAndType(dst) || !dst.has_data()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "CopyToDevice from ", src.DebugString(), " to ", dst.DebugString()));
@@ -348,17 +345,15 @@ OpaqueMemoryPlatform::Create(int num_devices, int num_host_memory_devices,
   devices::HostPlatformOptions options;
   options.num_devices = num_devices;
   if (job_prefix.has_value()) options.job_prefix = *std::move(job_prefix);
-  absl::StatusOr<std::unique_ptr<devices::HostPlatform>> host =
-      devices::HostPlatform::Create(options);
-  if (!host.ok()) return host.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<devices::HostPlatform> host,
+                   devices::HostPlatform::Create(options));
   std::unique_ptr<OpaqueMemoryPlatform> platform(
-      new OpaqueMemoryPlatform(*std::move(host)));
+      new OpaqueMemoryPlatform(std::move(host)));
   const std::vector<std::string> names = platform->host_->DeviceNames();
   for (size_t i = 0; i + num_host_memory_devices < names.size(); ++i) {
-    absl::StatusOr<devices::Device*> queue =
-        platform->host_->FindDevice(names[i]);
-    if (!queue.ok()) return queue.status();
-    platform->devices_.push_back(std::make_unique<OpaqueMemoryDevice>(**queue));
+    ASSIGN_OR_RETURN(devices::Device * queue,
+                     platform->host_->FindDevice(names[i]));
+    platform->devices_.push_back(std::make_unique<OpaqueMemoryDevice>(*queue));
   }
   return platform;
 }
@@ -381,12 +376,11 @@ std::vector<std::string> OpaqueMemoryPlatform::DeviceNames() const {
 
 absl::StatusOr<devices::Device*> OpaqueMemoryPlatform::FindDevice(
     absl::string_view name) {
-  absl::StatusOr<devices::Device*> host = host_->FindDevice(name);
-  if (!host.ok()) return host.status();
+  ASSIGN_OR_RETURN(devices::Device * host, host_->FindDevice(name));
   for (const auto& d : devices_) {
-    if (d->name() == (*host)->name()) return d.get();
+    if (d->name() == host->name()) return d.get();
   }
-  return *host;  // one of the last num_host_memory_devices
+  return host;  // one of the last num_host_memory_devices
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>

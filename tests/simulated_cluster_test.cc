@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/in_process_cluster.h"
@@ -104,14 +105,16 @@ TEST(SimulatedClusterTest, OneWorkerPerHostWithGlobalReplicaIds) {
   std::vector<int> seen(kWorkers * kPerWorker, -1);
   std::vector<std::pair<int64_t, int64_t>> pipelines(kWorkers);
   absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
-    auto dist = distribute::DistributeDatasetsFromFunction(
-        s, [&](const distribute::InputContext& ctx) {
+    ASSIGN_OR_RETURN(
+        auto dist,
+        distribute::DistributeDatasetsFromFunction(s, [&](const distribute::
+                                                              InputContext&
+                                                                  ctx) {
           absl::MutexLock lock(&mu);
           pipelines[s.WorkerIndex()] = {ctx.num_input_pipelines(),
                                         ctx.input_pipeline_id()};
           return Dataset::Range(4).Batch(1);
-        });
-    if (!dist.ok()) return dist.status();
+        }));
     auto out = s.Run([&](distribute::ReplicaContext& ctx,
                          const std::vector<devices::Tensor>&)
                          -> absl::StatusOr<std::vector<devices::Tensor>> {
@@ -140,8 +143,7 @@ TEST(SimulatedClusterTest, WorkersAgreeOnSettings) {
   ASSERT_NE(cluster, nullptr);
   std::vector<absl::Status> second(kWorkers);
   absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
-    absl::Status same = s.AgreeOnSettings({{"--steps", "5"}, {"lr", "0.1"}});
-    if (!same.ok()) return same;
+    RETURN_IF_ERROR(s.AgreeOnSettings({{"--steps", "5"}, {"lr", "0.1"}}));
     second[s.WorkerIndex()] = s.AgreeOnSettings(
         {{"--steps", "5"},
          {"--global_batch", s.WorkerIndex() == 0 ? "64" : "32"}});
@@ -175,15 +177,12 @@ absl::StatusOr<std::vector<std::vector<std::vector<int64_t>>>> FirstStep(
   if (cluster == nullptr) return absl::InternalError("no cluster");
   std::vector<std::vector<std::vector<int64_t>>> rows(kWorkers);
   absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
-    auto dist =
-        distribute::ExperimentalDistributeDataset(s, dataset, {}, policy);
-    if (!dist.ok()) return dist.status();
-    auto it = dist->MakeIterator();
-    if (!it.ok()) return it.status();
-    auto step = (*it)->GetNext();
-    if (!step.ok()) return step.status();
+    ASSIGN_OR_RETURN(auto dist, distribute::ExperimentalDistributeDataset(
+                                    s, dataset, {}, policy));
+    ASSIGN_OR_RETURN(auto it, dist.MakeIterator());
+    ASSIGN_OR_RETURN(auto step, it->GetNext());
     for (int r = 0; r < kPerWorker; ++r) {
-      rows[s.WorkerIndex()].push_back(Values((*step)[0].value(r)));
+      rows[s.WorkerIndex()].push_back(Values(step[0].value(r)));
     }
     return absl::OkStatus();
   });
@@ -276,13 +275,11 @@ absl::StatusOr<ClusterRun> TrainOnCluster(
   auto cluster = Cluster(*platform, comm);
   if (cluster == nullptr) return absl::InternalError("no cluster");
   std::vector<distsim::TrainResult> results(kWorkers);
-  absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
-    auto r = distsim::TrainClassifier(s, options);
-    if (!r.ok()) return r.status();
-    results[s.WorkerIndex()] = *std::move(r);
+  RETURN_IF_ERROR(cluster->Run([&](MultiWorkerMirroredStrategy& s) {
+    ASSIGN_OR_RETURN(auto r, distsim::TrainClassifier(s, options));
+    results[s.WorkerIndex()] = std::move(r);
     return absl::OkStatus();
-  });
-  if (!ran.ok()) return ran;
+  }));
   // Every worker ends with the same weights.
   if (results[0].weights_checksum != results[1].weights_checksum) {
     return absl::InternalError(
@@ -391,31 +388,27 @@ TEST(SimulatedClusterTest, SameTraceEveryTime) {
 // every run.
 TEST(SimulatedClusterTest, TimingOnlyTrainingOnFourHosts) {
   auto run = [](std::string* trace) -> absl::StatusOr<simulator::SimTime> {
-    auto topology = simulator::BuiltinTopology("dgx_h100_cluster:4");
-    if (!topology.ok()) return topology.status();
+    ASSIGN_OR_RETURN(auto topology,
+                     simulator::BuiltinTopology("dgx_h100_cluster:4"));
     simulator::SimPlatformOptions sim;
     sim.functional = false;
-    auto platform =
-        simulator::SimPlatform::Create(*std::move(topology), std::move(sim));
-    if (!platform.ok()) return platform.status();
-    auto cluster = InProcessCluster::Create(**platform);
-    if (!cluster.ok()) return cluster.status();
+    ASSIGN_OR_RETURN(auto platform, simulator::SimPlatform::Create(
+                                        std::move(topology), std::move(sim)));
+    ASSIGN_OR_RETURN(auto cluster, InProcessCluster::Create(*platform));
     absl::Mutex mu;
     int workers = 0;
-    absl::Status ran = (*cluster)->Run([&](MultiWorkerMirroredStrategy& s) {
-      auto r = distsim::TrainClassifier(s, SmallClassifier(3));
-      if (!r.ok()) return r.status();
-      if (r->final_loss.has_value()) {
+    RETURN_IF_ERROR(cluster->Run([&](MultiWorkerMirroredStrategy& s) {
+      ASSIGN_OR_RETURN(auto r, distsim::TrainClassifier(s, SmallClassifier(3)));
+      if (r.final_loss.has_value()) {
         return absl::InternalError("a timing-only run reported a loss");
       }
       absl::MutexLock lock(&mu);
       ++workers;
       return absl::OkStatus();
-    });
-    if (!ran.ok()) return ran;
+    }));
     if (workers != 4) return absl::InternalError("not every worker trained");
-    *trace = (*platform)->TraceJson();
-    return (*platform)->now();
+    *trace = platform->TraceJson();
+    return platform->now();
   };
   std::string first_trace, second_trace;
   absl::StatusOr<simulator::SimTime> first = run(&first_trace);

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/partitioners.h"
 #include "distribute/ps/in_process_ps.h"
@@ -47,23 +48,22 @@ struct Model {
 };
 
 absl::StatusOr<Model> MakeModel(distribute::Strategy& strategy) {
-  auto scope = strategy.Scope();
-  if (!scope.ok()) return scope.status();
+  ASSIGN_OR_RETURN(auto scope, strategy.Scope());
   Model m;
   distribute::VariableOptions w;
   w.name = "w";
-  auto made = strategy.CreateVariable(
-      *Tensor::FromVector<float>(std::vector<float>(64 * 1024, 0.0f),
-                                 Shape({64, 1024})),
-      w);
-  if (!made.ok()) return made.status();
-  m.w = *made;
+  ASSIGN_OR_RETURN(auto made, strategy.CreateVariable(
+                                  *Tensor::FromVector<float>(
+                                      std::vector<float>(64 * 1024, 0.0f),
+                                      Shape({64, 1024})),
+                                  w));
+  m.w = made;
   distribute::VariableOptions steps;
   steps.name = "steps";
-  made = strategy.CreateVariable(*Tensor::FromVector<int64_t>({0}, Shape()),
-                                 steps);
-  if (!made.ok()) return made.status();
-  m.steps = *made;
+  ASSIGN_OR_RETURN(
+      made, strategy.CreateVariable(*Tensor::FromVector<int64_t>({0}, Shape()),
+                                    steps));
+  m.steps = made;
   return m;
 }
 
@@ -76,23 +76,21 @@ struct SimCluster {
 };
 
 absl::StatusOr<SimCluster> StartSimCluster(int hosts, int ps) {
-  auto topology =
-      simulator::BuiltinTopology(absl::StrCat("dgx_h100_cluster:", hosts));
-  if (!topology.ok()) return topology.status();
+  ASSIGN_OR_RETURN(auto topology, simulator::BuiltinTopology(absl::StrCat(
+                                      "dgx_h100_cluster:", hosts)));
   SimCluster c;
-  auto platform = simulator::SimPlatform::Create(*std::move(topology));
-  if (!platform.ok()) return platform.status();
-  c.platform = *std::move(platform);
-  auto tasks = distribute::DevicesByTask(*c.platform);
-  if (!tasks.ok()) return tasks.status();
-  c.tasks = *std::move(tasks);
+  ASSIGN_OR_RETURN(auto platform,
+                   simulator::SimPlatform::Create(std::move(topology)));
+  c.platform = std::move(platform);
+  ASSIGN_OR_RETURN(auto tasks, distribute::DevicesByTask(*c.platform));
+  c.tasks = std::move(tasks);
   std::vector<std::string> ps_devices;
   for (int p = hosts - ps; p < hosts; ++p) {
     ps_devices.push_back(c.tasks[static_cast<size_t>(p)].cpus[0]);
   }
-  auto servers = InProcessParameterServers::Create(*c.platform, ps_devices);
-  if (!servers.ok()) return servers.status();
-  c.servers = *std::move(servers);
+  ASSIGN_OR_RETURN(auto servers,
+                   InProcessParameterServers::Create(*c.platform, ps_devices));
+  c.servers = std::move(servers);
   return c;
 }
 
@@ -112,14 +110,12 @@ distribute::ps::ParameterServerStrategyOptions TwoShardsOn(
 constexpr int kCalls = 12;
 
 absl::StatusOr<Run> TrainOnce() {
-  auto c = StartSimCluster(4, 2);
-  if (!c.ok()) return c.status();
-  const std::vector<distribute::TaskDeviceGroup>& tasks = c->tasks;
-  auto coordinator = ParameterServerStrategy::CreateInProcess(
-      c->servers, true, TwoShardsOn(tasks[0].cpus[0]));
-  if (!coordinator.ok()) return coordinator.status();
-  auto made = MakeModel(**coordinator);
-  if (!made.ok()) return made.status();
+  ASSIGN_OR_RETURN(auto c, StartSimCluster(4, 2));
+  const std::vector<distribute::TaskDeviceGroup>& tasks = c.tasks;
+  ASSIGN_OR_RETURN(auto coordinator,
+                   ParameterServerStrategy::CreateInProcess(
+                       c.servers, true, TwoShardsOn(tasks[0].cpus[0])));
+  ASSIGN_OR_RETURN(auto made, MakeModel(*coordinator));
 
   std::vector<std::unique_ptr<ParameterServerStrategy>> workers;
   std::vector<Model> models;
@@ -127,22 +123,20 @@ absl::StatusOr<Run> TrainOnce() {
   for (int w = 0; w < 2; ++w) {
     const distribute::TaskDeviceGroup& host_devices =
         tasks[static_cast<size_t>(w)];
-    auto strategy = ParameterServerStrategy::CreateInProcess(
-        c->servers, false, TwoShardsOn(host_devices.gpus[0]));
-    if (!strategy.ok()) return strategy.status();
-    auto model = MakeModel(**strategy);
-    if (!model.ok()) return model.status();
-    models.push_back(*model);
-    workers.push_back(*std::move(strategy));
-    auto host = c->platform->FindDevice(host_devices.cpus[0]);
-    if (!host.ok()) return host.status();
-    hosts.push_back(*host);
+    ASSIGN_OR_RETURN(auto strategy,
+                     ParameterServerStrategy::CreateInProcess(
+                         c.servers, false, TwoShardsOn(host_devices.gpus[0])));
+    ASSIGN_OR_RETURN(auto model, MakeModel(*strategy));
+    models.push_back(model);
+    workers.push_back(std::move(strategy));
+    ASSIGN_OR_RETURN(auto host, c.platform->FindDevice(host_devices.cpus[0]));
+    hosts.push_back(host);
   }
   Run run;
   run.worker_of_call.assign(kCalls, -1);
   const Tensor half = *Tensor::FromVector<float>(
       std::vector<float>(64 * 1024, 0.5f), Shape({64, 1024}));
-  absl::Status s = distribute::ps::RunOnWorkers(
+  RETURN_IF_ERROR(distribute::ps::RunOnWorkers(
       hosts, kCalls, [&](int w, int64_t call) -> absl::Status {
         run.worker_of_call[static_cast<size_t>(call)] = w;
         const Model& m = models[static_cast<size_t>(w)];
@@ -152,8 +146,7 @@ absl::StatusOr<Run> TrainOnce() {
                 [&](distribute::ReplicaContext& ctx,
                     const std::vector<Tensor>& args)
                     -> absl::StatusOr<std::vector<Tensor>> {
-                  auto value = m.w->Read();
-                  if (!value.ok()) return value.status();
+                  ASSIGN_OR_RETURN(auto value, m.w->Read());
                   absl::Status st = m.w->AssignSub(args[0]);
                   if (!st.ok()) return st;
                   st = ctx.strategy().extended().Update(
@@ -166,22 +159,18 @@ absl::StatusOr<Run> TrainOnce() {
                 },
                 {half})
             .status();
-      });
-  if (!s.ok()) return s;
-  auto w = made->w->Read();
-  if (!w.ok()) return w.status();
-  run.w = w->ToVector<float>();
-  auto steps = made->steps->Read();
-  if (!steps.ok()) return steps.status();
-  run.steps = steps->data<int64_t>()[0];
+      }));
+  ASSIGN_OR_RETURN(auto w, made.w->Read());
+  run.w = w.ToVector<float>();
+  ASSIGN_OR_RETURN(auto steps, made.steps->Read());
+  run.steps = steps.data<int64_t>()[0];
   for (int p = 2; p < 4; ++p) {
-    auto stats =
-        c->platform->DeviceStats(tasks[static_cast<size_t>(p)].cpus[0]);
-    if (!stats.ok()) return stats.status();
-    run.ps_bytes_received.push_back(stats->bytes_received);
+    ASSIGN_OR_RETURN(auto stats, c.platform->DeviceStats(
+                                     tasks[static_cast<size_t>(p)].cpus[0]));
+    run.ps_bytes_received.push_back(stats.bytes_received);
   }
-  run.end = c->platform->now();
-  run.trace = c->platform->TraceJson();
+  run.end = c.platform->now();
+  run.trace = c.platform->TraceJson();
   return run;
 }
 
@@ -258,9 +247,9 @@ TEST(SimulatedPsTest, RowLookupsMoveOnlyTheRows) {
   auto out = (*worker)->Run(
       [&](distribute::ReplicaContext&,
           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-        auto rows = table->SparseRead(Tensor::FromVector<int64_t>({40, 1}));
-        if (!rows.ok()) return rows.status();
-        return std::vector<Tensor>{*rows};
+        ASSIGN_OR_RETURN(
+            auto rows, table->SparseRead(Tensor::FromVector<int64_t>({40, 1})));
+        return std::vector<Tensor>{rows};
       });
   ASSERT_TRUE(out.ok()) << out.status();
   const Tensor& rows = (*out)[0].value(0);

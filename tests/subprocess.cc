@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "devices/status_macros.h"
 #include "distribute/server/local_ports.h"
 
 extern char** environ;
@@ -140,9 +141,8 @@ absl::StatusOr<std::vector<int>> FreePorts(int n) {
 absl::StatusOr<int> FreePortRange(int n) {
   constexpr int kTries = 50;
   for (int attempt = 0; attempt < kTries; ++attempt) {
-    absl::StatusOr<std::vector<int>> base = FreePorts(1);
-    if (!base.ok()) return base.status();
-    const int first = (*base)[0];
+    ASSIGN_OR_RETURN(std::vector<int> base, FreePorts(1));
+    const int first = base[0];
     if (first + n - 1 > 65535) continue;
     std::vector<int> fds;
     bool all_free = true;
@@ -182,12 +182,10 @@ absl::StatusOr<Finished> RunToEnd(
     const std::string& binary, const std::vector<std::string>& args,
     const std::string& log_prefix, absl::Duration timeout,
     const std::vector<std::pair<std::string, std::string>>& env) {
-  absl::StatusOr<std::unique_ptr<ChildProcess>> child =
-      ChildProcess::Spawn(binary, args, env, log_prefix);
-  if (!child.ok()) return child.status();
-  absl::StatusOr<ExitInfo> exit = (*child)->Wait(timeout);
-  if (!exit.ok()) return exit.status();
-  return Finished{*exit, (*child)->Stdout(), (*child)->Stderr()};
+  ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> child,
+                   ChildProcess::Spawn(binary, args, env, log_prefix));
+  ASSIGN_OR_RETURN(ExitInfo exit, child->Wait(timeout));
+  return Finished{exit, child->Stdout(), child->Stderr()};
 }
 
 std::string JsonField(const std::string& line, const std::string& key) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/cuda/cuda_status.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -31,8 +32,7 @@ absl::StatusOr<void*> CudaAllocator::Allocate(size_t bytes) {
         "out of memory on ", name_, ": cannot allocate ", bytes, " bytes"));
   }
   const int64_t size = static_cast<int64_t>(bytes);
-  absl::Status reserved = counter_.Reserve(size, name_);
-  if (!reserved.ok()) return reserved;
+  RETURN_IF_ERROR(counter_.Reserve(size, name_));
   if (bytes == 0) return static_cast<void*>(nullptr);
   const size_t rounded = RoundedSize(bytes);
   {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "devices/completion.h"
 #include "devices/cuda/cuda_status.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -24,12 +25,11 @@ class CudaThreadBinding : public ThreadBinding {
 
 absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(
     std::string name, int ordinal, CudaDeviceOptions options) {
-  absl::StatusOr<int> count = CudaDeviceCount();
-  if (!count.ok()) return count.status();
-  if (ordinal < 0 || ordinal >= *count) {
+  ASSIGN_OR_RETURN(int count, CudaDeviceCount());
+  if (ordinal < 0 || ordinal >= count) {
     return absl::InvalidArgumentError(
         absl::StrCat("CUDA device ordinal ", ordinal, " for ", name,
-                     " is not a visible GPU; this process sees ", *count,
+                     " is not a visible GPU; this process sees ", count,
                      " GPU(s) (check CUDA_VISIBLE_DEVICES)"));
   }
   if (options.memory_limit < 0) {
@@ -234,8 +234,7 @@ absl::Status CudaDevice::RunCopy(absl::string_view what, int64_t bytes,
 }
 
 absl::Status CudaDevice::CopyFromHost(const void* src, Tensor& dst) {
-  absl::Status valid = CheckOwnTensor(dst, "CopyFromHost");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(dst, "CopyFromHost"));
   const size_t bytes = dst.bytes();
   if (bytes == 0) return absl::OkStatus();
   if (src == nullptr) {
@@ -252,8 +251,7 @@ absl::Status CudaDevice::CopyFromHost(const void* src, Tensor& dst) {
 }
 
 absl::Status CudaDevice::CopyToHost(const Tensor& src, void* dst) {
-  absl::Status valid = CheckOwnTensor(src, "CopyToHost");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(src, "CopyToHost"));
   const size_t bytes = src.bytes();
   if (bytes == 0) return absl::OkStatus();
   if (dst == nullptr) {
@@ -270,8 +268,7 @@ absl::Status CudaDevice::CopyToHost(const Tensor& src, void* dst) {
 }
 
 absl::Status CudaDevice::CopyToDevice(const Tensor& src, Tensor& dst) {
-  absl::Status valid = CheckOwnTensor(src, "CopyToDevice");
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOwnTensor(src, "CopyToDevice"));
   if (!src.SameShapeAndType(dst)) {
     return absl::InvalidArgumentError(
         absl::StrCat("CopyToDevice from ", src.DebugString(), " to ",
@@ -288,10 +285,9 @@ absl::Status CudaDevice::CopyToDevice(const Tensor& src, Tensor& dst) {
   int dst_ordinal = -1;
   if (!dst.host_accessible()) {
     cudaPointerAttributes attributes;
-    absl::Status s =
+    RETURN_IF_ERROR(
         CudaStatus(cudaPointerGetAttributes(&attributes, dst.raw_data()),
-                   "cudaPointerGetAttributes of the CopyToDevice destination");
-    if (!s.ok()) return s;
+                   "cudaPointerGetAttributes of the CopyToDevice destination"));
     if (attributes.type != cudaMemoryTypeDevice &&
         attributes.type != cudaMemoryTypeManaged) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -13,6 +13,7 @@
 #include "devices/cuda/cuda_ops_util.h"
 #include "devices/cuda/ops.h"
 #include "devices/cuda/training_ops.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -128,8 +129,7 @@ class CudaKernelLibrary final : public KernelLibrary {
   }
   absl::StatusOr<KernelCost> FinalizeMean(Tensor& data,
                                           int64_t divisor) const override {
-    absl::Status valid = CheckOnDevice(device_, "FinalizeMean", "data", data);
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckOnDevice(device_, "FinalizeMean", "data", data));
     return Run("FinalizeMean", [this, data, divisor]() mutable {
       return cuda::FinalizeMean(device_, data.raw_data(), data.num_elements(),
                                 data.dtype(), divisor);

@@ -13,6 +13,7 @@
 #include "devices/cuda/ops.h"
 #include "devices/cuda/test_values.h"
 #include "devices/kernels.h"
+#include "devices/status_macros.h"
 #include "gtest/gtest.h"
 
 namespace devices {
@@ -56,11 +57,10 @@ TEST_P(CudaDTypeTest, BinaryOpsMatchTheHost) {
     Tensor y = ToGpu(gpu(), b);
     Tensor out = *gpu().Allocate(dtype, a.shape());
     RunOnGpu([&] {
-      absl::StatusOr<KernelCost> cost = gpu_ops[op](gpu(), x, y, out);
-      if (!cost.ok()) return cost.status();
-      EXPECT_EQ(cost->flops, host_cost->flops);
-      EXPECT_EQ(cost->bytes, host_cost->bytes);
-      EXPECT_EQ(cost->name, host_cost->name);
+      ASSIGN_OR_RETURN(KernelCost cost, gpu_ops[op](gpu(), x, y, out));
+      EXPECT_EQ(cost.flops, host_cost->flops);
+      EXPECT_EQ(cost.bytes, host_cost->bytes);
+      EXPECT_EQ(cost.name, host_cost->name);
       return absl::OkStatus();
     });
     EXPECT_EQ(FirstDifference(ToHost(gpu(), out), want, /*nan_equal=*/true), "")

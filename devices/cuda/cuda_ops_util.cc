@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/kernel_math.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -89,10 +90,9 @@ absl::StatusOr<uint64_t> RunWithMinFlag(
   // From the device's own allocator (not cudaMallocAsync, which GPUs
   // without memory pools, such as some virtual GPUs, refuse); freed when
   // this returns, after the stream is synchronized.
-  absl::StatusOr<Tensor> flag_tensor =
-      device.Allocate(DType::kInt64, Shape({1}));
-  if (!flag_tensor.ok()) return flag_tensor.status();
-  auto* flag = static_cast<unsigned long long*>(flag_tensor->raw_data());
+  ASSIGN_OR_RETURN(Tensor flag_tensor,
+                   device.Allocate(DType::kInt64, Shape({1})));
+  auto* flag = static_cast<unsigned long long*>(flag_tensor.raw_data());
   absl::Status s =
       CudaStatus(cudaMemsetAsync(flag, 0xff, sizeof(*flag), stream),
                  absl::StrCat("cudaMemsetAsync of ", kernel, "'s error flag"));

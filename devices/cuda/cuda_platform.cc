@@ -15,6 +15,7 @@
 #include "devices/cuda/nccl_communicator.h"
 #include "devices/device_name.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -29,10 +30,9 @@ absl::Status EnablePeerAccess(
     for (const auto& to : gpus) {
       if (to->ordinal() == from->ordinal()) continue;
       int can_access = 0;
-      absl::Status s = CudaStatus(
+      RETURN_IF_ERROR(CudaStatus(
           cudaDeviceCanAccessPeer(&can_access, from->ordinal(), to->ordinal()),
-          "cudaDeviceCanAccessPeer");
-      if (!s.ok()) return s;
+          "cudaDeviceCanAccessPeer"));
       if (can_access == 0) continue;
       const cudaError_t error = cudaDeviceEnablePeerAccess(to->ordinal(), 0);
       if (error == cudaErrorPeerAccessAlreadyEnabled ||
@@ -43,9 +43,9 @@ absl::Status EnablePeerAccess(
         cudaGetLastError();
         continue;
       }
-      s = CudaStatus(error, absl::StrCat("cudaDeviceEnablePeerAccess from ",
-                                         from->name(), " to ", to->name()));
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(
+          CudaStatus(error, absl::StrCat("cudaDeviceEnablePeerAccess from ",
+                                         from->name(), " to ", to->name())));
     }
   }
   return absl::OkStatus();
@@ -89,22 +89,20 @@ absl::StatusOr<std::unique_ptr<CudaPlatform>> CudaPlatform::Create(
                      options.gpu_memory_limit, " and host_memory_capacity ",
                      options.host_memory_capacity));
   }
-  absl::StatusOr<DeviceName> prefix = DeviceName::Parse(options.job_prefix);
-  if (!prefix.ok()) return prefix.status();
-  if (prefix->type.has_value()) {
+  ASSIGN_OR_RETURN(DeviceName prefix, DeviceName::Parse(options.job_prefix));
+  if (prefix.type.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat("CUDA platform job prefix '", options.job_prefix,
                      "' must name only job, replica and task, not a device"));
   }
-  absl::StatusOr<int> count = CudaDeviceCount();
-  if (!count.ok()) return count.status();
-  if (options.num_gpus > *count) {
+  ASSIGN_OR_RETURN(int count, CudaDeviceCount());
+  if (options.num_gpus > count) {
     return absl::FailedPreconditionError(
         absl::StrCat("the CUDA platform was asked for ", options.num_gpus,
-                     " GPUs but this process sees ", *count,
+                     " GPUs but this process sees ", count,
                      " (check CUDA_VISIBLE_DEVICES)"));
   }
-  const int num_gpus = options.num_gpus == -1 ? *count : options.num_gpus;
+  const int num_gpus = options.num_gpus == -1 ? count : options.num_gpus;
   std::unique_ptr<CudaPlatform> platform(new CudaPlatform(std::move(options)));
   const CudaPlatformOptions& o = platform->options_;
   for (int i = 0; i < num_gpus; ++i) {
@@ -113,16 +111,13 @@ absl::StatusOr<std::unique_ptr<CudaPlatform>> CudaPlatform::Create(
     CudaDeviceOptions device_options;
     device_options.memory_limit = o.gpu_memory_limit;
     device_options.make_kernels = MakeCudaKernelLibrary;
-    absl::StatusOr<std::unique_ptr<CudaDevice>> gpu =
-        CudaDevice::Create(full, i, device_options);
-    if (!gpu.ok()) return gpu.status();
-    absl::Status runnable = CheckKernelImage(**gpu);
-    if (!runnable.ok()) return runnable;
-    platform->gpus_.push_back(*std::move(gpu));
+    ASSIGN_OR_RETURN(std::unique_ptr<CudaDevice> gpu,
+                     CudaDevice::Create(full, i, device_options));
+    RETURN_IF_ERROR(CheckKernelImage(*gpu));
+    platform->gpus_.push_back(std::move(gpu));
     platform->names_.push_back(std::move(full));
   }
-  absl::Status peers = EnablePeerAccess(platform->gpus_);
-  if (!peers.ok()) return peers;
+  RETURN_IF_ERROR(EnablePeerAccess(platform->gpus_));
   if (o.include_host_cpu) {
     std::string full = *DeviceName::Canonicalize("/device:CPU:0", o.job_prefix);
     platform->cpu_ = std::make_unique<HostDevice>(full, o.host_memory_capacity);
@@ -151,22 +146,20 @@ CudaPlatform::CudaPlatform(CudaPlatformOptions options)
     : options_(std::move(options)) {}
 
 absl::StatusOr<Device*> CudaPlatform::FindDevice(absl::string_view name) {
-  absl::StatusOr<size_t> index =
-      FindDeviceIndex(name, options_.job_prefix, names_, name_);
-  if (!index.ok()) return index.status();
-  if (*index < gpus_.size()) return gpus_[*index].get();
+  ASSIGN_OR_RETURN(size_t index,
+                   FindDeviceIndex(name, options_.job_prefix, names_, name_));
+  if (index < gpus_.size()) return gpus_[index].get();
   return cpu_.get();
 }
 
 absl::StatusOr<CudaDevice*> CudaPlatform::FindGpu(absl::string_view name) {
-  absl::StatusOr<size_t> index =
-      FindDeviceIndex(name, options_.job_prefix, names_, name_);
-  if (!index.ok()) return index.status();
-  if (*index >= gpus_.size()) {
+  ASSIGN_OR_RETURN(size_t index,
+                   FindDeviceIndex(name, options_.job_prefix, names_, name_));
+  if (index >= gpus_.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", name, "' is the host CPU (", names_[*index], "), not a GPU"));
+        "'", name, "' is the host CPU (", names_[index], "), not a GPU"));
   }
-  return gpus_[*index].get();
+  return gpus_[index].get();
 }
 
 absl::StatusOr<std::vector<size_t>> CudaPlatform::ResolveGroup(
@@ -178,16 +171,15 @@ absl::StatusOr<std::vector<size_t>> CudaPlatform::ResolveGroup(
   std::vector<size_t> indices;
   std::vector<bool> used(names_.size(), false);
   for (const std::string& name : device_names) {
-    absl::StatusOr<size_t> index =
-        FindDeviceIndex(name, options_.job_prefix, names_, name_);
-    if (!index.ok()) return index.status();
-    if (used[*index]) {
+    ASSIGN_OR_RETURN(size_t index,
+                     FindDeviceIndex(name, options_.job_prefix, names_, name_));
+    if (used[index]) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "device ", names_[*index], " appears more than once in the ", what,
+          "device ", names_[index], " appears more than once in the ", what,
           "; each rank needs its own device"));
     }
-    used[*index] = true;
-    indices.push_back(*index);
+    used[index] = true;
+    indices.push_back(index);
   }
   return indices;
 }
@@ -195,21 +187,19 @@ absl::StatusOr<std::vector<size_t>> CudaPlatform::ResolveGroup(
 absl::StatusOr<std::vector<std::unique_ptr<Transport>>>
 CudaPlatform::CreateTransportGroup(
     const std::vector<std::string>& device_names) {
-  absl::StatusOr<std::vector<size_t>> indices =
-      ResolveGroup(device_names, "transport group");
-  if (!indices.ok()) return indices.status();
+  ASSIGN_OR_RETURN(std::vector<size_t> indices,
+                   ResolveGroup(device_names, "transport group"));
   std::vector<std::string> full_names;
-  for (size_t index : *indices) full_names.push_back(names_[index]);
+  for (size_t index : indices) full_names.push_back(names_[index]);
   return CreateCudaTransportGroup(std::move(full_names));
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> CudaPlatform::CreateCommunicator(
     const std::vector<std::string>& device_names) {
-  absl::StatusOr<std::vector<size_t>> indices =
-      ResolveGroup(device_names, "NCCL communicator");
-  if (!indices.ok()) return indices.status();
+  ASSIGN_OR_RETURN(std::vector<size_t> indices,
+                   ResolveGroup(device_names, "NCCL communicator"));
   std::vector<CudaDevice*> devices;
-  for (size_t index : *indices) {
+  for (size_t index : indices) {
     if (index >= gpus_.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "an NCCL communicator spans GPUs only, not ", names_[index],
@@ -217,10 +207,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> CudaPlatform::CreateCommunicator(
     }
     devices.push_back(gpus_[index].get());
   }
-  absl::StatusOr<std::unique_ptr<NcclCommunicator>> communicator =
-      NcclCommunicator::CreateLocal(std::move(devices));
-  if (!communicator.ok()) return communicator.status();
-  return std::unique_ptr<Communicator>(*std::move(communicator));
+  ASSIGN_OR_RETURN(std::unique_ptr<NcclCommunicator> communicator,
+                   NcclCommunicator::CreateLocal(std::move(devices)));
+  return std::unique_ptr<Communicator>(std::move(communicator));
 }
 
 void RegisterCudaPlatform() {
@@ -232,13 +221,11 @@ void RegisterCudaPlatform() {
         "cuda",
         [](absl::string_view spec)
             -> absl::StatusOr<std::unique_ptr<Platform>> {
-          absl::StatusOr<CudaPlatformOptions> options =
-              CudaPlatform::ParseSpec(spec);
-          if (!options.ok()) return options.status();
-          absl::StatusOr<std::unique_ptr<CudaPlatform>> platform =
-              CudaPlatform::Create(*std::move(options));
-          if (!platform.ok()) return platform.status();
-          return std::unique_ptr<Platform>(*std::move(platform));
+          ASSIGN_OR_RETURN(CudaPlatformOptions options,
+                           CudaPlatform::ParseSpec(spec));
+          ASSIGN_OR_RETURN(std::unique_ptr<CudaPlatform> platform,
+                           CudaPlatform::Create(std::move(options)));
+          return std::unique_ptr<Platform>(std::move(platform));
         });
     (void)registered;
   });

@@ -20,6 +20,7 @@
 #include "devices/cuda/test_values.h"
 #include "devices/platform_conformance.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 #include "devices/transport_conformance.h"
 #include "gtest/gtest.h"
 
@@ -328,11 +329,10 @@ INSTANTIATE_TEST_SUITE_P(
             names.push_back(
                 absl::StrCat("/job:localhost/replica:0/task:0/device:GPU:", r));
           }
-          absl::StatusOr<std::vector<std::unique_ptr<Transport>>> group =
-              CreateCudaTransportGroup(names);
-          if (!group.ok()) return group.status();
+          ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Transport>> group,
+                           CreateCudaTransportGroup(names));
           conformance::TransportGroup out;
-          out.endpoints = *std::move(group);
+          out.endpoints = std::move(group);
           return out;
         }}),
     conformance::BackendName);
@@ -348,10 +348,9 @@ INSTANTIATE_TEST_SUITE_P(Cuda, PlatformConformanceTest,
                                  return absl::FailedPreconditionError(
                                      absl::StrCat("no CUDA GPU found: ", *why));
                                }
-                               absl::StatusOr<std::unique_ptr<CudaPlatform>> p =
-                                   CudaPlatform::Create();
-                               if (!p.ok()) return p.status();
-                               return std::unique_ptr<Platform>(*std::move(p));
+                               ASSIGN_OR_RETURN(std::unique_ptr<CudaPlatform> p,
+                                                CudaPlatform::Create());
+                               return std::unique_ptr<Platform>(std::move(p));
                              }}),
                          conformance::PlatformBackendName);
 

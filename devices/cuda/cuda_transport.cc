@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "devices/cuda/cuda_status.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -71,32 +72,28 @@ class Mover {
   }
 
   absl::Status Copy(std::byte* dst, const std::byte* src, size_t size) {
-    absl::StatusOr<int> dst_gpu = GpuOf(dst);
-    if (!dst_gpu.ok()) return dst_gpu.status();
-    absl::StatusOr<int> src_gpu = GpuOf(src);
-    if (!src_gpu.ok()) return src_gpu.status();
-    if (*dst_gpu < 0 && *src_gpu < 0) {
+    ASSIGN_OR_RETURN(int dst_gpu, GpuOf(dst));
+    ASSIGN_OR_RETURN(int src_gpu, GpuOf(src));
+    if (dst_gpu < 0 && src_gpu < 0) {
       std::memcpy(dst, src, size);
       return absl::OkStatus();
     }
-    const int ordinal = *dst_gpu >= 0 ? *dst_gpu : *src_gpu;
+    const int ordinal = dst_gpu >= 0 ? dst_gpu : src_gpu;
     ScopedCudaDevice on_device(ordinal);
     if (!on_device.status().ok()) return on_device.status();
-    absl::StatusOr<cudaStream_t> stream = StreamFor(ordinal);
-    if (!stream.ok()) return stream.status();
+    ASSIGN_OR_RETURN(cudaStream_t stream, StreamFor(ordinal));
     absl::Status s;
-    if (*dst_gpu >= 0 && *src_gpu >= 0 && *dst_gpu != *src_gpu) {
+    if (dst_gpu >= 0 && src_gpu >= 0 && dst_gpu != src_gpu) {
       s = CudaStatus(
-          cudaMemcpyPeerAsync(dst, *dst_gpu, src, *src_gpu, size, *stream),
-          absl::StrCat("cudaMemcpyPeerAsync from GPU ", *src_gpu, " to GPU ",
-                       *dst_gpu));
+          cudaMemcpyPeerAsync(dst, dst_gpu, src, src_gpu, size, stream),
+          absl::StrCat("cudaMemcpyPeerAsync from GPU ", src_gpu, " to GPU ",
+                       dst_gpu));
     } else {
-      s = CudaStatus(
-          cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, *stream),
-          absl::StrCat("cudaMemcpyAsync on GPU ", ordinal));
+      s = CudaStatus(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, stream),
+                     absl::StrCat("cudaMemcpyAsync on GPU ", ordinal));
     }
     if (!s.ok()) return s;
-    return CudaStatus(cudaStreamSynchronize(*stream),
+    return CudaStatus(cudaStreamSynchronize(stream),
                       absl::StrCat("cudaStreamSynchronize of a transfer on "
                                    "GPU ",
                                    ordinal));
@@ -106,9 +103,8 @@ class Mover {
   // The GPU that holds `ptr`, or -1 for host memory.
   static absl::StatusOr<int> GpuOf(const void* ptr) {
     cudaPointerAttributes attributes;
-    absl::Status s = CudaStatus(cudaPointerGetAttributes(&attributes, ptr),
-                                "cudaPointerGetAttributes");
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(CudaStatus(cudaPointerGetAttributes(&attributes, ptr),
+                               "cudaPointerGetAttributes"));
     if (attributes.type == cudaMemoryTypeDevice ||
         attributes.type == cudaMemoryTypeManaged) {
       return attributes.device;
@@ -121,10 +117,9 @@ class Mover {
     auto it = streams_.find(ordinal);
     if (it != streams_.end()) return it->second;
     cudaStream_t stream = nullptr;
-    absl::Status s =
+    RETURN_IF_ERROR(
         CudaStatus(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-                   "cudaStreamCreateWithFlags for the transport");
-    if (!s.ok()) return s;
+                   "cudaStreamCreateWithFlags for the transport"));
     streams_[ordinal] = stream;
     return stream;
   }
@@ -159,8 +154,7 @@ class Group {
     std::shared_ptr<Op> peer;
     {
       absl::MutexLock lock(&mailbox.mu);
-      absl::Status open = CheckOpen(op->src, op->dst);
-      if (!open.ok()) return open;
+      RETURN_IF_ERROR(CheckOpen(op->src, op->dst));
       auto& others = op->is_send ? mailbox.recvs : mailbox.sends;
       peer = TakeFirst(others, op->tag);
       if (peer == nullptr) {
@@ -350,8 +344,7 @@ class CudaTransport : public Transport {
 
   absl::StatusOr<std::unique_ptr<Request>> Send(
       int peer, uint64_t tag, absl::Span<const std::byte> data) override {
-    absl::Status valid = CheckPeer(peer, "Send");
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckPeer(peer, "Send"));
     auto op = std::make_shared<Op>();
     op->is_send = true;
     op->src = rank_;
@@ -364,8 +357,7 @@ class CudaTransport : public Transport {
 
   absl::StatusOr<std::unique_ptr<Request>> Recv(
       int peer, uint64_t tag, absl::Span<std::byte> data) override {
-    absl::Status valid = CheckPeer(peer, "Recv");
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(CheckPeer(peer, "Recv"));
     auto op = std::make_shared<Op>();
     op->src = peer;
     op->dst = rank_;
@@ -390,8 +382,7 @@ class CudaTransport : public Transport {
   }
 
   absl::StatusOr<std::unique_ptr<Request>> Post(std::shared_ptr<Op> op) {
-    absl::Status posted = group_->Post(op);
-    if (!posted.ok()) return posted;
+    RETURN_IF_ERROR(group_->Post(op));
     return std::unique_ptr<Request>(new CudaRequest(group_, std::move(op)));
   }
 

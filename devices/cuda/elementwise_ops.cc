@@ -9,6 +9,7 @@
 #include "devices/cuda/cuda_ops_util.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/kernel_math.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -30,9 +31,8 @@ absl::string_view BinaryName(int op) {
 absl::StatusOr<KernelCost> Binary(CudaDevice& device, int op, const Tensor& a,
                                   const Tensor& b, Tensor& out) {
   const absl::string_view name = BinaryName(op);
-  absl::Status valid =
-      CheckOperands(device, name, {{"a", &a}, {"b", &b}, {"output", &out}});
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(
+      CheckOperands(device, name, {{"a", &a}, {"b", &b}, {"output", &out}}));
   if (a.dtype() == DType::kBool) {
     return UnsupportedDType(name, a.dtype(), "every dtype but bool");
   }
@@ -40,23 +40,22 @@ absl::StatusOr<KernelCost> Binary(CudaDevice& device, int op, const Tensor& a,
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
   if (op == math::kDiv && !IsFloating(a.dtype()) && n > 0) {
-    absl::StatusOr<uint64_t> first_zero =
+    ASSIGN_OR_RETURN(
+        uint64_t first_zero,
         RunWithMinFlag(device, name, [&](unsigned long long* flag) {
           return LaunchBinary(op, DTypeCode(a.dtype()), a.raw_data(),
                               b.raw_data(), out.raw_data(), n, flag,
                               device.stream());
-        });
-    if (!first_zero.ok()) return first_zero.status();
-    if (*first_zero != ~uint64_t{0}) {
+        }));
+    if (first_zero != ~uint64_t{0}) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Div: integer division by zero at element ", *first_zero));
+          "Div: integer division by zero at element ", first_zero));
     }
   } else {
-    absl::Status launched = LaunchStatus(
+    RETURN_IF_ERROR(LaunchStatus(
         LaunchBinary(op, DTypeCode(a.dtype()), a.raw_data(), b.raw_data(),
                      out.raw_data(), n, nullptr, device.stream()),
-        name, device);
-    if (!launched.ok()) return launched;
+        name, device));
   }
   return BinaryOpCost(name, a.dtype(), n);
 }
@@ -90,9 +89,8 @@ absl::StatusOr<KernelCost> Div(CudaDevice& device, const Tensor& a,
 
 absl::StatusOr<KernelCost> Scale(CudaDevice& device, const Tensor& in,
                                  double alpha, Tensor& out) {
-  absl::Status valid =
-      CheckOperands(device, "Scale", {{"input", &in}, {"output", &out}});
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(
+      CheckOperands(device, "Scale", {{"input", &in}, {"output", &out}}));
   if (!IsFloating(in.dtype())) {
     return UnsupportedDType("Scale", in.dtype(),
                             "float32, float64, float16, bfloat16");
@@ -100,39 +98,35 @@ absl::StatusOr<KernelCost> Scale(CudaDevice& device, const Tensor& in,
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
   const int64_t n = in.num_elements();
-  absl::Status launched =
+  RETURN_IF_ERROR(
       LaunchStatus(LaunchScale(DTypeCode(in.dtype()), in.raw_data(), alpha,
                                out.raw_data(), n, device.stream()),
-                   "Scale", device);
-  if (!launched.ok()) return launched;
+                   "Scale", device));
   return ScaleCost(in.dtype(), n);
 }
 
 absl::StatusOr<KernelCost> Relu(CudaDevice& device, const Tensor& features,
                                 Tensor& out) {
-  absl::Status valid = CheckOperands(
-      device, "Relu", {{"features", &features}, {"output", &out}});
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOperands(device, "Relu",
+                                {{"features", &features}, {"output", &out}}));
   if (features.dtype() == DType::kBool) {
     return UnsupportedDType("Relu", features.dtype(), "every dtype but bool");
   }
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
   const int64_t n = features.num_elements();
-  absl::Status launched =
+  RETURN_IF_ERROR(
       LaunchStatus(LaunchRelu(DTypeCode(features.dtype()), features.raw_data(),
                               out.raw_data(), n, device.stream()),
-                   "Relu", device);
-  if (!launched.ok()) return launched;
+                   "Relu", device));
   return ReluCost(features.dtype(), n);
 }
 
 absl::StatusOr<KernelCost> ReluGrad(CudaDevice& device, const Tensor& gradients,
                                     const Tensor& features, Tensor& out) {
-  absl::Status valid = CheckOperands(
+  RETURN_IF_ERROR(CheckOperands(
       device, "ReluGrad",
-      {{"gradients", &gradients}, {"features", &features}, {"output", &out}});
-  if (!valid.ok()) return valid;
+      {{"gradients", &gradients}, {"features", &features}, {"output", &out}}));
   if (features.dtype() == DType::kBool) {
     return UnsupportedDType("ReluGrad", features.dtype(),
                             "every dtype but bool");
@@ -140,18 +134,17 @@ absl::StatusOr<KernelCost> ReluGrad(CudaDevice& device, const Tensor& gradients,
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
   const int64_t n = features.num_elements();
-  absl::Status launched = LaunchStatus(
+  RETURN_IF_ERROR(LaunchStatus(
       LaunchReluGrad(DTypeCode(features.dtype()), gradients.raw_data(),
                      features.raw_data(), out.raw_data(), n, device.stream()),
-      "ReluGrad", device);
-  if (!launched.ok()) return launched;
+      "ReluGrad", device));
   return ReluGradCost(features.dtype(), n);
 }
 
 absl::StatusOr<KernelCost> Fill(CudaDevice& device, double value, Tensor& out) {
-  absl::Status valid = CheckOnDevice(device, "Fill", "output", out);
-  if (!valid.ok()) return valid;
-  absl::StatusOr<uint64_t> pattern =
+  RETURN_IF_ERROR(CheckOnDevice(device, "Fill", "output", out));
+  ASSIGN_OR_RETURN(
+      uint64_t pattern,
       VisitDType(out.dtype(), [&](auto zero) -> absl::StatusOr<uint64_t> {
         using T = decltype(zero);
         if constexpr (std::is_same_v<T, bool>) {
@@ -175,22 +168,19 @@ absl::StatusOr<KernelCost> Fill(CudaDevice& device, double value, Tensor& out) {
           }
           return StoredBits(static_cast<T>(value));
         }
-      });
-  if (!pattern.ok()) return pattern.status();
+      }));
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
-  absl::Status launched = LaunchStatus(
-      LaunchFillPattern(*pattern, static_cast<int>(DTypeSize(out.dtype())),
+  RETURN_IF_ERROR(LaunchStatus(
+      LaunchFillPattern(pattern, static_cast<int>(DTypeSize(out.dtype())),
                         out.raw_data(), out.num_elements(), device.stream()),
-      "Fill", device);
-  if (!launched.ok()) return launched;
+      "Fill", device));
   return FillCost(out.dtype(), out.num_elements());
 }
 
 absl::StatusOr<KernelCost> Iota(CudaDevice& device, double start, double step,
                                 Tensor& out) {
-  absl::Status valid = CheckOnDevice(device, "Iota", "output", out);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOnDevice(device, "Iota", "output", out));
   const int64_t n = out.num_elements();
   const DType dtype = out.dtype();
   if (dtype == DType::kBool) {
@@ -223,8 +213,7 @@ absl::StatusOr<KernelCost> Iota(CudaDevice& device, double start, double step,
           : LaunchIotaInt(DTypeCode(dtype), static_cast<int64_t>(start),
                           static_cast<int64_t>(step), out.raw_data(), n,
                           device.stream());
-  absl::Status launched = LaunchStatus(error, "Iota", device);
-  if (!launched.ok()) return launched;
+  RETURN_IF_ERROR(LaunchStatus(error, "Iota", device));
   return IotaCost(dtype, n);
 }
 

@@ -8,6 +8,7 @@
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/nccl_communicator.h"
 #include "devices/cuda/nccl_state.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -64,11 +65,10 @@ size_t Count(const Tensor& tensor) {
 absl::Status NcclCommunicator::AllReduce(int rank, const Tensor& input,
                                          Tensor& output,
                                          const CollectiveOptions& options) {
-  absl::StatusOr<std::shared_ptr<RankState>> state = Local(rank, "AllReduce");
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<RankState> state, Local(rank, "AllReduce"));
   const std::string what = Describe("AllReduce", rank);
-  absl::Status s = CheckTensor(**state, "AllReduce", "input", input);
-  if (s.ok()) s = CheckTensor(**state, "AllReduce", "output", output);
+  absl::Status s = CheckTensor(*state, "AllReduce", "input", input);
+  if (s.ok()) s = CheckTensor(*state, "AllReduce", "output", output);
   if (s.ok()) s = CheckSameDtype(what, input, output);
   if (s.ok()) s = CheckElements(what, "output", output, input.num_elements());
   if (s.ok()) s = CheckReducible(what, input.dtype(), options.op);
@@ -76,7 +76,7 @@ absl::Status NcclCommunicator::AllReduce(int rank, const Tensor& input,
   if (input.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(input.dtype());
   const int op = ReduceOpCode(options.op);
-  return Run(*state, "AllReduce", static_cast<int64_t>(input.bytes()), options,
+  return Run(state, "AllReduce", static_cast<int64_t>(input.bytes()), options,
              [input, output, dtype, op](ncclComm* comm, cudaStream_t stream) {
                return NcclAllReduce(input.raw_data(), output.raw_data(),
                                     Count(input), dtype, op, comm, stream);
@@ -86,11 +86,10 @@ absl::Status NcclCommunicator::AllReduce(int rank, const Tensor& input,
 absl::Status NcclCommunicator::AllGather(int rank, const Tensor& input,
                                          Tensor& output,
                                          const CollectiveOptions& options) {
-  absl::StatusOr<std::shared_ptr<RankState>> state = Local(rank, "AllGather");
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<RankState> state, Local(rank, "AllGather"));
   const std::string what = Describe("AllGather", rank);
-  absl::Status s = CheckTensor(**state, "AllGather", "input", input);
-  if (s.ok()) s = CheckTensor(**state, "AllGather", "output", output);
+  absl::Status s = CheckTensor(*state, "AllGather", "input", input);
+  if (s.ok()) s = CheckTensor(*state, "AllGather", "output", output);
   if (s.ok()) s = CheckSameDtype(what, input, output);
   if (s.ok()) {
     s = CheckElements(what, "output", output, size() * input.num_elements());
@@ -99,7 +98,7 @@ absl::Status NcclCommunicator::AllGather(int rank, const Tensor& input,
   if (!s.ok()) return s;
   if (input.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(input.dtype());
-  return Run(*state, "AllGather", static_cast<int64_t>(output.bytes()), options,
+  return Run(state, "AllGather", static_cast<int64_t>(output.bytes()), options,
              [input, output, dtype](ncclComm* comm, cudaStream_t stream) {
                return NcclAllGather(input.raw_data(), output.raw_data(),
                                     Count(input), dtype, comm, stream);
@@ -109,12 +108,11 @@ absl::Status NcclCommunicator::AllGather(int rank, const Tensor& input,
 absl::Status NcclCommunicator::ReduceScatter(int rank, const Tensor& input,
                                              Tensor& output,
                                              const CollectiveOptions& options) {
-  absl::StatusOr<std::shared_ptr<RankState>> state =
-      Local(rank, "ReduceScatter");
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<RankState> state,
+                   Local(rank, "ReduceScatter"));
   const std::string what = Describe("ReduceScatter", rank);
-  absl::Status s = CheckTensor(**state, "ReduceScatter", "input", input);
-  if (s.ok()) s = CheckTensor(**state, "ReduceScatter", "output", output);
+  absl::Status s = CheckTensor(*state, "ReduceScatter", "input", input);
+  if (s.ok()) s = CheckTensor(*state, "ReduceScatter", "output", output);
   if (s.ok()) s = CheckSameDtype(what, input, output);
   if (s.ok()) {
     s = CheckElements(what, "input", input, size() * output.num_elements());
@@ -125,7 +123,7 @@ absl::Status NcclCommunicator::ReduceScatter(int rank, const Tensor& input,
   if (output.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(input.dtype());
   const int op = ReduceOpCode(options.op);
-  return Run(*state, "ReduceScatter", static_cast<int64_t>(input.bytes()),
+  return Run(state, "ReduceScatter", static_cast<int64_t>(input.bytes()),
              options,
              [input, output, dtype, op](ncclComm* comm, cudaStream_t stream) {
                return NcclReduceScatter(input.raw_data(), output.raw_data(),
@@ -135,18 +133,16 @@ absl::Status NcclCommunicator::ReduceScatter(int rank, const Tensor& input,
 
 absl::Status NcclCommunicator::Broadcast(int rank, int root, Tensor& tensor,
                                          const CollectiveOptions& options) {
-  absl::StatusOr<std::shared_ptr<RankState>> state = Local(rank, "Broadcast");
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<RankState> state, Local(rank, "Broadcast"));
   if (root < 0 || root >= size()) {
     return absl::InvalidArgumentError(
         absl::StrCat(Describe("Broadcast", rank), ": root ", root,
                      " is outside the group of ", size(), " ranks"));
   }
-  absl::Status s = CheckTensor(**state, "Broadcast", "tensor", tensor);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckTensor(*state, "Broadcast", "tensor", tensor));
   if (tensor.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(tensor.dtype());
-  return Run(*state, "Broadcast", static_cast<int64_t>(tensor.bytes()), options,
+  return Run(state, "Broadcast", static_cast<int64_t>(tensor.bytes()), options,
              [tensor, dtype, root](ncclComm* comm, cudaStream_t stream) {
                return NcclBroadcast(tensor.raw_data(), tensor.raw_data(),
                                     Count(tensor), dtype, root, comm, stream);
@@ -156,16 +152,15 @@ absl::Status NcclCommunicator::Broadcast(int rank, int root, Tensor& tensor,
 absl::Status NcclCommunicator::Reduce(int rank, int root, const Tensor& input,
                                       Tensor& output,
                                       const CollectiveOptions& options) {
-  absl::StatusOr<std::shared_ptr<RankState>> state = Local(rank, "Reduce");
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<RankState> state, Local(rank, "Reduce"));
   const std::string what = Describe("Reduce", rank);
   if (root < 0 || root >= size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": root ", root, " is outside the group of ", size(), " ranks"));
   }
-  absl::Status s = CheckTensor(**state, "Reduce", "input", input);
+  absl::Status s = CheckTensor(*state, "Reduce", "input", input);
   if (s.ok() && rank == root) {
-    s = CheckTensor(**state, "Reduce", "output", output);
+    s = CheckTensor(*state, "Reduce", "output", output);
     if (s.ok()) s = CheckSameDtype(what, input, output);
     if (s.ok()) s = CheckElements(what, "output", output, input.num_elements());
   }
@@ -177,7 +172,7 @@ absl::Status NcclCommunicator::Reduce(int rank, int root, const Tensor& input,
   // Only the root writes its output; the others pass their input, which
   // NCCL does not touch as a receive buffer there.
   Tensor destination = rank == root ? output : input;
-  return Run(*state, "Reduce", static_cast<int64_t>(input.bytes()), options,
+  return Run(state, "Reduce", static_cast<int64_t>(input.bytes()), options,
              [input, destination, dtype, op, root](ncclComm* comm,
                                                    cudaStream_t stream) {
                return NcclReduce(input.raw_data(), destination.raw_data(),
@@ -188,11 +183,10 @@ absl::Status NcclCommunicator::Reduce(int rank, int root, const Tensor& input,
 absl::Status NcclCommunicator::AllToAll(int rank, const Tensor& input,
                                         Tensor& output,
                                         const CollectiveOptions& options) {
-  absl::StatusOr<std::shared_ptr<RankState>> state = Local(rank, "AllToAll");
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<RankState> state, Local(rank, "AllToAll"));
   const std::string what = Describe("AllToAll", rank);
-  absl::Status s = CheckTensor(**state, "AllToAll", "input", input);
-  if (s.ok()) s = CheckTensor(**state, "AllToAll", "output", output);
+  absl::Status s = CheckTensor(*state, "AllToAll", "input", input);
+  if (s.ok()) s = CheckTensor(*state, "AllToAll", "output", output);
   if (s.ok()) s = CheckSameDtype(what, input, output);
   if (s.ok() && input.num_elements() % size() != 0) {
     s = absl::InvalidArgumentError(
@@ -208,7 +202,7 @@ absl::Status NcclCommunicator::AllToAll(int rank, const Tensor& input,
   const size_t block = Count(input) / static_cast<size_t>(ranks);
   const size_t block_bytes = block * DTypeSize(input.dtype());
   return Run(
-      *state, "AllToAll", static_cast<int64_t>(input.bytes()), options,
+      state, "AllToAll", static_cast<int64_t>(input.bytes()), options,
       [input, output, dtype, ranks, block, block_bytes](ncclComm* comm,
                                                         cudaStream_t stream) {
         const char* in = static_cast<const char*>(input.raw_data());
@@ -228,18 +222,16 @@ absl::Status NcclCommunicator::AllToAll(int rank, const Tensor& input,
 
 absl::Status NcclCommunicator::Send(int rank, int peer, const Tensor& tensor,
                                     const CollectiveOptions& options) {
-  absl::StatusOr<std::shared_ptr<RankState>> state = Local(rank, "Send");
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<RankState> state, Local(rank, "Send"));
   if (peer < 0 || peer >= size() || peer == rank) {
     return absl::InvalidArgumentError(
         absl::StrCat(Describe("Send", rank), ": peer ", peer,
                      " must be another rank of the group [0, ", size(), ")"));
   }
-  absl::Status s = CheckTensor(**state, "Send", "tensor", tensor);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckTensor(*state, "Send", "tensor", tensor));
   if (tensor.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(tensor.dtype());
-  return Run(*state, "Send", static_cast<int64_t>(tensor.bytes()), options,
+  return Run(state, "Send", static_cast<int64_t>(tensor.bytes()), options,
              [tensor, dtype, peer](ncclComm* comm, cudaStream_t stream) {
                return NcclSend(tensor.raw_data(), Count(tensor), dtype, peer,
                                comm, stream);
@@ -248,18 +240,16 @@ absl::Status NcclCommunicator::Send(int rank, int peer, const Tensor& tensor,
 
 absl::Status NcclCommunicator::Recv(int rank, int peer, Tensor& tensor,
                                     const CollectiveOptions& options) {
-  absl::StatusOr<std::shared_ptr<RankState>> state = Local(rank, "Recv");
-  if (!state.ok()) return state.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<RankState> state, Local(rank, "Recv"));
   if (peer < 0 || peer >= size() || peer == rank) {
     return absl::InvalidArgumentError(
         absl::StrCat(Describe("Recv", rank), ": peer ", peer,
                      " must be another rank of the group [0, ", size(), ")"));
   }
-  absl::Status s = CheckTensor(**state, "Recv", "tensor", tensor);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckTensor(*state, "Recv", "tensor", tensor));
   if (tensor.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(tensor.dtype());
-  return Run(*state, "Recv", static_cast<int64_t>(tensor.bytes()), options,
+  return Run(state, "Recv", static_cast<int64_t>(tensor.bytes()), options,
              [tensor, dtype, peer](ncclComm* comm, cudaStream_t stream) {
                return NcclRecv(tensor.raw_data(), Count(tensor), dtype, peer,
                                comm, stream);
@@ -302,9 +292,7 @@ absl::Status NcclCommunicator::AllReduceAll(
     }
     if (!s.ok()) return s;
   }
-  const absl::Status reducible =
-      CheckReducible(what, inputs[0]->dtype(), options.op);
-  if (!reducible.ok()) return reducible;
+  RETURN_IF_ERROR(CheckReducible(what, inputs[0]->dtype(), options.op));
   const size_t count = Count(*inputs[0]);
   if (count == 0) return absl::OkStatus();
   const absl::Time deadline = absl::Now() + options.timeout;

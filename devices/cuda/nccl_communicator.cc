@@ -14,6 +14,7 @@
 #include "devices/completion.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/nccl_state.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -133,18 +134,16 @@ absl::Status CheckDistinctGpus(const std::vector<CudaDevice*>& devices,
 
 absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateLocal(
     std::vector<CudaDevice*> devices, absl::Duration timeout) {
-  absl::Status distinct = CheckDistinctGpus(devices, "CreateLocal");
-  if (!distinct.ok()) return distinct;
+  RETURN_IF_ERROR(CheckDistinctGpus(devices, "CreateLocal"));
   // What ncclCommInitAll does (a unique id, then every rank's init inside
   // one group call), with non-blocking communicators: no NCCL call then
   // blocks a queue thread, so an abort never pulls a communicator from
   // under a thread still inside NCCL, and the set-up has a deadline.
-  absl::StatusOr<std::string> id = NewUniqueId();
-  if (!id.ok()) return id.status();
+  ASSIGN_OR_RETURN(std::string id, NewUniqueId());
   std::vector<std::string> names;
   for (CudaDevice* device : devices) names.push_back(device->name());
-  return CreateRanks(std::move(devices), *id, /*first_rank=*/0,
-                     std::move(names), timeout);
+  return CreateRanks(std::move(devices), id, /*first_rank=*/0, std::move(names),
+                     timeout);
 }
 
 absl::StatusOr<std::string> NcclCommunicator::NewUniqueId() {
@@ -173,8 +172,7 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateRanks(
         "an NCCL unique id has ", kNcclUniqueIdBytes, " bytes, not ",
         unique_id.size(), "; pass what NewUniqueId() returned, unchanged"));
   }
-  absl::Status distinct = CheckDistinctGpus(devices, "CreateRanks");
-  if (!distinct.ok()) return distinct;
+  RETURN_IF_ERROR(CheckDistinctGpus(devices, "CreateRanks"));
   const int count = static_cast<int>(devices.size());
   if (size < 1 || first_rank < 0 || first_rank + count > size) {
     return absl::InvalidArgumentError(

@@ -24,6 +24,7 @@
 #include "devices/cuda/ops.h"
 #include "devices/cuda/test_values.h"
 #include "devices/kernels.h"
+#include "devices/status_macros.h"
 #include "gtest/gtest.h"
 
 namespace devices {
@@ -443,10 +444,9 @@ conformance::CommunicatorBackend NcclBackend() {
           return absl::FailedPreconditionError(
               absl::StrCat("no CUDA GPU found: ", *why));
         }
-        absl::StatusOr<std::unique_ptr<CudaPlatform>> made =
-            CudaPlatform::Create();
-        if (!made.ok()) return made.status();
-        std::shared_ptr<CudaPlatform> platform = *std::move(made);
+        ASSIGN_OR_RETURN(std::unique_ptr<CudaPlatform> made,
+                         CudaPlatform::Create());
+        std::shared_ptr<CudaPlatform> platform = std::move(made);
         if (platform->num_gpus() < n) {
           return absl::FailedPreconditionError(
               absl::StrCat("a group of ", n, " NCCL ranks needs ", n,
@@ -454,11 +454,10 @@ conformance::CommunicatorBackend NcclBackend() {
         }
         std::vector<CudaDevice*> devices;
         for (int r = 0; r < n; ++r) devices.push_back(platform->gpu(r));
-        absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
-            NcclCommunicator::CreateLocal(devices);
-        if (!comm.ok()) return comm.status();
+        ASSIGN_OR_RETURN(std::unique_ptr<NcclCommunicator> comm,
+                         NcclCommunicator::CreateLocal(devices));
         conformance::CommunicatorGroup group;
-        group.communicator = *std::move(comm);
+        group.communicator = std::move(comm);
         group.to_rank = [devices](int r, const Tensor& host) {
           CudaDevice& gpu = *devices[static_cast<size_t>(r)];
           absl::StatusOr<Tensor> t = gpu.Allocate(host.dtype(), host.shape());

@@ -10,6 +10,7 @@
 #include "devices/cuda/cuda_kernels.h"
 #include "devices/cuda/cuda_ops_util.h"
 #include "devices/cuda/cuda_status.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -143,20 +144,20 @@ absl::StatusOr<KernelCost> SoftmaxCrossEntropy(CudaDevice& device,
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
   if (batch > 0) {
-    absl::StatusOr<uint64_t> bad_row =
+    ASSIGN_OR_RETURN(
+        uint64_t bad_row,
         RunWithMinFlag(device, kName, [&](unsigned long long* flag) {
           return LaunchSoftmaxCrossEntropy(
               DTypeCode(logits.dtype()), DTypeCode(labels.dtype()),
               logits.raw_data(), labels.raw_data(), loss.raw_data(),
               dlogits.raw_data(), batch, classes, flag, device.stream());
-        });
-    if (!bad_row.ok()) return bad_row.status();
-    if (*bad_row != ~uint64_t{0}) {
+        }));
+    if (bad_row != ~uint64_t{0}) {
       // Fetch the offending label for the message.
       int64_t label = 0;
       const size_t label_size = DTypeSize(labels.dtype());
       const char* label_ptr =
-          static_cast<const char*>(labels.raw_data()) + *bad_row * label_size;
+          static_cast<const char*>(labels.raw_data()) + bad_row * label_size;
       if (labels.dtype() == DType::kInt32) {
         int32_t value = 0;
         cudaMemcpy(&value, label_ptr, sizeof(value), cudaMemcpyDeviceToHost);
@@ -166,7 +167,7 @@ absl::StatusOr<KernelCost> SoftmaxCrossEntropy(CudaDevice& device,
       }
       return absl::InvalidArgumentError(
           absl::StrCat("SoftmaxCrossEntropy: label ", label, " of row ",
-                       *bad_row, " is outside the classes [0, ", classes, ")"));
+                       bad_row, " is outside the classes [0, ", classes, ")"));
     }
   }
   return SoftmaxCrossEntropyCost(logits.dtype(), labels.dtype(), batch,

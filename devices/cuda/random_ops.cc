@@ -10,6 +10,7 @@
 #include "devices/cuda/cuda_ops_util.h"
 #include "devices/cuda/cuda_status.h"
 #include "devices/cuda/kernel_math.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -73,8 +74,7 @@ absl::StatusOr<KernelCost> RandomUniform(CudaDevice& device, uint64_t seed,
     return UnsupportedDType("RandomUniform", out.dtype(),
                             "every dtype but bool");
   }
-  absl::Status valid = CheckOnDevice(device, "RandomUniform", "output", out);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOnDevice(device, "RandomUniform", "output", out));
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
   absl::Status launched;
@@ -119,15 +119,13 @@ absl::StatusOr<KernelCost> RandomNormal(CudaDevice& device, uint64_t seed,
                      ">= 0, got mean ",
                      mean, " and stddev ", stddev));
   }
-  absl::Status valid = CheckOnDevice(device, "RandomNormal", "output", out);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckOnDevice(device, "RandomNormal", "output", out));
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
-  absl::Status launched = LaunchStatus(
+  RETURN_IF_ERROR(LaunchStatus(
       LaunchRandomNormal(DTypeCode(out.dtype()), seed, mean, stddev,
                          out.raw_data(), out.num_elements(), device.stream()),
-      "RandomNormal", device);
-  if (!launched.ok()) return launched;
+      "RandomNormal", device));
   return RandomNormalCost(out.dtype(), out.num_elements());
 }
 

@@ -7,6 +7,7 @@
 #include "devices/cuda/cuda_kernels.h"
 #include "devices/cuda/cuda_ops_util.h"
 #include "devices/cuda/cuda_status.h"
+#include "devices/status_macros.h"
 
 namespace devices {
 namespace cuda {
@@ -30,8 +31,7 @@ absl::Status CheckBuffers(absl::string_view kernel, const void* a,
 absl::StatusOr<KernelCost> Accumulate(CudaDevice& device, ReduceOp op,
                                       const void* src, void* dst, int64_t count,
                                       DType dtype) {
-  absl::Status valid = CheckBuffers("Accumulate", src, dst, count);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckBuffers("Accumulate", src, dst, count));
   if (dtype == DType::kBool && op == ReduceOp::kMean) {
     return absl::InvalidArgumentError(
         "Accumulate: MEAN is not defined for bool; use SUM (logical or) or "
@@ -39,19 +39,17 @@ absl::StatusOr<KernelCost> Accumulate(CudaDevice& device, ReduceOp op,
   }
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
-  absl::Status launched =
+  RETURN_IF_ERROR(
       LaunchStatus(LaunchAccumulate(ReduceOpCode(op), DTypeCode(dtype), src,
                                     dst, count, device.stream()),
-                   "Accumulate", device);
-  if (!launched.ok()) return launched;
+                   "Accumulate", device));
   return AccumulateCost(dtype, count);
 }
 
 absl::StatusOr<KernelCost> FinalizeMean(CudaDevice& device, void* data,
                                         int64_t count, DType dtype,
                                         int64_t divisor) {
-  absl::Status valid = CheckBuffers("FinalizeMean", data, data, count);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckBuffers("FinalizeMean", data, data, count));
   if (divisor < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "FinalizeMean: divisor must be >= 1 (the number of contributions), "
@@ -64,11 +62,9 @@ absl::StatusOr<KernelCost> FinalizeMean(CudaDevice& device, void* data,
   }
   ScopedCudaDevice on_device(device.ordinal());
   if (!on_device.status().ok()) return on_device.status();
-  absl::Status launched =
-      LaunchStatus(LaunchFinalizeMean(DTypeCode(dtype), data, count, divisor,
-                                      device.stream()),
-                   "FinalizeMean", device);
-  if (!launched.ok()) return launched;
+  RETURN_IF_ERROR(LaunchStatus(LaunchFinalizeMean(DTypeCode(dtype), data, count,
+                                                  divisor, device.stream()),
+                               "FinalizeMean", device));
   return FinalizeMeanCost(dtype, count);
 }
 
@@ -116,11 +112,10 @@ absl::StatusOr<KernelCost> ReduceInto(CudaDevice& device, ReduceOp op,
     const bool last = next == order.size();
     const int64_t divisor =
         last && op == ReduceOp::kMean ? static_cast<int64_t>(inputs.size()) : 0;
-    absl::Status launched = LaunchStatus(
+    RETURN_IF_ERROR(LaunchStatus(
         LaunchReduceInputs(ReduceOpCode(op), DTypeCode(out.dtype()), pass,
                            out.raw_data(), count, divisor, device.stream()),
-        "ReduceInto", device);
-    if (!launched.ok()) return launched;
+        "ReduceInto", device));
   }
   return ReduceIntoCost(op, out.dtype(), count,
                         static_cast<int64_t>(inputs.size()));

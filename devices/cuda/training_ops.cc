@@ -6,6 +6,7 @@
 #include "devices/cuda/cuda_kernels.h"
 #include "devices/cuda/cuda_ops_util.h"
 #include "devices/cuda/cuda_status.h"
+#include "devices/status_macros.h"
 #include "devices/training_kernels.h"
 
 namespace devices {
@@ -18,8 +19,7 @@ absl::Status AllOnDevice(
     std::initializer_list<std::pair<const char*, const Tensor*>> tensors) {
   for (const auto& [role, tensor] : tensors) {
     if (tensor == nullptr) continue;
-    absl::Status s = CheckOnDevice(device, kernel, role, *tensor);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(CheckOnDevice(device, kernel, role, *tensor));
   }
   return absl::OkStatus();
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/cluster_resolver.h"
 
 namespace distribute {
@@ -21,9 +22,8 @@ absl::StatusOr<Tensor> HostCopy(const Tensor& t, absl::string_view name) {
         "cannot checkpoint '", name, "': its value ", t.DebugString(),
         " has no host data (timing-only or device memory)"));
   }
-  absl::StatusOr<Tensor> copy = Tensor::Host(t.dtype(), t.shape());
-  if (!copy.ok()) return copy.status();
-  if (t.bytes() > 0) std::memcpy(copy->raw_data(), t.raw_data(), t.bytes());
+  ASSIGN_OR_RETURN(Tensor copy, Tensor::Host(t.dtype(), t.shape()));
+  if (t.bytes() > 0) std::memcpy(copy.raw_data(), t.raw_data(), t.bytes());
   return copy;
 }
 
@@ -44,9 +44,8 @@ absl::StatusOr<WriterRole> WriterRole::ForStrategy(const Strategy& strategy) {
   WriterRole role;
   cluster::ClusterResolver* resolver = strategy.ClusterResolver();
   if (resolver == nullptr) return role;
-  absl::StatusOr<cluster::ClusterSpec> spec = resolver->cluster_spec();
-  if (!spec.ok()) return spec.status();
-  if (spec->empty()) return role;
+  ASSIGN_OR_RETURN(cluster::ClusterSpec spec, resolver->cluster_spec());
+  if (spec.empty()) return role;
   const std::optional<std::string> type = resolver->task_type();
   const std::optional<int64_t> id = resolver->task_id();
   if (!type.has_value() || !id.has_value()) {
@@ -59,7 +58,7 @@ absl::StatusOr<WriterRole> WriterRole::ForStrategy(const Strategy& strategy) {
   if (*type == "chief") {
     role.is_chief = true;
   } else if (*type == "worker") {
-    role.is_chief = !spec->has_job("chief") && *id == 0;
+    role.is_chief = !spec.has_job("chief") && *id == 0;
   } else {
     role.is_chief = false;
   }
@@ -73,10 +72,9 @@ std::string WriteDirectory(const std::string& dir, const WriterRole& role) {
 
 absl::StatusOr<Checkpoint> Checkpoint::ForStrategy(const Strategy& strategy,
                                                    SaveFaultHook fault_hook) {
-  absl::StatusOr<WriterRole> role = WriterRole::ForStrategy(strategy);
-  if (!role.ok()) return role.status();
+  ASSIGN_OR_RETURN(WriterRole role, WriterRole::ForStrategy(strategy));
   CheckpointOptions options;
-  options.role = *role;
+  options.role = role;
   options.fault_hook = std::move(fault_hook);
   return Checkpoint(std::move(options));
 }
@@ -106,8 +104,7 @@ absl::Status Checkpoint::CheckNewName(const std::string& name) const {
 
 absl::Status Checkpoint::TrackVariable(const std::string& name,
                                        std::shared_ptr<Variable> variable) {
-  absl::Status s = CheckNewName(name);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckNewName(name));
   if (variable == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("TrackVariable('", name, "') got a null variable"));
@@ -127,8 +124,7 @@ absl::Status Checkpoint::TrackVariable(const std::string& name,
 
 absl::Status Checkpoint::TrackTensor(const std::string& name,
                                      devices::Tensor tensor) {
-  absl::Status s = CheckNewName(name);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckNewName(name));
   if (!tensor.host_accessible() && tensor.bytes() > 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("TrackTensor('", name, "'): ", tensor.DebugString(),
@@ -142,8 +138,7 @@ absl::Status Checkpoint::TrackTensor(const std::string& name,
 }
 
 absl::Status Checkpoint::TrackInt64(const std::string& name, int64_t* value) {
-  absl::Status s = CheckNewName(name);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckNewName(name));
   if (value == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("TrackInt64('", name, "') got a null pointer"));
@@ -166,9 +161,8 @@ absl::StatusOr<std::vector<CheckpointEntry>> Checkpoint::Snapshot(
   auto scalar = [](int64_t v) {
     return Tensor::FromVector<int64_t>({v}, devices::Shape());
   };
-  absl::StatusOr<Tensor> c = scalar(counter);
-  if (!c.ok()) return c.status();
-  entries.push_back({std::string(kSaveCounterName), *std::move(c)});
+  ASSIGN_OR_RETURN(Tensor c, scalar(counter));
+  entries.push_back({std::string(kSaveCounterName), std::move(c)});
   // Sorted by name: every worker reads (and reduces) in the same order.
   for (const auto& [name, t] : tracked_) {
     absl::StatusOr<Tensor> value;
@@ -196,15 +190,13 @@ absl::StatusOr<std::vector<CheckpointEntry>> Checkpoint::Snapshot(
 absl::Status Checkpoint::WriteEntries(
     const std::string& path,
     const std::vector<CheckpointEntry>& entries) const {
-  absl::StatusOr<std::string> bytes = EncodeCheckpoint(entries);
-  if (!bytes.ok()) return bytes.status();
+  ASSIGN_OR_RETURN(std::string bytes, EncodeCheckpoint(entries));
   const std::string dir = Dirname(path);
   const std::string write_dir = WriteDirectory(dir, options_.role);
-  absl::Status s = CreateDirectories(write_dir);
-  if (!s.ok()) return s;
-  s = WriteFileAtomically(JoinPath(write_dir, Basename(path)), *bytes,
-                          options_.fault_hook, "data_written");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CreateDirectories(write_dir));
+  RETURN_IF_ERROR(WriteFileAtomically(JoinPath(write_dir, Basename(path)),
+                                      bytes, options_.fault_hook,
+                                      "data_written"));
   if (!options_.role.is_chief) return DeleteRecursively(write_dir);
   return absl::OkStatus();
 }
@@ -212,20 +204,16 @@ absl::Status Checkpoint::WriteEntries(
 absl::StatusOr<std::string> Checkpoint::Save(const std::string& prefix) {
   const int64_t counter = save_counter_ + 1;
   const std::string path = absl::StrCat(prefix, "-", counter);
-  absl::StatusOr<std::vector<CheckpointEntry>> entries = Snapshot(counter);
-  if (!entries.ok()) return entries.status();
-  absl::Status s = WriteEntries(path, *entries);
-  if (!s.ok()) return s;
+  ASSIGN_OR_RETURN(std::vector<CheckpointEntry> entries, Snapshot(counter));
+  RETURN_IF_ERROR(WriteEntries(path, entries));
   save_counter_ = counter;
   return path;
 }
 
 absl::StatusOr<std::string> Checkpoint::Write(const std::string& path) {
-  absl::StatusOr<std::vector<CheckpointEntry>> entries =
-      Snapshot(save_counter_);
-  if (!entries.ok()) return entries.status();
-  absl::Status s = WriteEntries(path, *entries);
-  if (!s.ok()) return s;
+  ASSIGN_OR_RETURN(std::vector<CheckpointEntry> entries,
+                   Snapshot(save_counter_));
+  RETURN_IF_ERROR(WriteEntries(path, entries));
   return path;
 }
 
@@ -243,11 +231,10 @@ absl::Status Checkpoint::RestoreFrom(const std::string& path,
   if (!bytes.ok()) {
     return Annotate(bytes.status(), "cannot restore the checkpoint");
   }
-  absl::StatusOr<std::vector<CheckpointEntry>> entries =
-      DecodeCheckpoint(*bytes, path);
-  if (!entries.ok()) return entries.status();
+  ASSIGN_OR_RETURN(std::vector<CheckpointEntry> entries,
+                   DecodeCheckpoint(*bytes, path));
   std::map<std::string, const Tensor*> by_name;
-  for (const CheckpointEntry& e : *entries) by_name[e.name] = &e.value;
+  for (const CheckpointEntry& e : entries) by_name[e.name] = &e.value;
 
   // Check everything first.
   auto int64_scalar = [&](const std::string& name, const Tensor& v) {
@@ -270,8 +257,7 @@ absl::Status Checkpoint::RestoreFrom(const std::string& path,
     }
     const Tensor& v = *it->second;
     if (t.int64 != nullptr) {
-      absl::Status s = int64_scalar(name, v);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(int64_scalar(name, v));
       continue;
     }
     std::vector<Tensor> targets =
@@ -296,8 +282,7 @@ absl::Status Checkpoint::RestoreFrom(const std::string& path,
   if (with_counter) {
     auto it = by_name.find(std::string(kSaveCounterName));
     if (it != by_name.end()) {
-      absl::Status s = int64_scalar(std::string(kSaveCounterName), *it->second);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(int64_scalar(std::string(kSaveCounterName), *it->second));
       counter = it->second;
     }
   }
@@ -309,15 +294,14 @@ absl::Status Checkpoint::RestoreFrom(const std::string& path,
         t.variable->aggregation() != VariableAggregation::kSum) {
       continue;
     }
-    absl::StatusOr<Tensor> copy = HostCopy(*by_name[name], name);
-    if (!copy.ok()) return copy.status();
-    if (copy->bytes() > 0) {
+    ASSIGN_OR_RETURN(Tensor copy, HostCopy(*by_name[name], name));
+    if (copy.bytes() > 0) {
       auto cost = devices::FinalizeMean(
-          copy->raw_data(), copy->num_elements(), copy->dtype(),
+          copy.raw_data(), copy.num_elements(), copy.dtype(),
           t.variable->strategy().NumReplicasInSync());
       if (!cost.ok()) return Annotate(cost.status(), name);
     }
-    divided[name] = *std::move(copy);
+    divided[name] = std::move(copy);
   }
 
   // Assign: nothing below fails.
@@ -343,12 +327,10 @@ absl::Status Checkpoint::RestoreFrom(const std::string& path,
 
 absl::StatusOr<devices::Tensor> LoadEntry(const std::string& path,
                                           const std::string& name) {
-  absl::StatusOr<std::string> bytes = ReadFileToString(path);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<std::vector<CheckpointEntry>> entries =
-      DecodeCheckpoint(*bytes, path);
-  if (!entries.ok()) return entries.status();
-  for (CheckpointEntry& e : *entries) {
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  ASSIGN_OR_RETURN(std::vector<CheckpointEntry> entries,
+                   DecodeCheckpoint(bytes, path));
+  for (CheckpointEntry& e : entries) {
     if (e.name == name) return std::move(e.value);
   }
   return absl::NotFoundError(
@@ -357,13 +339,11 @@ absl::StatusOr<devices::Tensor> LoadEntry(const std::string& path,
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ListEntries(
     const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFileToString(path);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<std::vector<CheckpointEntry>> entries =
-      DecodeCheckpoint(*bytes, path);
-  if (!entries.ok()) return entries.status();
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  ASSIGN_OR_RETURN(std::vector<CheckpointEntry> entries,
+                   DecodeCheckpoint(bytes, path));
   std::vector<std::pair<std::string, std::string>> out;
-  for (const CheckpointEntry& e : *entries) {
+  for (const CheckpointEntry& e : entries) {
     out.emplace_back(e.name, Describe(e.value));
   }
   std::sort(out.begin(), out.end());

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "distribute/checkpoint/crc32c.h"
 #include "distribute/cluster/json.h"
 
@@ -192,9 +193,8 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeVersion1(
       return Corrupt(
           path, absl::StrCat(entry, ": its data's CRC-32C does not match"));
     }
-    absl::StatusOr<devices::Tensor> value =
-        devices::Tensor::Host(*dtype, *shape);
-    if (!value.ok()) return value.status();
+    ASSIGN_OR_RETURN(devices::Tensor value,
+                     devices::Tensor::Host(*dtype, *shape));
     if (*dtype == devices::DType::kBool) {
       // A bool is stored as one byte, 0 or 1: any other byte is not a bool.
       for (size_t b = 0; b < data.size(); ++b) {
@@ -206,8 +206,8 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeVersion1(
         }
       }
     }
-    if (size > 0) std::memcpy(value->raw_data(), data.data(), size);
-    entries.push_back({name, *std::move(value)});
+    if (size > 0) std::memcpy(value.raw_data(), data.data(), size);
+    entries.push_back({name, std::move(value)});
   }
   if (!r.ok() || !r.done() || entries.size() != count) {
     return Corrupt(path, "the index does not parse");
@@ -419,14 +419,13 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
         }
       }
     }
-    absl::StatusOr<devices::Tensor> value =
-        devices::Tensor::Host(*dtype, *shape);
-    if (!value.ok()) return value.status();
+    ASSIGN_OR_RETURN(devices::Tensor value,
+                     devices::Tensor::Host(*dtype, *shape));
     if (!bytes_of.empty()) {
-      std::memcpy(value->raw_data(), bytes_of.data(), bytes_of.size());
+      std::memcpy(value.raw_data(), bytes_of.data(), bytes_of.size());
     }
     placed.push_back({*begin, *end, entries.size()});
-    entries.push_back({name, *std::move(value)});
+    entries.push_back({name, std::move(value)});
   }
   // Every metadata CRC names an entry, and only ours are kept.
   size_t crc_keys = 0;

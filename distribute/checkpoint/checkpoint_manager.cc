@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "devices/status_macros.h"
 #include "distribute/checkpoint/crc32c.h"
 #include "distribute/checkpoint/file_util.h"
 
@@ -97,22 +98,19 @@ std::string Resolve(const std::string& directory, const std::string& name) {
 
 absl::StatusOr<std::vector<std::string>> CheckpointsInDirectory(
     const std::string& directory) {
-  absl::StatusOr<std::vector<std::string>> names =
-      ReadState(JoinPath(directory, kStateFileName));
-  if (!names.ok()) return names.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> names,
+                   ReadState(JoinPath(directory, kStateFileName)));
   std::vector<std::string> out;
-  for (const std::string& name : *names)
-    out.push_back(Resolve(directory, name));
+  for (const std::string& name : names) out.push_back(Resolve(directory, name));
   return out;
 }
 
 absl::StatusOr<std::optional<std::string>> LatestCheckpoint(
     const std::string& directory) {
-  absl::StatusOr<std::vector<std::string>> all =
-      CheckpointsInDirectory(directory);
-  if (!all.ok()) return all.status();
-  if (all->empty()) return std::optional<std::string>();
-  return std::optional<std::string>(all->back());
+  ASSIGN_OR_RETURN(std::vector<std::string> all,
+                   CheckpointsInDirectory(directory));
+  if (all.empty()) return std::optional<std::string>();
+  return std::optional<std::string>(all.back());
 }
 
 // What WriteFileAtomically leaves behind when it crashes:
@@ -148,23 +146,19 @@ absl::StatusOr<std::unique_ptr<CheckpointManager>> CheckpointManager::Create(
         *max_to_keep));
   }
   if (checkpoint.options().role.is_chief) {
-    absl::Status s = CreateDirectories(directory);
-    if (!s.ok()) return s;
-    absl::StatusOr<std::vector<std::string>> names = ListDirectory(directory);
-    if (!names.ok()) return names.status();
-    for (const std::string& name : *names) {
+    RETURN_IF_ERROR(CreateDirectories(directory));
+    ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(directory));
+    for (const std::string& name : names) {
       if (!IsTemporaryFileName(name)) continue;
-      s = DeleteFile(JoinPath(directory, name));
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(DeleteFile(JoinPath(directory, name)));
     }
   }
-  absl::StatusOr<std::vector<std::string>> kept =
-      ReadState(JoinPath(directory, kStateFileName));
-  if (!kept.ok()) return kept.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> kept,
+                   ReadState(JoinPath(directory, kStateFileName)));
   std::unique_ptr<CheckpointManager> manager(
       new CheckpointManager(checkpoint, std::move(directory), max_to_keep,
                             std::move(checkpoint_name)));
-  manager->kept_ = *std::move(kept);
+  manager->kept_ = std::move(kept);
   return manager;
 }
 
@@ -178,10 +172,9 @@ absl::StatusOr<std::string> CheckpointManager::Save(
   const std::string name =
       absl::StrCat(checkpoint_name_, "-", checkpoint_number.value_or(counter));
   const std::string path = JoinPath(directory_, name);
-  absl::StatusOr<std::vector<CheckpointEntry>> entries =
-      checkpoint_.Snapshot(counter);
-  if (!entries.ok()) return entries.status();
-  absl::Status s = checkpoint_.WriteEntries(path, *entries);
+  ASSIGN_OR_RETURN(std::vector<CheckpointEntry> entries,
+                   checkpoint_.Snapshot(counter));
+  absl::Status s = checkpoint_.WriteEntries(path, entries);
   if (!s.ok()) return s;
 
   std::vector<std::string> kept = kept_;
@@ -228,8 +221,7 @@ absl::StatusOr<std::string> CheckpointManager::Save(
 absl::StatusOr<std::optional<std::string>> CheckpointManager::RestoreLatest() {
   std::optional<std::string> latest = latest_checkpoint();
   if (!latest.has_value()) return latest;
-  absl::Status s = checkpoint_.Restore(*latest);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(checkpoint_.Restore(*latest));
   return latest;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace checkpoint {
@@ -85,8 +86,7 @@ absl::Status WriteFileAtomically(const std::string& path,
     return IoError("close", tmp, err);
   }
   if (hook) {
-    absl::Status s = hook(hook_point, tmp);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(hook(hook_point, tmp));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
@@ -181,11 +181,9 @@ absl::Status DeleteRecursively(const std::string& path) {
     return IoError("stat", path, errno);
   }
   if (S_ISDIR(st.st_mode)) {
-    absl::StatusOr<std::vector<std::string>> names = ListDirectory(path);
-    if (!names.ok()) return names.status();
-    for (const std::string& name : *names) {
-      absl::Status s = DeleteRecursively(JoinPath(path, name));
-      if (!s.ok()) return s;
+    ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(path));
+    for (const std::string& name : names) {
+      RETURN_IF_ERROR(DeleteRecursively(JoinPath(path, name)));
     }
     if (::rmdir(path.c_str()) != 0 && errno != ENOENT) {
       return IoError("remove directory", path, errno);

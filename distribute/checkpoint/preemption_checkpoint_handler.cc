@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/platform.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/reduce_op.h"
 #include "distribute/values.h"
@@ -72,9 +73,8 @@ PreemptionCheckpointHandler::Create(Strategy& strategy,
   }
   devices::Platform& platform = strategy.extended().platform();
   for (const std::string& name : strategy.extended().WorkerDevices()) {
-    absl::StatusOr<devices::Device*> device = platform.FindDevice(name);
-    if (!device.ok()) return device.status();
-    if (!(*device)->functional()) {
+    ASSIGN_OR_RETURN(devices::Device * device, platform.FindDevice(name));
+    if (!device->functional()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "PreemptionCheckpointHandler: device ", name,
           " carries no values (a timing-only simulated platform), so there "
@@ -85,40 +85,36 @@ PreemptionCheckpointHandler::Create(Strategy& strategy,
   std::unique_ptr<PreemptionCheckpointHandler> handler(
       new PreemptionCheckpointHandler(
           strategy, WithTerminationDefaults(std::move(config))));
-  absl::Status tracked =
-      checkpoint.TrackInt64(kRunCallsName, &handler->total_run_calls_);
-  if (!tracked.ok()) return tracked;
-  absl::StatusOr<std::unique_ptr<checkpoint::CheckpointManager>> manager =
-      checkpoint::CheckpointManager::Create(checkpoint,
-                                            std::move(checkpoint_dir),
-                                            /*max_to_keep=*/1);
-  if (!manager.ok()) return manager.status();
-  handler->manager_ = *std::move(manager);
-  absl::StatusOr<std::optional<std::string>> restored =
-      handler->manager_->RestoreLatest();
-  if (!restored.ok()) return restored.status();
-  handler->restored_from_ = *std::move(restored);
+  RETURN_IF_ERROR(
+      checkpoint.TrackInt64(kRunCallsName, &handler->total_run_calls_));
+  ASSIGN_OR_RETURN(std::unique_ptr<checkpoint::CheckpointManager> manager,
+                   checkpoint::CheckpointManager::Create(
+                       checkpoint, std::move(checkpoint_dir),
+                       /*max_to_keep=*/1));
+  handler->manager_ = std::move(manager);
+  ASSIGN_OR_RETURN(std::optional<std::string> restored,
+                   handler->manager_->RestoreLatest());
+  handler->restored_from_ = std::move(restored);
   return handler;
 }
 
 absl::StatusOr<bool> PreemptionCheckpointHandler::AnyWorkerStopping(bool mine) {
   if (strategy_.NumWorkers() <= 1) return mine;
   const float flag = mine ? 1.0f : 0.0f;
-  absl::StatusOr<PerReplica> flags =
+  ASSIGN_OR_RETURN(
+      PerReplica flags,
       strategy_.ExperimentalDistributeValuesFromFunction(
           [flag](const ValueContext&) -> absl::StatusOr<devices::Tensor> {
             return devices::Tensor::FromVector<float>({flag}, {1});
-          });
-  if (!flags.ok()) return flags.status();
-  absl::StatusOr<devices::Tensor> sum =
-      strategy_.Reduce(ReduceOp::kSum, *flags);
-  if (!sum.ok()) return sum.status();
-  if (!sum->has_data()) {
+          }));
+  ASSIGN_OR_RETURN(devices::Tensor sum,
+                   strategy_.Reduce(ReduceOp::kSum, flags));
+  if (!sum.has_data()) {
     return absl::InternalError(
         "PreemptionCheckpointHandler: the agreement's reduction carries no "
         "value");
   }
-  return sum->data<float>()[0] > 0.0f;
+  return sum.data<float>()[0] > 0.0f;
 }
 
 absl::Status PreemptionCheckpointHandler::Run(
@@ -129,12 +125,10 @@ absl::Status PreemptionCheckpointHandler::Run(
                      " steps (checkpoint ", *saved_to_,
                      "); start the program again to resume"));
   }
-  absl::StatusOr<bool> stop = AnyWorkerStopping(config_.termination_watcher());
-  if (!stop.ok()) return stop.status();
-  if (*stop) {
-    absl::StatusOr<std::string> saved = manager_->Save();
-    if (!saved.ok()) return saved.status();
-    saved_to_ = *std::move(saved);
+  ASSIGN_OR_RETURN(bool stop, AnyWorkerStopping(config_.termination_watcher()));
+  if (stop) {
+    ASSIGN_OR_RETURN(std::string saved, manager_->Save());
+    saved_to_ = std::move(saved);
     config_.exit_fn();
     return absl::AbortedError(
         absl::StrCat("training stopped for preemption after ", total_run_calls_,

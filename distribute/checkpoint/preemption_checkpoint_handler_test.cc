@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/checkpoint/checkpoint.h"
 #include "distribute/checkpoint/checkpoint_manager.h"
@@ -173,32 +174,28 @@ TEST(PreemptionCheckpointHandlerTest, WorkersSaveAfterTheSameStep) {
         std::shared_ptr<Variable> w;
         {
           ScopeGuard scope = *s.Scope();
-          auto made = s.CreateVariable(Scalar(0));
-          if (!made.ok()) return made.status();
-          w = *made;
+          ASSIGN_OR_RETURN(auto made, s.CreateVariable(Scalar(0)));
+          w = made;
         }
-        auto ckpt = checkpoint::Checkpoint::ForStrategy(s);
-        if (!ckpt.ok()) return ckpt.status();
-        absl::Status tracked = ckpt->TrackVariable("w", w);
-        if (!tracked.ok()) return tracked;
+        ASSIGN_OR_RETURN(auto ckpt, checkpoint::Checkpoint::ForStrategy(s));
+        RETURN_IF_ERROR(ckpt.TrackVariable("w", w));
         int ran_here = 0;
         TerminationConfig config;
         const bool watched = s.WorkerIndex() == 1;
         config.termination_watcher = [&] { return watched && ran_here >= 3; };
         config.exit_fn = [] {};
-        auto handler =
-            PreemptionCheckpointHandler::Create(s, *ckpt, dir, config);
-        if (!handler.ok()) return handler.status();
+        ASSIGN_OR_RETURN(auto handler, PreemptionCheckpointHandler::Create(
+                                           s, ckpt, dir, config));
         absl::Status status;
         for (int step = 0; step < 8 && status.ok(); ++step) {
-          status = (*handler)->Run([&] {
+          status = handler->Run([&] {
             ++ran_here;
             return w->AssignAdd(Scalar(1));
           });
         }
         absl::MutexLock lock(&mu);
-        run_calls[s.WorkerIndex()] = (*handler)->total_run_calls();
-        saved[s.WorkerIndex()] = (*handler)->saved_to().value_or("");
+        run_calls[s.WorkerIndex()] = handler->total_run_calls();
+        saved[s.WorkerIndex()] = handler->saved_to().value_or("");
         return status.code() == absl::StatusCode::kAborted ? absl::OkStatus()
                                                            : status;
       });

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/tf_config_cluster_resolver.h"
 
 namespace distribute {
@@ -62,15 +63,13 @@ absl::StatusOr<std::unique_ptr<ClusterResolver>> ResolverFromEnvironment(
   const std::optional<ResolverKind> found = DetectCluster(kind, env);
   if (found == ResolverKind::kSlurm || kind == ResolverKind::kSlurm) {
     // Outside a Slurm step the resolver itself says SLURM_PROCID is missing.
-    absl::StatusOr<std::unique_ptr<SlurmClusterResolver>> resolver =
-        SlurmClusterResolver::Create(std::move(slurm), env);
-    if (!resolver.ok()) return resolver.status();
-    return std::unique_ptr<ClusterResolver>(*std::move(resolver));
+    ASSIGN_OR_RETURN(std::unique_ptr<SlurmClusterResolver> resolver,
+                     SlurmClusterResolver::Create(std::move(slurm), env));
+    return std::unique_ptr<ClusterResolver>(std::move(resolver));
   }
-  absl::StatusOr<std::unique_ptr<TFConfigClusterResolver>> resolver =
-      TFConfigClusterResolver::FromEnv(env);
-  if (!resolver.ok()) return resolver.status();
-  return std::unique_ptr<ClusterResolver>(*std::move(resolver));
+  ASSIGN_OR_RETURN(std::unique_ptr<TFConfigClusterResolver> resolver,
+                   TFConfigClusterResolver::FromEnv(env));
+  return std::unique_ptr<ClusterResolver>(std::move(resolver));
 }
 
 }  // namespace cluster

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace cluster {
@@ -155,9 +156,8 @@ class Parser {
       case '[':
         return ParseArray(depth + 1);
       case '"': {
-        absl::StatusOr<std::string> s = ParseString();
-        if (!s.ok()) return s.status();
-        return JsonValue::String(*std::move(s));
+        ASSIGN_OR_RETURN(std::string s, ParseString());
+        return JsonValue::String(std::move(s));
       }
       case 't':
         return ParseLiteral("true", JsonValue::Bool(true));
@@ -205,11 +205,10 @@ class Parser {
                                  "object, as JSON allows no trailing comma");
       }
       const size_t key_pos = pos_;
-      absl::StatusOr<std::string> key = ParseString();
-      if (!key.ok()) return key.status();
-      if (!keys.insert(*key).second) {
+      ASSIGN_OR_RETURN(std::string key, ParseString());
+      if (!keys.insert(key).second) {
         return Error(key_pos,
-                     absl::StrCat("duplicate object key \"", *key, "\""));
+                     absl::StrCat("duplicate object key \"", key, "\""));
       }
       SkipWhitespace();
       if (AtEnd() || text_[pos_] != ':') {
@@ -217,9 +216,8 @@ class Parser {
       }
       ++pos_;
       SkipWhitespace();
-      absl::StatusOr<JsonValue> value = ParseValue(depth);
-      if (!value.ok()) return value.status();
-      members.emplace_back(*std::move(key), *std::move(value));
+      ASSIGN_OR_RETURN(JsonValue value, ParseValue(depth));
+      members.emplace_back(std::move(key), std::move(value));
       SkipWhitespace();
       if (AtEnd()) return Error(pos_, "expected ',' or '}' in an object");
       if (text_[pos_] == ',') {
@@ -253,9 +251,8 @@ class Parser {
                      "expected a value after ',' in an array, as JSON "
                      "allows no trailing comma");
       }
-      absl::StatusOr<JsonValue> value = ParseValue(depth);
-      if (!value.ok()) return value.status();
-      elements.push_back(*std::move(value));
+      ASSIGN_OR_RETURN(JsonValue value, ParseValue(depth));
+      elements.push_back(std::move(value));
       SkipWhitespace();
       if (AtEnd()) return Error(pos_, "expected ',' or ']' in an array");
       if (text_[pos_] == ',') {
@@ -362,22 +359,20 @@ class Parser {
           break;
         case 'u': {
           const size_t escape_pos = pos_ - 2;
-          absl::StatusOr<uint32_t> code = ParseHex4();
-          if (!code.ok()) return code.status();
-          uint32_t cp = *code;
+          ASSIGN_OR_RETURN(uint32_t code, ParseHex4());
+          uint32_t cp = code;
           if (cp >= 0xD800 && cp <= 0xDBFF) {
             if (text_.substr(pos_, 2) != "\\u") {
               return Error(escape_pos,
                            "high surrogate \\u escape without a low one");
             }
             pos_ += 2;
-            absl::StatusOr<uint32_t> low = ParseHex4();
-            if (!low.ok()) return low.status();
-            if (*low < 0xDC00 || *low > 0xDFFF) {
+            ASSIGN_OR_RETURN(uint32_t low, ParseHex4());
+            if (low < 0xDC00 || low > 0xDFFF) {
               return Error(escape_pos,
                            "high surrogate \\u escape without a low one");
             }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (*low - 0xDC00);
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
             return Error(escape_pos,
                          "low surrogate \\u escape without a "

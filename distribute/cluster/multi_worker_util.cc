@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace cluster {
@@ -79,16 +80,14 @@ absl::Status ValidateClusterSpec(const ClusterSpec& spec,
 
 absl::StatusOr<bool> IsChief(const ClusterSpec& spec,
                              absl::string_view task_type, int64_t task_id) {
-  absl::Status valid = ValidateClusterSpec(spec, task_type, task_id);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateClusterSpec(spec, task_type, task_id));
   if (task_type == "chief" || task_type == "evaluator") return true;
   return !spec.has_job("chief") && task_type == "worker" && task_id == 0;
 }
 
 absl::StatusOr<int64_t> WorkerCount(const ClusterSpec& spec,
                                     absl::string_view task_type) {
-  absl::Status valid = ValidateClusterSpec(spec, task_type, 0);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateClusterSpec(spec, task_type, 0));
   if (task_type == "evaluator") return TaskCount(spec, "evaluator");
   if (task_type != "chief" && task_type != "worker") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -101,8 +100,7 @@ absl::StatusOr<int64_t> WorkerCount(const ClusterSpec& spec,
 absl::StatusOr<int64_t> IdInCluster(const ClusterSpec& spec,
                                     absl::string_view task_type,
                                     int64_t task_id) {
-  absl::Status valid = ValidateClusterSpec(spec, task_type, task_id);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateClusterSpec(spec, task_type, task_id));
   if (task_type == "chief") return 0;
   if (task_type == "worker") return task_id + TaskCount(spec, "chief");
   if (task_type == "evaluator") return task_id;
@@ -115,8 +113,7 @@ absl::StatusOr<std::string> CollectiveLeader(const ClusterSpec& spec,
                                              absl::string_view task_type,
                                              int64_t task_id) {
   if (spec.empty()) return std::string();
-  absl::Status valid = ValidateClusterSpec(spec, task_type, task_id);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateClusterSpec(spec, task_type, task_id));
   if (task_type == "evaluator") return std::string();
   if (spec.has_job("chief")) return Leader("chief");
   if (!spec.has_job("worker")) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/child_process.h"
 
 namespace distribute {
@@ -25,11 +26,10 @@ constexpr size_t kQuotedOutput = 300;
 absl::StatusOr<int64_t> NvidiaSmiGpuCount(absl::string_view program,
                                           absl::Duration timeout) {
   const std::vector<std::string> args = {std::string(program), "--list-gpus"};
-  absl::StatusOr<ChildResult> ran = RunChild(args, timeout);
-  if (!ran.ok()) return ran.status();
-  const int status = ran->wait_status;
+  ASSIGN_OR_RETURN(ChildResult ran, RunChild(args, timeout));
+  const int status = ran.wait_status;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string quoted(absl::StripAsciiWhitespace(ran->output));
+    std::string quoted(absl::StripAsciiWhitespace(ran.output));
     if (quoted.size() > kQuotedOutput) {
       quoted = absl::StrCat(quoted.substr(0, kQuotedOutput), "...");
     }
@@ -42,7 +42,7 @@ absl::StatusOr<int64_t> NvidiaSmiGpuCount(absl::string_view program,
                        : absl::StrCat(": ", quoted)));
   }
   int64_t gpus = 0;
-  for (absl::string_view line : absl::StrSplit(ran->output, '\n')) {
+  for (absl::string_view line : absl::StrSplit(ran.output, '\n')) {
     if (absl::StartsWith(line, "GPU ")) ++gpus;
   }
   return gpus;

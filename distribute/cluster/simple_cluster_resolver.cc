@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace cluster {
@@ -59,10 +60,9 @@ absl::StatusOr<std::string> SimpleClusterResolver::Master(
         "(or neither, for the configured master)");
   }
   if (!task_type.has_value()) return FormatMasterUrl(options_.master, layer);
-  absl::StatusOr<std::string> address =
-      cluster_spec_.task_address(*task_type, *task_id);
-  if (!address.ok()) return address.status();
-  return FormatMasterUrl(*address, layer);
+  ASSIGN_OR_RETURN(std::string address,
+                   cluster_spec_.task_address(*task_type, *task_id));
+  return FormatMasterUrl(address, layer);
 }
 
 absl::StatusOr<AcceleratorCounts> SimpleClusterResolver::NumAccelerators(

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/nvidia_smi.h"
 #include "distribute/cluster/slurm_hostlist.h"
 
@@ -32,9 +33,8 @@ absl::StatusOr<std::string> GetSlurmVar(const EnvLookup& env,
 // A non-negative decimal integer from variable `name`.
 absl::StatusOr<int64_t> GetSlurmCount(const EnvLookup& env,
                                       absl::string_view name) {
-  absl::StatusOr<std::string> text = GetSlurmVar(env, name);
-  if (!text.ok()) return text.status();
-  const absl::string_view value = absl::StripAsciiWhitespace(*text);
+  ASSIGN_OR_RETURN(std::string text, GetSlurmVar(env, name));
+  const absl::string_view value = absl::StripAsciiWhitespace(text);
   int64_t number = -1;
   bool digits = !value.empty();
   for (char c : value) {
@@ -42,7 +42,7 @@ absl::StatusOr<int64_t> GetSlurmCount(const EnvLookup& env,
   }
   if (!digits || !absl::SimpleAtoi(value, &number)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        kPrefix, name, "=\"", *text, "\" is not a non-negative integer"));
+        kPrefix, name, "=\"", text, "\" is not a non-negative integer"));
   }
   return number;
 }
@@ -59,22 +59,20 @@ ResolveTaskConfiguration(const SlurmClusterResolverOptions& options,
     }
     config = options.tasks_per_host;
   } else {
-    absl::StatusOr<std::string> nodelist =
-        GetSlurmVar(env, "SLURM_STEP_NODELIST");
-    if (!nodelist.ok()) return nodelist.status();
-    absl::StatusOr<std::vector<std::string>> hosts = ExpandHostlist(*nodelist);
+    ASSIGN_OR_RETURN(std::string nodelist,
+                     GetSlurmVar(env, "SLURM_STEP_NODELIST"));
+    absl::StatusOr<std::vector<std::string>> hosts = ExpandHostlist(nodelist);
     if (!hosts.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           kPrefix, "SLURM_STEP_NODELIST: ", hosts.status().message()));
     }
     if (env("SLURM_STEP_NUM_NODES").has_value()) {
-      absl::StatusOr<int64_t> num_nodes =
-          GetSlurmCount(env, "SLURM_STEP_NUM_NODES");
-      if (!num_nodes.ok()) return num_nodes.status();
-      if (*num_nodes != static_cast<int64_t>(hosts->size())) {
+      ASSIGN_OR_RETURN(int64_t num_nodes,
+                       GetSlurmCount(env, "SLURM_STEP_NUM_NODES"));
+      if (num_nodes != static_cast<int64_t>(hosts->size())) {
         return absl::InvalidArgumentError(
-            absl::StrCat(kPrefix, "SLURM_STEP_NUM_NODES=", *num_nodes,
-                         " but SLURM_STEP_NODELIST=\"", *nodelist, "\" names ",
+            absl::StrCat(kPrefix, "SLURM_STEP_NUM_NODES=", num_nodes,
+                         " but SLURM_STEP_NODELIST=\"", nodelist, "\" names ",
                          hosts->size(), " hosts"));
       }
     }
@@ -82,10 +80,9 @@ ResolveTaskConfiguration(const SlurmClusterResolverOptions& options,
     if (options.tasks_per_node.has_value()) {
       counts.assign(hosts->size(), *options.tasks_per_node);
     } else {
-      absl::StatusOr<std::string> text =
-          GetSlurmVar(env, "SLURM_STEP_TASKS_PER_NODE");
-      if (!text.ok()) return text.status();
-      absl::StatusOr<std::vector<int64_t>> expanded = ExpandTasksPerNode(*text);
+      ASSIGN_OR_RETURN(std::string text,
+                       GetSlurmVar(env, "SLURM_STEP_TASKS_PER_NODE"));
+      absl::StatusOr<std::vector<int64_t>> expanded = ExpandTasksPerNode(text);
       if (!expanded.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
             kPrefix,
@@ -93,8 +90,8 @@ ResolveTaskConfiguration(const SlurmClusterResolverOptions& options,
       }
       if (expanded->size() != hosts->size()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            kPrefix, "SLURM_STEP_TASKS_PER_NODE=\"", *text, "\" gives ",
-            expanded->size(), " nodes but SLURM_STEP_NODELIST=\"", *nodelist,
+            kPrefix, "SLURM_STEP_TASKS_PER_NODE=\"", text, "\" gives ",
+            expanded->size(), " nodes but SLURM_STEP_NODELIST=\"", nodelist,
             "\" names ", hosts->size()));
       }
       counts = *std::move(expanded);
@@ -132,16 +129,14 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
   std::unique_ptr<SlurmClusterResolver> resolver(new SlurmClusterResolver());
   resolver->rpc_layer_ = options.rpc_layer;
 
-  absl::StatusOr<int64_t> rank = GetSlurmCount(env, "SLURM_PROCID");
-  if (!rank.ok()) return rank.status();
-  resolver->rank_ = *rank;
+  ASSIGN_OR_RETURN(int64_t rank, GetSlurmCount(env, "SLURM_PROCID"));
+  resolver->rank_ = rank;
 
   std::map<std::string, int64_t> jobs = options.jobs;
   if (jobs.empty()) {
-    absl::StatusOr<int64_t> num_tasks =
-        GetSlurmCount(env, "SLURM_STEP_NUM_TASKS");
-    if (!num_tasks.ok()) return num_tasks.status();
-    jobs["worker"] = *num_tasks;
+    ASSIGN_OR_RETURN(int64_t num_tasks,
+                     GetSlurmCount(env, "SLURM_STEP_NUM_TASKS"));
+    jobs["worker"] = num_tasks;
   }
   // Bounds that keep the sums and products below from overflowing, and the
   // task list (an address each) from taking more memory than a real step
@@ -360,11 +355,10 @@ absl::StatusOr<std::string> SlurmClusterResolver::Master(
       task_type.has_value() ? task_type : task_type_;
   const std::optional<int64_t> id = task_id.has_value() ? task_id : task_id_;
   if (!type.has_value() || !id.has_value()) return std::string();
-  absl::StatusOr<std::string> address = cluster_spec_.task_address(*type, *id);
-  if (!address.ok()) return address.status();
+  ASSIGN_OR_RETURN(std::string address, cluster_spec_.task_address(*type, *id));
   const std::optional<std::string> layer =
       rpc_layer.has_value() ? rpc_layer : rpc_layer_;
-  return FormatMasterUrl(*address, layer.value_or(""));
+  return FormatMasterUrl(address, layer.value_or(""));
 }
 
 absl::StatusOr<AcceleratorCounts> SlurmClusterResolver::NumAccelerators(

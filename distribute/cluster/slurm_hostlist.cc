@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace cluster {
@@ -130,20 +131,20 @@ absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
     if (entry[close] == '[') {
       return HostlistError(list, offset + close, "nested \"[\"");
     }
-    absl::StatusOr<std::vector<std::string>> values = ExpandGroup(
-        list, entry.substr(open + 1, close - open - 1), offset + open + 1);
-    if (!values.ok()) return values.status();
+    ASSIGN_OR_RETURN(std::vector<std::string> values,
+                     ExpandGroup(list, entry.substr(open + 1, close - open - 1),
+                                 offset + open + 1));
     // The names' bytes after this group: every partial name, the literal
     // and a value, for every pair.
     int64_t partial_bytes = 0, value_bytes = 0;
     for (const std::string& p : partial) {
       partial_bytes += static_cast<int64_t>(p.size());
     }
-    for (const std::string& v : *values) {
+    for (const std::string& v : values) {
       value_bytes += static_cast<int64_t>(v.size());
     }
     const int64_t count = static_cast<int64_t>(partial.size());
-    const int64_t width = static_cast<int64_t>(values->size());
+    const int64_t width = static_cast<int64_t>(values.size());
     // Each factor is bounded (hosts by kMaxExpandedHosts, names by the
     // byte bound checked before), so these products do not overflow.
     if (count * width <= kMaxExpandedHosts &&
@@ -157,7 +158,7 @@ absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
                        " bytes of host names"));
     }
     if (static_cast<int64_t>(partial.size()) *
-                static_cast<int64_t>(values->size()) +
+                static_cast<int64_t>(values.size()) +
             static_cast<int64_t>(hosts->size()) >
         kMaxExpandedHosts) {
       return HostlistError(
@@ -165,9 +166,9 @@ absl::Status ExpandEntry(absl::string_view list, absl::string_view entry,
           absl::StrCat("expands to more than ", kMaxExpandedHosts, " hosts"));
     }
     std::vector<std::string> next;
-    next.reserve(partial.size() * values->size());
+    next.reserve(partial.size() * values.size());
     for (const std::string& p : partial) {
-      for (const std::string& v : *values) {
+      for (const std::string& v : values) {
         next.push_back(absl::StrCat(p, literal, v));
       }
     }
@@ -218,10 +219,8 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(
       }
       if (c != ',' || in_brackets) continue;
     }
-    absl::Status status =
-        ExpandEntry(list, list.substr(entry_start, i - entry_start),
-                    entry_start, &hosts, &bytes);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(ExpandEntry(list, list.substr(entry_start, i - entry_start),
+                                entry_start, &hosts, &bytes));
     entry_start = i + 1;
   }
   return hosts;

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/cuda_driver.h"
 #include "distribute/cluster/json.h"
 
@@ -155,10 +156,10 @@ TFConfigClusterResolver::Parse(absl::string_view tf_config,
   }
 
   if (const JsonValue* cluster = config.Find("cluster"); cluster != nullptr) {
-    absl::StatusOr<ClusterSpec> spec = ClusterSpec::FromJsonValue(
-        *cluster, absl::StrCat(kTfConfig, ".cluster"));
-    if (!spec.ok()) return spec.status();
-    resolver->cluster_spec_ = *std::move(spec);
+    ASSIGN_OR_RETURN(ClusterSpec spec,
+                     ClusterSpec::FromJsonValue(
+                         *cluster, absl::StrCat(kTfConfig, ".cluster")));
+    resolver->cluster_spec_ = std::move(spec);
   }
   const ClusterSpec& spec = resolver->cluster_spec_;
   for (absl::string_view single : {"chief", "evaluator"}) {
@@ -196,14 +197,13 @@ TFConfigClusterResolver::Parse(absl::string_view tf_config,
                        "within job '",
                        type->string_value(), "'"));
     }
-    absl::StatusOr<int64_t> task_index = ReadTaskIndex(*index);
-    if (!task_index.ok()) return task_index.status();
+    ASSIGN_OR_RETURN(int64_t task_index, ReadTaskIndex(*index));
     const std::string& task_type = type->string_value();
     if (spec.has_job(task_type)) {
       const ClusterSpec::JobTasks& tasks = spec.job_map().at(task_type);
-      if (tasks.find(*task_index) == tasks.end()) {
+      if (tasks.find(task_index) == tasks.end()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            kTfConfig, ".task.index ", *task_index, " is out of range: job '",
+            kTfConfig, ".task.index ", task_index, " is out of range: job '",
             task_type, "' has ", DescribeTasks(tasks)));
       }
     } else if (task_type != "evaluator") {
@@ -216,18 +216,15 @@ TFConfigClusterResolver::Parse(absl::string_view tf_config,
           ")"));
     }
     resolver->config_task_type_ = task_type;
-    resolver->config_task_id_ = *task_index;
+    resolver->config_task_id_ = task_index;
   }
 
-  absl::Status status =
-      ReadOptionalString(config, "rpc_layer", &resolver->config_rpc_layer_);
-  if (!status.ok()) return status;
-  status =
-      ReadOptionalString(config, "environment", &resolver->config_environment_);
-  if (!status.ok()) return status;
-  status =
-      ReadOptionalString(config, "session_master", &resolver->session_master_);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(
+      ReadOptionalString(config, "rpc_layer", &resolver->config_rpc_layer_));
+  RETURN_IF_ERROR(ReadOptionalString(config, "environment",
+                                     &resolver->config_environment_));
+  RETURN_IF_ERROR(
+      ReadOptionalString(config, "session_master", &resolver->session_master_));
   return resolver;
 }
 
@@ -289,11 +286,10 @@ absl::StatusOr<std::string> TFConfigClusterResolver::Master(
       !cluster_spec_.has_job(*type)) {
     return std::string();
   }
-  absl::StatusOr<std::string> address = cluster_spec_.task_address(*type, *id);
-  if (!address.ok()) return address.status();
+  ASSIGN_OR_RETURN(std::string address, cluster_spec_.task_address(*type, *id));
   const std::optional<std::string> layer =
       rpc_layer.has_value() ? rpc_layer : this->rpc_layer();
-  return FormatMasterUrl(*address, layer.value_or(""));
+  return FormatMasterUrl(address, layer.value_or(""));
 }
 
 absl::StatusOr<AcceleratorCounts> TFConfigClusterResolver::NumAccelerators(
@@ -314,15 +310,14 @@ absl::StatusOr<AcceleratorCounts> TFConfigClusterResolver::NumAccelerators(
             ? absl::StrCat(*task_id)
             : (own_id.has_value() ? absl::StrCat(*own_id) : std::string("?"))));
   }
-  absl::StatusOr<AcceleratorCounts> counts = options_.local_accelerators();
-  if (!counts.ok()) return counts.status();
-  for (auto it = counts->begin(); it != counts->end();) {
+  ASSIGN_OR_RETURN(AcceleratorCounts counts, options_.local_accelerators());
+  for (auto it = counts.begin(); it != counts.end();) {
     if (it->second < 0) {
       return absl::InternalError(absl::StrCat(
           "TFConfigClusterResolver: the local accelerator count for '",
           it->first, "' is ", it->second, "; counts are non-negative"));
     }
-    it = it->second == 0 ? counts->erase(it) : std::next(it);
+    it = it->second == 0 ? counts.erase(it) : std::next(it);
   }
   return counts;
 }

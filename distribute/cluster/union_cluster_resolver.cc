@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace cluster {
@@ -37,9 +38,8 @@ absl::StatusOr<ClusterSpec> UnionClusterResolver::cluster_spec() const {
   std::vector<ClusterSpec> specs;
   specs.reserve(resolvers_.size());
   for (const auto& resolver : resolvers_) {
-    absl::StatusOr<ClusterSpec> spec = resolver->cluster_spec();
-    if (!spec.ok()) return spec.status();
-    specs.push_back(*std::move(spec));
+    ASSIGN_OR_RETURN(ClusterSpec spec, resolver->cluster_spec());
+    specs.push_back(std::move(spec));
   }
   // Jobs that some resolver gives in sparse form are merged by index.
   std::map<std::string, bool> all_dense;
@@ -125,14 +125,12 @@ absl::StatusOr<std::string> UnionClusterResolver::Master(
     const std::optional<std::string>& task_type, std::optional<int64_t> task_id,
     const std::optional<std::string>& rpc_layer) const {
   if (task_type.has_value() && task_id.has_value()) {
-    absl::StatusOr<ClusterSpec> spec = cluster_spec();
-    if (!spec.ok()) return spec.status();
-    absl::StatusOr<std::string> address =
-        spec->task_address(*task_type, *task_id);
-    if (!address.ok()) return address.status();
+    ASSIGN_OR_RETURN(ClusterSpec spec, cluster_spec());
+    ASSIGN_OR_RETURN(std::string address,
+                     spec.task_address(*task_type, *task_id));
     const std::optional<std::string> layer =
         rpc_layer.has_value() ? rpc_layer : this->rpc_layer();
-    return FormatMasterUrl(*address, layer.value_or(""));
+    return FormatMasterUrl(address, layer.value_or(""));
   }
   return resolvers_.front()->master(std::nullopt, std::nullopt, rpc_layer);
 }

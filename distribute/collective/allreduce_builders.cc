@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/builders.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/schedule_builder.h"
@@ -34,8 +35,7 @@ BufferRange WithBuffer(BufferKind buffer, const BufferRange& range) {
 
 absl::StatusOr<Schedule> BuildRecursiveHalvingDoublingAllReduce(
     const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
   const int64_t count = options.count;
   ScheduleBuilder builder(CollectiveOp::kAllReduce,
@@ -130,8 +130,7 @@ absl::StatusOr<Schedule> BuildRecursiveHalvingDoublingAllReduce(
 }
 
 absl::StatusOr<Schedule> BuildDirectAllReduce(const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
   const int64_t count = options.count;
   ScheduleBuilder builder(CollectiveOp::kAllReduce, Algorithm::kDirect,

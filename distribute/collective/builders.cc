@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/schedule_builder.h"
 
@@ -30,8 +31,7 @@ absl::Status Unsupported(CollectiveOp op, Algorithm algorithm,
 }  // namespace
 
 absl::StatusOr<Schedule> BuildPairwiseAllToAll(const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
   const int64_t block = options.count;
   ScheduleBuilder builder(CollectiveOp::kAllToAll, Algorithm::kPairwise,
@@ -63,8 +63,7 @@ absl::StatusOr<Schedule> BuildPairwiseAllToAll(const ScheduleOptions& options) {
 
 absl::StatusOr<Schedule> BuildDisseminationBarrier(
     const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   if (options.count != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a barrier carries no data: count must be 0, got ", options.count));
@@ -227,8 +226,7 @@ std::vector<std::vector<int64_t>> IssueRounds(const Schedule& schedule) {
 
 absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
                                        const ScheduleOptions& options) {
-  absl::Status valid = ValidateScheduleOptions(options);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast &&
       op != CollectiveOp::kReduce) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -256,9 +254,8 @@ absl::StatusOr<Schedule> BuildChannels(CollectiveOp op, Algorithm algorithm,
     sub.num_channels = 1;
     sub.count = slice.count;
     sub.root = part.virt[options.root];
-    absl::StatusOr<Schedule> built = BuildSchedule(op, algorithm, sub);
-    if (!built.ok()) return built.status();
-    part.schedule = *std::move(built);
+    ASSIGN_OR_RETURN(Schedule built, BuildSchedule(op, algorithm, sub));
+    part.schedule = std::move(built);
   }
   Schedule out;
   out.op = op;

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/race_check.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/symbolic_execution.h"
@@ -186,10 +187,8 @@ absl::Status CheckStep(const Schedule& schedule, int32_t rank, int32_t index) {
         return absl::InternalError(
             absl::StrCat(where, ": a barrier moves no data"));
       }
-      absl::Status status = CheckRange(schedule, rank, index, step.src, false);
-      if (!status.ok()) return status;
-      status = CheckRange(schedule, rank, index, step.dst, true);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(CheckRange(schedule, rank, index, step.src, false));
+      RETURN_IF_ERROR(CheckRange(schedule, rank, index, step.dst, true));
       if (step.src.count != step.dst.count) {
         return absl::InternalError(
             absl::StrCat(where, ": source and destination sizes differ"));
@@ -279,24 +278,19 @@ absl::Status MatchMessages(const Schedule& schedule,
 }  // namespace
 
 absl::Status CheckSchedule(const Schedule& schedule) {
-  absl::Status status = CheckHeader(schedule);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(CheckHeader(schedule));
   for (int32_t rank = 0; rank < schedule.group_size(); ++rank) {
     const int32_t steps =
         static_cast<int32_t>(schedule.ranks[rank].steps.size());
     for (int32_t i = 0; i < steps; ++i) {
-      status = CheckStep(schedule, rank, i);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(CheckStep(schedule, rank, i));
     }
   }
   std::vector<std::vector<int32_t>> matches;
-  status = MatchMessages(schedule, &matches);
-  if (!status.ok()) return status;
-  status = CheckNoRaces(schedule);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(MatchMessages(schedule, &matches));
+  RETURN_IF_ERROR(CheckNoRaces(schedule));
   SymbolicExecution execution(schedule, matches);
-  status = execution.Execute();
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(execution.Execute());
   return execution.CheckResults();
 }
 

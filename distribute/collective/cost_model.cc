@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/tree_topology.h"
 
@@ -266,10 +267,8 @@ absl::StatusOr<std::optional<Algorithm>> ParseAlgorithm(
 absl::StatusOr<double> PredictAllReduceUs(Algorithm algorithm, int64_t bytes,
                                           int64_t chunk_bytes,
                                           const GroupTopology& topology) {
-  absl::Status status = ValidateTopology(topology);
-  if (!status.ok()) return status;
-  status = CheckAllReduceAlgorithm(algorithm);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateTopology(topology));
+  RETURN_IF_ERROR(CheckAllReduceAlgorithm(algorithm));
   if (bytes < 0 || chunk_bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("sizes must be non-negative, got ", bytes,
@@ -286,10 +285,8 @@ absl::StatusOr<double> PredictAllReduceUs(Algorithm algorithm, int64_t bytes,
 
 absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(
     Algorithm algorithm, int64_t bytes, const GroupTopology& topology) {
-  absl::Status status = ValidateTopology(topology);
-  if (!status.ok()) return status;
-  status = CheckAllReduceAlgorithm(algorithm);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateTopology(topology));
+  RETURN_IF_ERROR(CheckAllReduceAlgorithm(algorithm));
   if (bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("bytes must be non-negative, got ", bytes));
@@ -324,16 +321,14 @@ absl::StatusOr<AllReduceSelection> SelectAllReduce(
     int64_t bytes, const GroupTopology& topology,
     std::optional<Algorithm> forced) {
   if (forced.has_value()) {
-    absl::Status status = CheckAllReduceAlgorithm(*forced);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(CheckAllReduceAlgorithm(*forced));
   }
   AllReduceSelection selection;
   const AlgorithmEstimate* best = nullptr;
   for (Algorithm algorithm : kAllReduceAlgorithms) {
-    absl::StatusOr<AlgorithmEstimate> estimate =
-        EstimateAllReduce(algorithm, bytes, topology);
-    if (!estimate.ok()) return estimate.status();
-    selection.candidates.push_back(*estimate);
+    ASSIGN_OR_RETURN(AlgorithmEstimate estimate,
+                     EstimateAllReduce(algorithm, bytes, topology));
+    selection.candidates.push_back(estimate);
   }
   for (const AlgorithmEstimate& estimate : selection.candidates) {
     if (forced.has_value()) {
@@ -377,8 +372,7 @@ std::string AllReduceSelection::DebugString() const {
 
 absl::StatusOr<Algorithm> SelectShardedCollective(
     CollectiveOp op, int64_t bytes, const GroupTopology& topology) {
-  absl::Status status = ValidateTopology(topology);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateTopology(topology));
   if (op != CollectiveOp::kReduceScatter && op != CollectiveOp::kAllGather) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SelectShardedCollective chooses for reduce-scatter and all-gather, "

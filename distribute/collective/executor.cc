@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace collective {
@@ -184,10 +185,11 @@ absl::Status ExecuteSchedule(const Schedule& schedule,
     const Step& step = program.steps[i];
     absl::Span<std::byte> data(buffers.Write(step.dst),
                                buffers.Bytes(step.dst));
-    auto request = transport.Recv(
-        step.peer, exec.tag_base + static_cast<uint64_t>(step.tag), data);
-    if (!request.ok()) return request.status();
-    pending[i] = *std::move(request);
+    ASSIGN_OR_RETURN(
+        auto request,
+        transport.Recv(step.peer,
+                       exec.tag_base + static_cast<uint64_t>(step.tag), data));
+    pending[i] = std::move(request);
     return absl::OkStatus();
   };
   // On transports that prefer it, receives that wait for nothing are posted
@@ -252,9 +254,9 @@ absl::Status ExecuteSchedule(const Schedule& schedule,
   }
   if (exec.op == devices::ReduceOp::kMean && !buffers.timing_only() &&
       HoldsFullReduction(schedule, rank) && program.output_count > 0) {
-    auto cost = devices::FinalizeMean(output, program.output_count, exec.dtype,
-                                      schedule.group_size());
-    if (!cost.ok()) return cost.status();
+    ASSIGN_OR_RETURN(auto cost,
+                     devices::FinalizeMean(output, program.output_count,
+                                           exec.dtype, schedule.group_size()));
   }
   return absl::OkStatus();
 }

@@ -18,6 +18,7 @@
 #include "devices/half.h"
 #include "devices/host_transport.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/collective/cost_model.h"
 #include "distribute/collective/schedule_communicator.h"
@@ -373,9 +374,8 @@ TEST(HostCollectivesTest, AlternatingShapesOnLongLivedThreads) {
   }
   auto status = RunRanks(n, [&](int r) {
     for (size_t k = 0; k < counts.size(); ++k) {
-      absl::Status s = comm->AllReduce(r, in[k][r], out[k][r],
-                                       {ReduceOp::kSum, absl::Seconds(20)});
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(comm->AllReduce(r, in[k][r], out[k][r],
+                                      {ReduceOp::kSum, absl::Seconds(20)}));
     }
     return absl::OkStatus();
   });
@@ -415,9 +415,8 @@ TEST(HostCollectivesTest, RepeatedInPlaceAllReduces) {
   }
   auto status = RunRanks(n, [&](int r) {
     for (size_t k = 0; k < counts.size(); ++k) {
-      absl::Status s = comm->AllReduce(r, data[k][r], data[k][r],
-                                       {ReduceOp::kSum, absl::Seconds(20)});
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(comm->AllReduce(r, data[k][r], data[k][r],
+                                      {ReduceOp::kSum, absl::Seconds(20)}));
     }
     return absl::OkStatus();
   });
@@ -476,17 +475,16 @@ devices::conformance::CommunicatorBackend HostBackend(
             for (int i = 0; i < n; ++i) {
               names.push_back(absl::StrCat("/device:CPU:", i));
             }
-            auto endpoints = devices::CreateHostTransportGroup(names);
-            if (!endpoints.ok()) return endpoints.status();
+            ASSIGN_OR_RETURN(auto endpoints,
+                             devices::CreateHostTransportGroup(names));
             ScheduleCommunicatorOptions options;
             options.all_reduce_algorithm = all_reduce;
             options.broadcast_algorithm = rooted;
             options.reduce_algorithm = rooted;
-            auto comm =
-                ScheduleCommunicator::Create(*std::move(endpoints), options);
-            if (!comm.ok()) return comm.status();
+            ASSIGN_OR_RETURN(auto comm, ScheduleCommunicator::Create(
+                                            std::move(endpoints), options));
             devices::conformance::CommunicatorGroup group;
-            group.communicator = *std::move(comm);
+            group.communicator = std::move(comm);
             return group;
           }};
 }

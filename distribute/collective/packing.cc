@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/allocator.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace collective {
@@ -113,9 +114,8 @@ absl::StatusOr<std::vector<devices::Tensor>> PackTensors(
     const devices::Shape shape({pack.count});
     // A pack of one whole tensor is the tensor itself (no copy).
     if (pack.segments.size() == 1 && pack.count == first.num_elements()) {
-      absl::StatusOr<devices::Tensor> flat = first.Reshape(shape);
-      if (!flat.ok()) return flat.status();
-      packed.push_back(*std::move(flat));
+      ASSIGN_OR_RETURN(devices::Tensor flat, first.Reshape(shape));
+      packed.push_back(std::move(flat));
       continue;
     }
     if (!first.has_data()) {
@@ -123,11 +123,12 @@ absl::StatusOr<std::vector<devices::Tensor>> PackTensors(
           devices::Tensor::ShapeOnly(pack.dtype, shape, first.device()));
       continue;
     }
-    absl::StatusOr<devices::Tensor> buffer = devices::Tensor::Allocate(
-        devices::HostHeapAllocator(), pack.dtype, shape, first.device());
-    if (!buffer.ok()) return buffer.status();
+    ASSIGN_OR_RETURN(
+        devices::Tensor buffer,
+        devices::Tensor::Allocate(devices::HostHeapAllocator(), pack.dtype,
+                                  shape, first.device()));
     const size_t elem = devices::DTypeSize(pack.dtype);
-    auto* out = static_cast<std::byte*>(buffer->raw_data());
+    auto* out = static_cast<std::byte*>(buffer.raw_data());
     for (const PackSegment& s : pack.segments) {
       const devices::Tensor& t = tensors.at(s.tensor);
       if (t.dtype() != pack.dtype) {
@@ -139,7 +140,7 @@ absl::StatusOr<std::vector<devices::Tensor>> PackTensors(
                   s.count * elem);
       out += s.count * elem;
     }
-    packed.push_back(*std::move(buffer));
+    packed.push_back(std::move(buffer));
   }
   return packed;
 }

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/schedule.h"
 
 namespace distribute {
@@ -98,9 +99,8 @@ absl::Status CheckRank(const RankProgram& program, int32_t rank) {
 
 absl::Status CheckNoRaces(const Schedule& schedule) {
   for (size_t rank = 0; rank < schedule.ranks.size(); ++rank) {
-    absl::Status status =
-        CheckRank(schedule.ranks[rank], static_cast<int32_t>(rank));
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(
+        CheckRank(schedule.ranks[rank], static_cast<int32_t>(rank)));
   }
   return absl::OkStatus();
 }

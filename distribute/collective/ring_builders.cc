@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/builders.h"
 #include "distribute/collective/ring_phases.h"
 #include "distribute/collective/schedule.h"
@@ -38,8 +39,7 @@ BufferRange ScratchAt(int32_t, int64_t offset, int64_t count) {
 }  // namespace
 
 absl::StatusOr<Schedule> BuildRingAllReduce(const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
   ScheduleBuilder builder(CollectiveOp::kAllReduce, Algorithm::kRing, options);
   for (int32_t r = 0; r < n; ++r) {
@@ -203,12 +203,10 @@ std::vector<int32_t> GridLeaders(const std::vector<int32_t>& grid,
 
 absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
     const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
-  absl::StatusOr<std::vector<int32_t>> grid_or = GridOf(options, "all-reduce");
-  if (!grid_or.ok()) return grid_or.status();
-  const std::vector<int32_t> grid = *std::move(grid_or);
+  ASSIGN_OR_RETURN(std::vector<int32_t> grid_or, GridOf(options, "all-reduce"));
+  const std::vector<int32_t> grid = std::move(grid_or);
   const int32_t levels = static_cast<int32_t>(grid.size());
   ScheduleBuilder builder(CollectiveOp::kAllReduce, Algorithm::kHierarchical,
                           options);
@@ -274,8 +272,7 @@ absl::StatusOr<Schedule> BuildHierarchicalAllReduce(
 
 absl::StatusOr<Schedule> BuildRingReduceScatter(
     const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
   const int64_t count = options.count;
   ScheduleBuilder builder(CollectiveOp::kReduceScatter, Algorithm::kRing,
@@ -301,8 +298,7 @@ absl::StatusOr<Schedule> BuildRingReduceScatter(
 }
 
 absl::StatusOr<Schedule> BuildRingAllGather(const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
   const int64_t count = options.count;
   ScheduleBuilder builder(CollectiveOp::kAllGather, Algorithm::kRing, options);
@@ -322,14 +318,12 @@ absl::StatusOr<Schedule> BuildRingAllGather(const ScheduleOptions& options) {
 
 absl::StatusOr<Schedule> BuildHierarchicalReduceScatter(
     const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
   const int64_t count = options.count;
-  absl::StatusOr<std::vector<int32_t>> grid_or =
-      GridOf(options, "reduce-scatter");
-  if (!grid_or.ok()) return grid_or.status();
-  const std::vector<int32_t> grid = *std::move(grid_or);
+  ASSIGN_OR_RETURN(std::vector<int32_t> grid_or,
+                   GridOf(options, "reduce-scatter"));
+  const std::vector<int32_t> grid = std::move(grid_or);
   const std::vector<int64_t> stride = Strides(grid);
   const int levels = static_cast<int>(grid.size());
   ScheduleBuilder builder(CollectiveOp::kReduceScatter,
@@ -384,12 +378,10 @@ absl::StatusOr<Schedule> BuildHierarchicalReduceScatter(
 
 absl::StatusOr<Schedule> BuildHierarchicalAllGather(
     const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int64_t count = options.count;
-  absl::StatusOr<std::vector<int32_t>> grid_or = GridOf(options, "all-gather");
-  if (!grid_or.ok()) return grid_or.status();
-  const std::vector<int32_t> grid = *std::move(grid_or);
+  ASSIGN_OR_RETURN(std::vector<int32_t> grid_or, GridOf(options, "all-gather"));
+  const std::vector<int32_t> grid = std::move(grid_or);
   const std::vector<int64_t> stride = Strides(grid);
   ScheduleBuilder builder(CollectiveOp::kAllGather, Algorithm::kHierarchical,
                           options);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/builders.h"
 #include "distribute/collective/executor.h"
 
@@ -86,8 +87,7 @@ ScheduleCommunicator::Create(
     by_rank[r] = std::move(e);
   }
   options.topology.n = size;
-  absl::Status valid = ValidateTopology(options.topology);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(ValidateTopology(options.topology));
   return absl::WrapUnique(
       new ScheduleCommunicator(std::move(by_rank), std::move(options), size));
 }
@@ -148,9 +148,8 @@ ScheduleCommunicator::GetSchedule(CollectiveOp op, Algorithm algorithm,
   if (std::shared_ptr<const Schedule> schedule = cached()) return schedule;
   absl::MutexLock build_lock(&build_mu_);
   if (std::shared_ptr<const Schedule> schedule = cached()) return schedule;
-  absl::StatusOr<Schedule> built = BuildSchedule(op, algorithm, o);
-  if (!built.ok()) return built.status();
-  auto shared = std::make_shared<const Schedule>(*std::move(built));
+  ASSIGN_OR_RETURN(Schedule built, BuildSchedule(op, algorithm, o));
+  auto shared = std::make_shared<const Schedule>(std::move(built));
   absl::MutexLock lock(&mu_);
   // Schedules of one shape are few; keep the cache bounded all the same.
   if (schedules_.size() > 256) schedules_.clear();
@@ -179,13 +178,13 @@ ScheduleCommunicator::GetAllReducePlan(int rank, int64_t count,
     // The direct schedule's result, computed in shared memory.
     GroupTopology topology = options_.topology;
     topology.n = size_;
-    absl::StatusOr<AllReduceSelection> selection =
-        SelectAllReduce(count * element_size, topology, Algorithm::kDirect);
-    if (!selection.ok()) return selection.status();
+    ASSIGN_OR_RETURN(
+        AllReduceSelection selection,
+        SelectAllReduce(count * element_size, topology, Algorithm::kDirect));
     auto built = std::make_shared<AllReducePlan>();
     built->count = count;
     built->element_size = element_size;
-    built->selection = *std::move(selection);
+    built->selection = std::move(selection);
     built->selection.forced = false;
     built->selection.chunk_bytes = 0;
     absl::MutexLock lock(&mu_);
@@ -193,18 +192,17 @@ ScheduleCommunicator::GetAllReducePlan(int rank, int64_t count,
     plan = all_reduce_plans_.emplace(key, std::move(built)).first->second;
   }
   if (plan == nullptr) {
-    absl::StatusOr<PlannedCall> planned =
-        PlanCall(options_, size_, CollectiveOp::kAllReduce, count,
-                 static_cast<size_t>(element_size));
-    if (!planned.ok()) return planned.status();
-    absl::StatusOr<std::shared_ptr<const Schedule>> schedule = GetSchedule(
-        CollectiveOp::kAllReduce, planned->algorithm, planned->schedule);
-    if (!schedule.ok()) return schedule.status();
+    ASSIGN_OR_RETURN(PlannedCall planned,
+                     PlanCall(options_, size_, CollectiveOp::kAllReduce, count,
+                              static_cast<size_t>(element_size)));
+    ASSIGN_OR_RETURN(std::shared_ptr<const Schedule> schedule,
+                     GetSchedule(CollectiveOp::kAllReduce, planned.algorithm,
+                                 planned.schedule));
     auto built = std::make_shared<AllReducePlan>();
     built->count = count;
     built->element_size = element_size;
-    built->selection = *std::move(planned->selection);
-    built->schedule = *std::move(schedule);
+    built->selection = *std::move(planned.selection);
+    built->schedule = std::move(schedule);
     absl::MutexLock lock(&mu_);
     if (all_reduce_plans_.size() > 256) all_reduce_plans_.clear();
     // Another rank may have got there first; every rank then uses its plan.
@@ -219,14 +217,12 @@ ScheduleCommunicator::GetAllReducePlan(int rank, int64_t count,
 absl::Status ScheduleCommunicator::Run(int rank, const Call& call,
                                        const devices::Tensor* input,
                                        devices::Tensor* output) {
-  absl::StatusOr<devices::Transport*> endpoint = Endpoint(rank);
-  if (!endpoint.ok()) return endpoint.status();
-  absl::StatusOr<std::shared_ptr<const Schedule>> schedule =
-      GetSchedule(call.op, call.algorithm, call.schedule);
-  if (!schedule.ok()) return schedule.status();
+  ASSIGN_OR_RETURN(devices::Transport * endpoint, Endpoint(rank));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Schedule> schedule,
+                   GetSchedule(call.op, call.algorithm, call.schedule));
   return OnHost(input, output,
                 [&](const devices::Tensor* in, devices::Tensor* out) {
-                  return Execute(rank, **endpoint, **schedule, call, in, out);
+                  return Execute(rank, *endpoint, *schedule, call, in, out);
                 });
 }
 
@@ -255,20 +251,18 @@ absl::Status ScheduleCommunicator::OnHost(
   const devices::Tensor* in = input;
   devices::Tensor* out = output;
   if (stage_input) {
-    absl::StatusOr<devices::Tensor> host =
-        devices::ToHostTensor(*options_.platform, *input);
-    if (!host.ok()) return host.status();
-    host_input = *std::move(host);
+    ASSIGN_OR_RETURN(devices::Tensor host,
+                     devices::ToHostTensor(*options_.platform, *input));
+    host_input = std::move(host);
     in = &*host_input;
   }
   if (stage_output) {
     if (in_place && stage_input) {
       out = &*host_input;
     } else {
-      absl::StatusOr<devices::Tensor> host =
-          devices::Tensor::Host(output->dtype(), output->shape());
-      if (!host.ok()) return host.status();
-      host_output = *std::move(host);
+      ASSIGN_OR_RETURN(devices::Tensor host,
+                       devices::Tensor::Host(output->dtype(), output->shape()));
+      host_output = std::move(host);
       out = &*host_output;
     }
   }
@@ -276,10 +270,9 @@ absl::Status ScheduleCommunicator::OnHost(
   if (!status.ok() || !stage_output) return status;
   // The bytes as they are: `output` may be shaped unlike the staged input
   // it aliases (the collectives check element counts only).
-  absl::StatusOr<devices::Device*> device =
-      options_.platform->FindDevice(output->device());
-  if (!device.ok()) return device.status();
-  return (*device)->CopyFromHost(out->raw_data(), *output);
+  ASSIGN_OR_RETURN(devices::Device * device,
+                   options_.platform->FindDevice(output->device()));
+  return device->CopyFromHost(out->raw_data(), *output);
 }
 
 absl::Status ScheduleCommunicator::Execute(
@@ -328,15 +321,13 @@ absl::Status ScheduleCommunicator::Execute(
 absl::Status ScheduleCommunicator::AllReduce(
     int rank, const devices::Tensor& input, devices::Tensor& output,
     const devices::CollectiveOptions& options) {
-  absl::Status s = CheckSameDtype(input, output, "AllReduce");
-  if (!s.ok()) return s;
-  s = CheckElements(output, input.num_elements(), "AllReduce", "output");
-  if (!s.ok()) return s;
-  absl::StatusOr<devices::Transport*> endpoint = Endpoint(rank);
-  if (!endpoint.ok()) return endpoint.status();
-  absl::StatusOr<const AllReducePlan*> plan = GetAllReducePlan(
-      rank, input.num_elements(), devices::DTypeSize(input.dtype()));
-  if (!plan.ok()) return plan.status();
+  RETURN_IF_ERROR(CheckSameDtype(input, output, "AllReduce"));
+  RETURN_IF_ERROR(
+      CheckElements(output, input.num_elements(), "AllReduce", "output"));
+  ASSIGN_OR_RETURN(devices::Transport * endpoint, Endpoint(rank));
+  ASSIGN_OR_RETURN(const AllReducePlan* plan,
+                   GetAllReducePlan(rank, input.num_elements(),
+                                    devices::DTypeSize(input.dtype())));
   return OnHost(
       &input, &output, [&](const devices::Tensor* in, devices::Tensor* out) {
         if (shared_ != nullptr) {
@@ -345,37 +336,34 @@ absl::Status ScheduleCommunicator::AllReduce(
                               options.timeout);
         }
         const Call call{CollectiveOp::kAllReduce,
-                        (*plan)->selection.algorithm,
-                        (*plan)->schedule->options,
+                        plan->selection.algorithm,
+                        plan->schedule->options,
                         input.dtype(),
                         options.op,
                         options.timeout};
-        return Execute(rank, **endpoint, *(*plan)->schedule, call, in, out);
+        return Execute(rank, *endpoint, *plan->schedule, call, in, out);
       });
 }
 
 absl::Status ScheduleCommunicator::ReduceScatter(
     int rank, const devices::Tensor& input, devices::Tensor& output,
     const devices::CollectiveOptions& options) {
-  absl::Status s = CheckSameDtype(input, output, "ReduceScatter");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckSameDtype(input, output, "ReduceScatter"));
   const Call call = CallFor(CollectiveOp::kReduceScatter, input.num_elements(),
                             input.dtype(), 0, options);
-  s = CheckElements(output, ShardOf(input.num_elements(), size_, rank).count,
-                    "ReduceScatter", "output");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(
+      CheckElements(output, ShardOf(input.num_elements(), size_, rank).count,
+                    "ReduceScatter", "output"));
   return Run(rank, call, &input, &output);
 }
 
 absl::Status ScheduleCommunicator::AllGather(
     int rank, const devices::Tensor& input, devices::Tensor& output,
     const devices::CollectiveOptions& options) {
-  absl::Status s = CheckSameDtype(input, output, "AllGather");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckSameDtype(input, output, "AllGather"));
   const int64_t total = output.num_elements();
-  s = CheckElements(input, ShardOf(total, size_, rank).count, "AllGather",
-                    "input");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckElements(input, ShardOf(total, size_, rank).count,
+                                "AllGather", "input"));
   const Call call =
       CallFor(CollectiveOp::kAllGather, total, input.dtype(), 0, options);
   return Run(rank, call, &input, &output);
@@ -403,11 +391,10 @@ absl::Status ScheduleCommunicator::Reduce(
     return absl::InvalidArgumentError(
         absl::StrCat("Reduce root ", root, " is outside the group of ", size_));
   }
-  absl::Status s = CheckSameDtype(input, output, "Reduce");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckSameDtype(input, output, "Reduce"));
   if (rank == root) {
-    s = CheckElements(output, input.num_elements(), "Reduce", "output");
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(
+        CheckElements(output, input.num_elements(), "Reduce", "output"));
   }
   const Call call = CallFor(CollectiveOp::kReduce, input.num_elements(),
                             input.dtype(), root, options);
@@ -417,15 +404,14 @@ absl::Status ScheduleCommunicator::Reduce(
 absl::Status ScheduleCommunicator::AllToAll(
     int rank, const devices::Tensor& input, devices::Tensor& output,
     const devices::CollectiveOptions& options) {
-  absl::Status s = CheckSameDtype(input, output, "AllToAll");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(CheckSameDtype(input, output, "AllToAll"));
   if (input.num_elements() % size_ != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("AllToAll: the input's ", input.num_elements(),
                      " elements do not split into ", size_, " equal blocks"));
   }
-  s = CheckElements(output, input.num_elements(), "AllToAll", "output");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(
+      CheckElements(output, input.num_elements(), "AllToAll", "output"));
   const Call call = CallFor(CollectiveOp::kAllToAll, input.num_elements(),
                             input.dtype(), 0, options);
   return Run(rank, call, &input, &output);
@@ -502,21 +488,21 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
     case CollectiveOp::kAllReduce: {
       GroupTopology topology = options.topology;
       topology.n = group_size;
-      absl::StatusOr<AllReduceSelection> selection =
+      ASSIGN_OR_RETURN(
+          AllReduceSelection selection,
           SelectAllReduce(count * static_cast<int64_t>(element_size), topology,
-                          options.all_reduce_algorithm);
-      if (!selection.ok()) return selection.status();
-      call.algorithm = selection->algorithm;
+                          options.all_reduce_algorithm));
+      call.algorithm = selection.algorithm;
       call.schedule =
-          ScheduleOptionsFor(*selection, topology, count, element_size);
+          ScheduleOptionsFor(selection, topology, count, element_size);
       if (options.chunk_bytes > 0) {
         call.schedule.chunk_elements = std::max<int64_t>(
             1, options.chunk_bytes / static_cast<int64_t>(element_size));
         // Report the chunking that runs, not the cost model's.
-        selection->chunk_bytes =
+        selection.chunk_bytes =
             call.schedule.chunk_elements * static_cast<int64_t>(element_size);
       }
-      call.selection = *std::move(selection);
+      call.selection = std::move(selection);
       call.schedule.num_channels = options.num_channels;
       if (call.algorithm == Algorithm::kHierarchical) {
         call.schedule.dims = GridDims(options);
@@ -533,10 +519,11 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
       } else {
         GroupTopology topology = options.topology;
         topology.n = group_size;
-        absl::StatusOr<Algorithm> chosen = SelectShardedCollective(
-            op, count * static_cast<int64_t>(element_size), topology);
-        if (!chosen.ok()) return chosen.status();
-        call.algorithm = *chosen;
+        ASSIGN_OR_RETURN(
+            Algorithm chosen,
+            SelectShardedCollective(
+                op, count * static_cast<int64_t>(element_size), topology));
+        call.algorithm = chosen;
       }
       if (call.algorithm == Algorithm::kHierarchical) {
         call.schedule.dims = GridDims(options);
@@ -570,25 +557,23 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
 absl::Status ScheduleCommunicator::Send(
     int rank, int peer, const devices::Tensor& tensor,
     const devices::CollectiveOptions& options) {
-  absl::StatusOr<devices::Transport*> endpoint = Endpoint(rank);
-  if (!endpoint.ok()) return endpoint.status();
+  ASSIGN_OR_RETURN(devices::Transport * endpoint, Endpoint(rank));
   absl::Span<const std::byte> data(
       static_cast<const std::byte*>(tensor.raw_data()), tensor.bytes());
-  auto request = (*endpoint)->Send(peer, kPointToPointTagBase, data);
-  if (!request.ok()) return request.status();
-  return (*request)->Wait(options.timeout);
+  ASSIGN_OR_RETURN(auto request,
+                   endpoint->Send(peer, kPointToPointTagBase, data));
+  return request->Wait(options.timeout);
 }
 
 absl::Status ScheduleCommunicator::Recv(
     int rank, int peer, devices::Tensor& tensor,
     const devices::CollectiveOptions& options) {
-  absl::StatusOr<devices::Transport*> endpoint = Endpoint(rank);
-  if (!endpoint.ok()) return endpoint.status();
+  ASSIGN_OR_RETURN(devices::Transport * endpoint, Endpoint(rank));
   absl::Span<std::byte> data(static_cast<std::byte*>(tensor.raw_data()),
                              tensor.bytes());
-  auto request = (*endpoint)->Recv(peer, kPointToPointTagBase, data);
-  if (!request.ok()) return request.status();
-  return (*request)->Wait(options.timeout);
+  ASSIGN_OR_RETURN(auto request,
+                   endpoint->Recv(peer, kPointToPointTagBase, data));
+  return request->Wait(options.timeout);
 }
 
 std::optional<AllReduceSelection> ScheduleCommunicator::LastAllReduceSelection(

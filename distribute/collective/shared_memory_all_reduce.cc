@@ -8,6 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace collective {
@@ -123,14 +124,13 @@ absl::Status SharedMemoryAllReduce::ReduceRange(
       std::memcpy(acc, src[0] + b * elem, bytes);
     }
     for (; q < src.size(); ++q) {
-      absl::StatusOr<devices::KernelCost> cost = devices::Accumulate(
-          accumulate_op, src[q] + b * elem, acc, n, p.dtype);
-      if (!cost.ok()) return cost.status();
+      ASSIGN_OR_RETURN(devices::KernelCost cost,
+                       devices::Accumulate(accumulate_op, src[q] + b * elem,
+                                           acc, n, p.dtype));
     }
     if (p.op == devices::ReduceOp::kMean) {
-      absl::StatusOr<devices::KernelCost> cost =
-          devices::FinalizeMean(acc, n, p.dtype, size_);
-      if (!cost.ok()) return cost.status();
+      ASSIGN_OR_RETURN(devices::KernelCost cost,
+                       devices::FinalizeMean(acc, n, p.dtype, size_));
     }
     if (via_block) std::memcpy(out + b * elem, acc, bytes);
   }

@@ -21,6 +21,7 @@
 #include "devices/half.h"
 #include "devices/host_transport.h"
 #include "devices/reduce_kernels.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/collective/schedule_communicator.h"
 #include "gtest/gtest.h"
@@ -209,9 +210,8 @@ TEST(SharedMemoryAllReduceTest, BitIdenticalToDirectSchedule) {
             b.push_back(*Tensor::Host(dtype, devices::Shape({count})));
           }
           auto status = RunRanks(n, [&](int r) {
-            absl::Status s =
-                (*fast)->AllReduce(r, in[r], a[r], {op, absl::Seconds(20)});
-            if (!s.ok()) return s;
+            RETURN_IF_ERROR(
+                (*fast)->AllReduce(r, in[r], a[r], {op, absl::Seconds(20)}));
             return (*direct)->AllReduce(r, in[r], b[r],
                                         {op, absl::Seconds(20)});
           });

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/symbolic_state.h"
 
@@ -132,10 +133,8 @@ absl::Status SymbolicExecution::ApplyReduce(int32_t rank, int32_t index) {
   const Step& step = schedule_.ranks[rank].steps[index];
   std::vector<Run> dst;
   std::vector<Run> src;
-  absl::Status status = ReadInitialized(rank, index, step.dst, &dst);
-  if (!status.ok()) return status;
-  status = ReadInitialized(rank, index, step.src, &src);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadInitialized(rank, index, step.dst, &dst));
+  RETURN_IF_ERROR(ReadInitialized(rank, index, step.src, &src));
   std::vector<Run> result;
   size_t a = 0;
   size_t b = 0;
@@ -212,9 +211,8 @@ absl::Status SymbolicExecution::Issue(int32_t rank, int32_t index) {
   }
   switch (step.kind) {
     case StepKind::kSend: {
-      absl::Status status =
-          ReadInitialized(rank, index, step.src, &messages_[rank][index]);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(
+          ReadInitialized(rank, index, step.src, &messages_[rank][index]));
       state_[rank][index] = State::kIssued;
       const int32_t match = matches_[rank][index];
       if (state_[step.peer][match] == State::kIssued) Deliver(rank, index);
@@ -228,15 +226,13 @@ absl::Status SymbolicExecution::Issue(int32_t rank, int32_t index) {
     }
     case StepKind::kCopy: {
       std::vector<Run> runs;
-      absl::Status status = ReadInitialized(rank, index, step.src, &runs);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(ReadInitialized(rank, index, step.src, &runs));
       Buffer(rank, step.dst.buffer).Write(step.dst.offset, runs);
       state_[rank][index] = State::kDone;
       return absl::OkStatus();
     }
     case StepKind::kReduce: {
-      absl::Status status = ApplyReduce(rank, index);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(ApplyReduce(rank, index));
       state_[rank][index] = State::kDone;
       return absl::OkStatus();
     }
@@ -253,8 +249,7 @@ absl::Status SymbolicExecution::Execute() {
       const int32_t size =
           static_cast<int32_t>(schedule_.ranks[rank].steps.size());
       while (next_[rank] < size && DepsDone(rank, next_[rank])) {
-        absl::Status status = Issue(rank, next_[rank]);
-        if (!status.ok()) return status;
+        RETURN_IF_ERROR(Issue(rank, next_[rank]));
         ++next_[rank];
         progress = true;
       }
@@ -385,11 +380,9 @@ absl::Status SymbolicExecution::CheckBarrier() const {
 absl::Status SymbolicExecution::CheckResults() const {
   if (schedule_.op == CollectiveOp::kBarrier) return CheckBarrier();
   for (int32_t rank = 0; rank < n_; ++rank) {
-    absl::Status status = CheckOutput(rank);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(CheckOutput(rank));
     if (schedule_.op == CollectiveOp::kAllReduce && rank > 0) {
-      status = CheckSameAsRankZero(rank);
-      if (!status.ok()) return status;
+      RETURN_IF_ERROR(CheckSameAsRankZero(rank));
     }
   }
   return absl::OkStatus();

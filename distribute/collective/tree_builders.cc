@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "devices/status_macros.h"
 #include "distribute/collective/builders.h"
 #include "distribute/collective/issue_order.h"
 #include "distribute/collective/schedule.h"
@@ -132,8 +133,7 @@ absl::StatusOr<Schedule> BuildTreeShapedReduce(const ScheduleOptions& options,
 
 absl::StatusOr<Schedule> BuildDoubleBinaryTreeAllReduce(
     const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   const int32_t n = options.group_size;
   const int64_t count = options.count;
   const RankTree trees[2] = {InOrderBinaryTree(n), ComplementaryBinaryTree(n)};
@@ -182,30 +182,26 @@ absl::StatusOr<Schedule> BuildDoubleBinaryTreeAllReduce(
 }
 
 absl::StatusOr<Schedule> BuildChainBroadcast(const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   return BuildTreeShapedBroadcast(options, Algorithm::kChain,
                                   ChainTree(options.group_size, options.root));
 }
 
 absl::StatusOr<Schedule> BuildTreeBroadcast(const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   return BuildTreeShapedBroadcast(
       options, Algorithm::kBinaryTree,
       HeapBinaryTree(options.group_size, options.root));
 }
 
 absl::StatusOr<Schedule> BuildChainReduce(const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   return BuildTreeShapedReduce(options, Algorithm::kChain,
                                ChainTree(options.group_size, options.root));
 }
 
 absl::StatusOr<Schedule> BuildTreeReduce(const ScheduleOptions& options) {
-  absl::Status status = ValidateScheduleOptions(options);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(ValidateScheduleOptions(options));
   return BuildTreeShapedReduce(
       options, Algorithm::kBinaryTree,
       HeapBinaryTree(options.group_size, options.root));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/input/dataset_node.h"
 
 namespace distribute {
@@ -21,9 +22,8 @@ absl::StatusOr<Dataset> ShardByFile(const Dataset& dataset, int64_t num_workers,
   const DatasetNode& node = dataset.node();
   switch (node.shard_role()) {
     case ShardRole::kReader: {
-      absl::StatusOr<NodePtr> sharded = node.ShardFiles(num_workers, index);
-      if (!sharded.ok()) return sharded.status();
-      return Dataset(*std::move(sharded));
+      ASSIGN_OR_RETURN(NodePtr sharded, node.ShardFiles(num_workers, index));
+      return Dataset(std::move(sharded));
     }
     case ShardRole::kUnshardableSource:
       return absl::NotFoundError(absl::StrCat(
@@ -41,9 +41,8 @@ absl::StatusOr<Dataset> ShardByFile(const Dataset& dataset, int64_t num_workers,
   }
   // Every input (a Zip has several) reads its share of its files.
   for (Dataset& input : inputs) {
-    absl::StatusOr<Dataset> sharded = ShardByFile(input, num_workers, index);
-    if (!sharded.ok()) return sharded.status();
-    input = *std::move(sharded);
+    ASSIGN_OR_RETURN(Dataset sharded, ShardByFile(input, num_workers, index));
+    input = std::move(sharded);
   }
   return Dataset(node.WithInputs(std::move(inputs)));
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "distribute/input/dataset_node.h"
 #include "distribute/input/element.h"
 
@@ -27,9 +28,8 @@ class BatchNode : public UnaryNode {
   std::string op() const override { return "Batch"; }
   // A new dim 0: batch_size when no partial batch can come out (TF).
   absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    absl::StatusOr<ElementSpec> in = input().element_spec();
-    if (!in.ok()) return in.status();
-    ElementSpec out = *in;
+    ASSIGN_OR_RETURN(ElementSpec in, input().element_spec());
+    ElementSpec out = in;
     for (TensorSpec& t : out) {
       std::vector<int64_t> dims = {drop_remainder_ ? batch_size_ : kUnknownDim};
       dims.insert(dims.end(), t.dims().begin(), t.dims().end());
@@ -79,9 +79,8 @@ class BatchNode : public UnaryNode {
             static_cast<int64_t>(elements.size()) < node_->batch_size_) {
           return std::nullopt;
         }
-        absl::StatusOr<Element> stacked = StackElements(elements);
-        if (!stacked.ok()) return stacked.status();
-        return std::optional<Element>(*std::move(stacked));
+        ASSIGN_OR_RETURN(Element stacked, StackElements(elements));
+        return std::optional<Element>(std::move(stacked));
       }
 
      private:
@@ -108,15 +107,14 @@ class RebatchV2Node : public UnaryNode {
         drop_remainder_(drop_remainder) {}
   std::string op() const override { return "RebatchV2"; }
   absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    absl::StatusOr<ElementSpec> in = input().element_spec();
-    if (!in.ok()) return in.status();
+    ASSIGN_OR_RETURN(ElementSpec in, input().element_spec());
     const bool same =
         std::all_of(batch_sizes_.begin(), batch_sizes_.end(),
                     [&](int64_t b) { return b == batch_sizes_.front(); });
     // TF's static batch dim (_RebatchDataset): the sizes are equal, and
     // either the remainder is dropped or they split the input's known
     // batch dim whole.
-    ElementSpec out = *in;
+    ElementSpec out = in;
     for (TensorSpec& t : out) {
       if (t.dims().empty()) continue;
       std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
@@ -167,16 +165,14 @@ class RebatchV2Iterator : public Iterator {
     int64_t rows = 0;
     while (rows < desired) {
       if (offset_ < 0) {
-        absl::Status s = FetchInput();
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(FetchInput());
         if (end_of_input_) break;
         if (offset_ < 0) continue;  // A batch with zero rows.
       }
       const int64_t take = std::min(desired - rows, current_rows_ - offset_);
-      absl::StatusOr<Element> part =
-          SliceElement(current_, offset_, offset_ + take);
-      if (!part.ok()) return part.status();
-      parts.push_back(*std::move(part));
+      ASSIGN_OR_RETURN(Element part,
+                       SliceElement(current_, offset_, offset_ + take));
+      parts.push_back(std::move(part));
       rows += take;
       offset_ += take;
       if (offset_ == current_rows_) offset_ = -1;
@@ -195,51 +191,47 @@ class RebatchV2Iterator : public Iterator {
       // the static element spec; without one we look at the next input
       // batch (kept, not consumed), and end if there is none at all.
       if (!have_shape_) {
-        absl::Status s = FetchInput();
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(FetchInput());
         if (end_of_input_) return std::nullopt;
       }
-      absl::StatusOr<Element> empty = EmptyBatchLike(shape_);
-      if (!empty.ok()) return empty.status();
-      return std::optional<Element>(*std::move(empty));
+      ASSIGN_OR_RETURN(Element empty, EmptyBatchLike(shape_));
+      return std::optional<Element>(std::move(empty));
     }
     if (parts.size() == 1) return std::optional<Element>(std::move(parts[0]));
-    absl::StatusOr<Element> joined = ConcatElements(parts);
-    if (!joined.ok()) return joined.status();
-    return std::optional<Element>(*std::move(joined));
+    ASSIGN_OR_RETURN(Element joined, ConcatElements(parts));
+    return std::optional<Element>(std::move(joined));
   }
 
  private:
   // Reads the next input batch into current_ (offset_ 0), or sets
   // end_of_input_. Input batches must have rank >= 1 and one dim 0.
   absl::Status FetchInput() {
-    absl::StatusOr<std::optional<Element>> next = input_->GetNext();
-    if (!next.ok()) return next.status();
-    if (!next->has_value()) {
+    ASSIGN_OR_RETURN(std::optional<Element> next, input_->GetNext());
+    if (!next.has_value()) {
       end_of_input_ = true;
       return absl::OkStatus();
     }
-    for (size_t c = 0; c < (*next)->size(); ++c) {
-      const devices::Tensor& t = (**next)[c];
+    for (size_t c = 0; c < next->size(); ++c) {
+      const devices::Tensor& t = (*next)[c];
       if (t.shape().rank() == 0) {
         return absl::InvalidArgumentError(absl::StrCat(
             "Input element must have a non-scalar value in each component "
             "(component ",
             c, " is a scalar); Rebatch needs a batched dataset."));
       }
-      if (t.shape().dim(0) != (**next)[0].shape().dim(0)) {
+      if (t.shape().dim(0) != (*next)[0].shape().dim(0)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "Input element must have the same batch size in each component. "
             "Component 0 had size ",
-            (**next)[0].shape().dim(0), " but component ", c, " had size ",
+            (*next)[0].shape().dim(0), " but component ", c, " had size ",
             t.shape().dim(0), "."));
       }
     }
-    if ((*next)->empty()) {
+    if (next->empty()) {
       return absl::InvalidArgumentError(
           "Rebatch needs elements with at least one component");
     }
-    current_ = std::move(**next);
+    current_ = std::move(*next);
     current_rows_ = current_[0].shape().dim(0);
     shape_ = current_;
     have_shape_ = true;
@@ -270,11 +262,10 @@ class LegacyRebatchNode : public UnaryNode {
       : UnaryNode(std::move(input)), num_replicas_(num_replicas) {}
   std::string op() const override { return "Rebatch"; }
   absl::StatusOr<ElementSpec> ComputeSpec() const override {
-    absl::StatusOr<ElementSpec> in = input().element_spec();
-    if (!in.ok()) return in.status();
+    ASSIGN_OR_RETURN(ElementSpec in, input().element_spec());
     // TF's _LegacyRebatchDataset: a known batch dim that the replicas
     // split evenly is divided among them; any other is unknown.
-    ElementSpec out = *in;
+    ElementSpec out = in;
     for (TensorSpec& t : out) {
       if (t.dims().empty()) continue;
       std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
@@ -329,9 +320,8 @@ class LegacyRebatchNode : public UnaryNode {
           const int64_t interval = CeilDiv(rows, n);
           const int64_t end = std::min(interval * (slice_ + 1), rows);
           const int64_t start = std::min(interval * slice_, end);
-          absl::StatusOr<Element> part = SliceElement({t}, start, end);
-          if (!part.ok()) return part.status();
-          out.push_back(std::move((*part)[0]));
+          ASSIGN_OR_RETURN(Element part, SliceElement({t}, start, end));
+          out.push_back(std::move(part[0]));
         }
         slice_ = (slice_ + 1) % n;
         return std::optional<Element>(std::move(out));

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 
@@ -88,13 +89,12 @@ absl::StatusOr<std::vector<int64_t>> PerReplicaBatchSizes(
                      "size ",
                      global_batch_size, "; pass the dataset's batch size"));
   }
-  absl::StatusOr<std::vector<int64_t>> sizes =
-      BatchSizesForWorker(global_batch_size, 1, num_replicas, 0);
-  if (!sizes.ok()) return sizes.status();
+  ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                   BatchSizesForWorker(global_batch_size, 1, num_replicas, 0));
   // RebatchDatasetV2 takes the rows in order: each replica gets its size or
   // what is left; once the rows run out the remaining replicas get nothing.
   int64_t left = batch_dim;
-  for (int64_t& size : *sizes) {
+  for (int64_t& size : sizes) {
     size = std::min(size, left);
     left -= size;
   }
@@ -103,8 +103,7 @@ absl::StatusOr<std::vector<int64_t>> PerReplicaBatchSizes(
 
 absl::StatusOr<std::vector<data::Element>> SplitBatchBySizes(
     const data::Element& batch, absl::Span<const int64_t> sizes) {
-  absl::StatusOr<int64_t> rows = data::BatchDim(batch);
-  if (!rows.ok()) return rows.status();
+  ASSIGN_OR_RETURN(int64_t rows, data::BatchDim(batch));
   int64_t total = 0;
   for (int64_t size : sizes) {
     if (size < 0) {
@@ -113,19 +112,18 @@ absl::StatusOr<std::vector<data::Element>> SplitBatchBySizes(
     }
     total += size;
   }
-  if (total != *rows) {
+  if (total != rows) {
     return absl::InvalidArgumentError(
         absl::StrCat("split sizes [", absl::StrJoin(sizes, ", "), "] sum to ",
-                     total, " but the batch has ", *rows, " rows"));
+                     total, " but the batch has ", rows, " rows"));
   }
   std::vector<data::Element> parts;
   parts.reserve(sizes.size());
   int64_t begin = 0;
   for (int64_t size : sizes) {
-    absl::StatusOr<data::Element> part =
-        data::SliceElement(batch, begin, begin + size);
-    if (!part.ok()) return part.status();
-    parts.push_back(*std::move(part));
+    ASSIGN_OR_RETURN(data::Element part,
+                     data::SliceElement(batch, begin, begin + size));
+    parts.push_back(std::move(part));
     begin += size;
   }
   return parts;
@@ -134,19 +132,16 @@ absl::StatusOr<std::vector<data::Element>> SplitBatchBySizes(
 absl::StatusOr<std::vector<data::Element>> SplitBatch(
     const data::Element& global_batch, int64_t num_replicas,
     int64_t global_batch_size) {
-  absl::StatusOr<int64_t> rows = data::BatchDim(global_batch);
-  if (!rows.ok()) return rows.status();
-  absl::StatusOr<std::vector<int64_t>> sizes =
-      PerReplicaBatchSizes(*rows, num_replicas, global_batch_size);
-  if (!sizes.ok()) return sizes.status();
-  return SplitBatchBySizes(global_batch, *sizes);
+  ASSIGN_OR_RETURN(int64_t rows, data::BatchDim(global_batch));
+  ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                   PerReplicaBatchSizes(rows, num_replicas, global_batch_size));
+  return SplitBatchBySizes(global_batch, sizes);
 }
 
 absl::StatusOr<std::vector<data::Element>> SplitBatch(
     const data::Element& global_batch, int64_t num_replicas) {
-  absl::StatusOr<int64_t> rows = data::BatchDim(global_batch);
-  if (!rows.ok()) return rows.status();
-  return SplitBatch(global_batch, num_replicas, *rows);
+  ASSIGN_OR_RETURN(int64_t rows, data::BatchDim(global_batch));
+  return SplitBatch(global_batch, num_replicas, rows);
 }
 
 }  // namespace distribute

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/input/dataset_node.h"
 
 namespace distribute {
@@ -63,7 +64,7 @@ absl::StatusOr<Dataset> Dataset::FromTensorSlices(Element components) {
           " has shape ", components[c].shape().DebugString()));
     }
   }
-  if (absl::Status s = CheckHostElement(components); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckHostElement(components));
   return Dataset(internal::MakeTensorSlicesNode(std::move(components), rows));
 }
 
@@ -235,26 +236,23 @@ absl::StatusOr<ElementSpec> DatasetNode::Spec() const {
 absl::StatusOr<ElementSpec> MapSpec(const Dataset& input,
                                     const Dataset::MapFn& fn,
                                     absl::string_view op) {
-  absl::StatusOr<ElementSpec> in = input.element_spec();
-  if (!in.ok()) return in.status();
+  ASSIGN_OR_RETURN(ElementSpec in, input.element_spec());
   std::unique_ptr<Iterator> it = input.MakeIterator(/*iteration=*/0);
-  absl::StatusOr<std::optional<Element>> first = it->GetNext();
-  if (!first.ok()) return first.status();
-  if (!first->has_value()) {
+  ASSIGN_OR_RETURN(std::optional<Element> first, it->GetNext());
+  if (!first.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the element spec of ", op,
         " comes from its function applied to the first element of its input "
         "(C++ cannot trace the function), and the input has none"));
   }
-  const Element& element = **first;
-  absl::StatusOr<Element> mapped = fn(element);
-  if (!mapped.ok()) return mapped.status();
-  ElementSpec out = SpecOf(*mapped);
+  const Element& element = *first;
+  ASSIGN_OR_RETURN(Element mapped, fn(element));
+  ElementSpec out = SpecOf(mapped);
   for (TensorSpec& t : out) {
     std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     for (size_t d = 0; d < dims.size(); ++d) {
-      for (size_t c = 0; c < in->size() && c < element.size(); ++c) {
-        const absl::Span<const int64_t> in_dims = (*in)[c].dims();
+      for (size_t c = 0; c < in.size() && c < element.size(); ++c) {
+        const absl::Span<const int64_t> in_dims = in[c].dims();
         if (d < in_dims.size() && in_dims[d] == kUnknownDim &&
             element[c].shape().dims()[d] == dims[d]) {
           dims[d] = kUnknownDim;
@@ -268,15 +266,14 @@ absl::StatusOr<ElementSpec> MapSpec(const Dataset& input,
 
 absl::StatusOr<ElementSpec> DatasetNode::ComputeSpec() const {
   std::unique_ptr<Iterator> it = MakeIterator(/*key=*/0);
-  absl::StatusOr<std::optional<Element>> first = it->GetNext();
-  if (!first.ok()) return first.status();
-  if (!first->has_value()) {
+  ASSIGN_OR_RETURN(std::optional<Element> first, it->GetNext());
+  if (!first.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the element spec of ", Describe(),
         " comes from its first element (C++ cannot trace its function), and "
         "it has none"));
   }
-  return SpecOf(**first);
+  return SpecOf(*first);
 }
 
 }  // namespace internal

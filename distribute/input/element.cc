@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "devices/dtype.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace data {
@@ -65,7 +66,7 @@ absl::StatusOr<Element> StackElements(absl::Span<const Element> elements) {
           "the first element has ",
           first.size(), " and element ", e, " has ", elements[e].size()));
     }
-    if (absl::Status s = CheckHostElement(elements[e]); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckHostElement(elements[e]));
   }
   const int64_t n = static_cast<int64_t>(elements.size());
   Element out;
@@ -89,16 +90,14 @@ absl::StatusOr<Element> StackElements(absl::Span<const Element> elements) {
             ". Pad or resize the elements (in a Map) to one shape first."));
       }
     }
-    absl::StatusOr<Shape> shape = WithLeadingDim(n, proto.shape());
-    if (!shape.ok()) return shape.status();
-    absl::StatusOr<Tensor> stacked = Tensor::Host(proto.dtype(), *shape);
-    if (!stacked.ok()) return stacked.status();
-    auto* dst = static_cast<std::byte*>(stacked->raw_data());
+    ASSIGN_OR_RETURN(Shape shape, WithLeadingDim(n, proto.shape()));
+    ASSIGN_OR_RETURN(Tensor stacked, Tensor::Host(proto.dtype(), shape));
+    auto* dst = static_cast<std::byte*>(stacked.raw_data());
     const size_t row = proto.bytes();
     for (size_t e = 0; e < elements.size(); ++e) {
       CopyBytes(dst + e * row, elements[e][c].raw_data(), row);
     }
-    out.push_back(*std::move(stacked));
+    out.push_back(std::move(stacked));
   }
   return out;
 }
@@ -126,42 +125,35 @@ absl::StatusOr<int64_t> BatchDim(const Element& element) {
 
 absl::StatusOr<Element> SliceElement(const Element& element, int64_t begin,
                                      int64_t end) {
-  absl::StatusOr<int64_t> rows = BatchDim(element);
-  if (!rows.ok()) return rows.status();
-  if (begin < 0 || begin > end || end > *rows) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rows [", begin, ", ", end, ") are not within the ", *rows,
-                     " rows of the batch"));
+  ASSIGN_OR_RETURN(int64_t rows, BatchDim(element));
+  if (begin < 0 || begin > end || end > rows) {
+    return absl::InvalidArgumentError(absl::StrCat("rows [", begin, ", ", end,
+                                                   ") are not within the ",
+                                                   rows, " rows of the batch"));
   }
-  if (absl::Status s = CheckHostElement(element); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckHostElement(element));
   Element out;
   out.reserve(element.size());
   for (const Tensor& t : element) {
-    absl::StatusOr<Shape> row_shape = RowShape(t);
-    if (!row_shape.ok()) return row_shape.status();
-    absl::StatusOr<Shape> shape = WithLeadingDim(end - begin, *row_shape);
-    if (!shape.ok()) return shape.status();
-    absl::StatusOr<Tensor> slice = Tensor::Host(t.dtype(), *shape);
-    if (!slice.ok()) return slice.status();
-    const size_t row = RowBytes(t, *row_shape);
-    CopyBytes(slice->raw_data(),
+    ASSIGN_OR_RETURN(Shape row_shape, RowShape(t));
+    ASSIGN_OR_RETURN(Shape shape, WithLeadingDim(end - begin, row_shape));
+    ASSIGN_OR_RETURN(Tensor slice, Tensor::Host(t.dtype(), shape));
+    const size_t row = RowBytes(t, row_shape);
+    CopyBytes(slice.raw_data(),
               static_cast<const std::byte*>(t.raw_data()) +
                   static_cast<size_t>(begin) * row,
               static_cast<size_t>(end - begin) * row);
-    out.push_back(*std::move(slice));
+    out.push_back(std::move(slice));
   }
   return out;
 }
 
 absl::StatusOr<Element> UnstackRow(const Element& element, int64_t row) {
-  absl::StatusOr<Element> slice = SliceElement(element, row, row + 1);
-  if (!slice.ok()) return slice.status();
-  for (Tensor& t : *slice) {
-    absl::StatusOr<Shape> row_shape = RowShape(t);
-    if (!row_shape.ok()) return row_shape.status();
-    absl::StatusOr<Tensor> reshaped = t.Reshape(*row_shape);
-    if (!reshaped.ok()) return reshaped.status();
-    t = *std::move(reshaped);
+  ASSIGN_OR_RETURN(Element slice, SliceElement(element, row, row + 1));
+  for (Tensor& t : slice) {
+    ASSIGN_OR_RETURN(Shape row_shape, RowShape(t));
+    ASSIGN_OR_RETURN(Tensor reshaped, t.Reshape(row_shape));
+    t = std::move(reshaped);
   }
   return slice;
 }
@@ -179,37 +171,32 @@ absl::StatusOr<Element> ConcatElements(absl::Span<const Element> parts) {
           "part 0 has ",
           first.size(), " and part ", p, " has ", parts[p].size()));
     }
-    absl::StatusOr<int64_t> rows = BatchDim(parts[p]);
-    if (!rows.ok()) return rows.status();
-    if (absl::Status s = CheckHostElement(parts[p]); !s.ok()) return s;
-    total += *rows;
+    ASSIGN_OR_RETURN(int64_t rows, BatchDim(parts[p]));
+    RETURN_IF_ERROR(CheckHostElement(parts[p]));
+    total += rows;
   }
   Element out;
   out.reserve(first.size());
   for (size_t c = 0; c < first.size(); ++c) {
-    absl::StatusOr<Shape> row_shape = RowShape(first[c]);
-    if (!row_shape.ok()) return row_shape.status();
+    ASSIGN_OR_RETURN(Shape row_shape, RowShape(first[c]));
     for (size_t p = 1; p < parts.size(); ++p) {
       const Tensor& t = parts[p][c];
       absl::StatusOr<Shape> other = RowShape(t);
-      if (t.dtype() != first[c].dtype() || !other.ok() ||
-          *other != *row_shape) {
+      if (t.dtype() != first[c].dtype() || !other.ok() || *other != row_shape) {
         return absl::InvalidArgumentError(absl::StrCat(
             "cannot concatenate component ", c, ": part 0 is ",
             first[c].DebugString(), " and part ", p, " is ", t.DebugString(),
             "; the dtype and the dims after dim 0 must match"));
       }
     }
-    absl::StatusOr<Shape> shape = WithLeadingDim(total, *row_shape);
-    if (!shape.ok()) return shape.status();
-    absl::StatusOr<Tensor> joined = Tensor::Host(first[c].dtype(), *shape);
-    if (!joined.ok()) return joined.status();
-    auto* dst = static_cast<std::byte*>(joined->raw_data());
+    ASSIGN_OR_RETURN(Shape shape, WithLeadingDim(total, row_shape));
+    ASSIGN_OR_RETURN(Tensor joined, Tensor::Host(first[c].dtype(), shape));
+    auto* dst = static_cast<std::byte*>(joined.raw_data());
     for (const Element& part : parts) {
       CopyBytes(dst, part[c].raw_data(), part[c].bytes());
       dst += part[c].bytes();
     }
-    out.push_back(*std::move(joined));
+    out.push_back(std::move(joined));
   }
   return out;
 }
@@ -224,13 +211,10 @@ absl::StatusOr<Element> EmptyBatchLike(const Element& element) {
           absl::StrCat("component ", c,
                        " is a scalar; an empty batch needs a batch dimension"));
     }
-    absl::StatusOr<Shape> row_shape = RowShape(t);
-    if (!row_shape.ok()) return row_shape.status();
-    absl::StatusOr<Shape> shape = WithLeadingDim(0, *row_shape);
-    if (!shape.ok()) return shape.status();
-    absl::StatusOr<Tensor> empty = Tensor::Host(t.dtype(), *shape);
-    if (!empty.ok()) return empty.status();
-    out.push_back(*std::move(empty));
+    ASSIGN_OR_RETURN(Shape row_shape, RowShape(t));
+    ASSIGN_OR_RETURN(Shape shape, WithLeadingDim(0, row_shape));
+    ASSIGN_OR_RETURN(Tensor empty, Tensor::Host(t.dtype(), shape));
+    out.push_back(std::move(empty));
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/input/dataset_node.h"
 #include "distribute/input/random.h"
 
@@ -47,13 +48,12 @@ class ShuffleNode : public UnaryNode {
         // slot takes the last buffered element, so the buffer stays dense.
         while (!input_done_ &&
                static_cast<int64_t>(buffer_.size()) < node_->buffer_size_) {
-          absl::StatusOr<std::optional<Element>> next = input_->GetNext();
-          if (!next.ok()) return next.status();
-          if (!next->has_value()) {
+          ASSIGN_OR_RETURN(std::optional<Element> next, input_->GetNext());
+          if (!next.has_value()) {
             input_done_ = true;
             break;
           }
-          buffer_.push_back(std::move(**next));
+          buffer_.push_back(std::move(*next));
         }
         if (buffer_.empty()) return std::nullopt;
         const size_t pick = static_cast<size_t>(rng_.Uniform(buffer_.size()));

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "distribute/input/dataset_node.h"
 #include "distribute/input/element.h"
 
@@ -88,9 +89,8 @@ class TensorSlicesNode : public DatasetNode {
           : node_(std::move(node)) {}
       absl::StatusOr<std::optional<Element>> GetNext() override {
         if (row_ >= node_->rows_) return std::nullopt;
-        absl::StatusOr<Element> row = UnstackRow(node_->components_, row_++);
-        if (!row.ok()) return row.status();
-        return std::optional<Element>(*std::move(row));
+        ASSIGN_OR_RETURN(Element row, UnstackRow(node_->components_, row_++));
+        return std::optional<Element>(std::move(row));
       }
 
      private:
@@ -192,10 +192,10 @@ class RangeNode : public DatasetNode {
             static_cast<uint64_t>(node_->start_) +
             static_cast<uint64_t>(i_) * static_cast<uint64_t>(node_->step_));
         ++i_;
-        absl::StatusOr<devices::Tensor> t =
-            devices::Tensor::FromVector<int64_t>({value}, devices::Shape());
-        if (!t.ok()) return t.status();
-        return std::optional<Element>(Element{*std::move(t)});
+        ASSIGN_OR_RETURN(
+            devices::Tensor t,
+            devices::Tensor::FromVector<int64_t>({value}, devices::Shape()));
+        return std::optional<Element>(Element{std::move(t)});
       }
 
      private:

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "devices/status_macros.h"
 #include "gtest/gtest.h"
 
 namespace distribute {
@@ -27,10 +28,9 @@ std::vector<int64_t> Values(const devices::Tensor& tensor) {
 absl::StatusOr<std::vector<Element>> Drain(Iterator& iterator) {
   std::vector<Element> out;
   while (true) {
-    absl::StatusOr<std::optional<Element>> next = iterator.GetNext();
-    if (!next.ok()) return next.status();
-    if (!next->has_value()) return out;
-    out.push_back(std::move(**next));
+    ASSIGN_OR_RETURN(std::optional<Element> next, iterator.GetNext());
+    if (!next.has_value()) return out;
+    out.push_back(std::move(*next));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/input/dataset_node.h"
 #include "distribute/input/random.h"
 
@@ -39,9 +40,8 @@ class MapNode : public UnaryNode {
       absl::StatusOr<std::optional<Element>> GetNext() override {
         absl::StatusOr<std::optional<Element>> next = input_->GetNext();
         if (!next.ok() || !next->has_value()) return next;
-        absl::StatusOr<Element> mapped = node_->fn_(std::move(**next));
-        if (!mapped.ok()) return mapped.status();
-        return std::optional<Element>(*std::move(mapped));
+        ASSIGN_OR_RETURN(Element mapped, node_->fn_(std::move(**next)));
+        return std::optional<Element>(std::move(mapped));
       }
 
      private:
@@ -301,9 +301,8 @@ class ZipNode : public DatasetNode {
   absl::StatusOr<ElementSpec> ComputeSpec() const override {
     ElementSpec out;
     for (const Dataset& in : inputs_) {
-      absl::StatusOr<ElementSpec> spec = in.element_spec();
-      if (!spec.ok()) return spec.status();
-      out.insert(out.end(), spec->begin(), spec->end());
+      ASSIGN_OR_RETURN(ElementSpec spec, in.element_spec());
+      out.insert(out.end(), spec.begin(), spec.end());
     }
     return out;
   }
@@ -342,13 +341,12 @@ class ZipNode : public DatasetNode {
         if (ended_) return std::nullopt;
         Element out;
         for (const std::unique_ptr<Iterator>& input : inputs_) {
-          absl::StatusOr<std::optional<Element>> next = input->GetNext();
-          if (!next.ok()) return next.status();
-          if (!next->has_value()) {
+          ASSIGN_OR_RETURN(std::optional<Element> next, input->GetNext());
+          if (!next.has_value()) {
             ended_ = true;
             return std::nullopt;
           }
-          for (devices::Tensor& t : **next) out.push_back(std::move(t));
+          for (devices::Tensor& t : *next) out.push_back(std::move(t));
         }
         return std::optional<Element>(std::move(out));
       }

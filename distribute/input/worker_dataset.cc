@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/input/batch_split.h"
 
 namespace distribute {
@@ -35,18 +36,16 @@ absl::StatusOr<data::Dataset> MakeWorkerDataset(
     }
     const int64_t per_worker = num_replicas / num_workers;
     const int64_t batch_size = dataset.StaticBatchSize();
-    absl::StatusOr<data::Dataset> split =
-        [&]() -> absl::StatusOr<data::Dataset> {
-      if (batch_size == -1) return dataset.LegacyRebatch(num_replicas);
-      absl::StatusOr<std::vector<int64_t>> sizes =
-          BatchSizesForWorker(batch_size, num_workers, per_worker, worker);
-      if (!sizes.ok()) return sizes.status();
-      return dataset.Rebatch(*std::move(sizes));
-    }();
-    if (!split.ok()) return split.status();
-    absl::StatusOr<data::Dataset> prefetched = split->Prefetch(per_worker);
-    if (!prefetched.ok()) return prefetched.status();
-    rebatched = *std::move(prefetched);
+    ASSIGN_OR_RETURN(
+        data::Dataset split, [&]() -> absl::StatusOr<data::Dataset> {
+          if (batch_size == -1) return dataset.LegacyRebatch(num_replicas);
+          ASSIGN_OR_RETURN(
+              std::vector<int64_t> sizes,
+              BatchSizesForWorker(batch_size, num_workers, per_worker, worker));
+          return dataset.Rebatch(std::move(sizes));
+        }());
+    ASSIGN_OR_RETURN(data::Dataset prefetched, split.Prefetch(per_worker));
+    rebatched = std::move(prefetched);
   }
   return data::AutoShard(rebatched, num_workers, worker,
                          options.auto_shard_policy, num_replicas);
@@ -61,17 +60,15 @@ absl::StatusOr<std::optional<std::vector<data::Element>>> NextPerReplicaBatches(
   std::vector<data::Element> batches;
   batches.reserve(static_cast<size_t>(num_replicas_per_worker));
   while (static_cast<int64_t>(batches.size()) < num_replicas_per_worker) {
-    absl::StatusOr<std::optional<data::Element>> next =
-        worker_iterator.GetNext();
-    if (!next.ok()) return next.status();
-    if (!next->has_value()) break;
-    batches.push_back(std::move(**next));
+    ASSIGN_OR_RETURN(std::optional<data::Element> next,
+                     worker_iterator.GetNext());
+    if (!next.has_value()) break;
+    batches.push_back(std::move(*next));
   }
   if (batches.empty()) return std::nullopt;
   while (static_cast<int64_t>(batches.size()) < num_replicas_per_worker) {
-    absl::StatusOr<data::Element> empty = data::EmptyBatchLike(batches[0]);
-    if (!empty.ok()) return empty.status();
-    batches.push_back(*std::move(empty));
+    ASSIGN_OR_RETURN(data::Element empty, data::EmptyBatchLike(batches[0]));
+    batches.push_back(std::move(empty));
   }
   return std::optional<std::vector<data::Element>>(std::move(batches));
 }

@@ -2,8 +2,8 @@
 // uniform messages that name the op, the tensor's role and what to change.
 //
 // Example:
-//   MODELS_RETURN_IF_ERROR(CheckModelDType("Dense", "x", x.dtype()));
-//   MODELS_RETURN_IF_ERROR(CheckShapeAndDType("Dense", "kernel", w,
+//   RETURN_IF_ERROR(CheckModelDType("Dense", "x", x.dtype()));
+//   RETURN_IF_ERROR(CheckShapeAndDType("Dense", "kernel", w,
 //                                             x.dtype(), {in, out}));
 #ifndef DISTRIBUTE_MODELS_CHECKS_H_
 #define DISTRIBUTE_MODELS_CHECKS_H_
@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "devices/dtype.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 
 namespace distribute {

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/models/checks.h"
 #include "distribute/models/ops.h"
-#include "distribute/models/status_macros.h"
 
 namespace distribute {
 namespace models {
@@ -23,7 +23,7 @@ absl::StatusOr<Dense> Dense::Create(int64_t input_size, int64_t output_size,
         "input_size ",
         input_size, " and output_size ", output_size));
   }
-  MODELS_RETURN_IF_ERROR(CheckModelDType("Dense", "the layer's dtype", dtype));
+  RETURN_IF_ERROR(CheckModelDType("Dense", "the layer's dtype", dtype));
   return Dense(input_size, output_size, use_bias, dtype);
 }
 
@@ -42,14 +42,14 @@ absl::StatusOr<std::vector<Tensor>> Dense::InitParams(
   const double limit =
       std::sqrt(6.0 / static_cast<double>(input_size_ + output_size_));
   std::vector<Tensor> params;
-  MODELS_ASSIGN_OR_RETURN(
+  ASSIGN_OR_RETURN(
       Tensor kernel,
       RandomUniformOp(ctx, dtype_, Shape({input_size_, output_size_}), seed,
                       -limit, limit));
   params.push_back(std::move(kernel));
   if (use_bias_) {
-    MODELS_ASSIGN_OR_RETURN(Tensor bias,
-                            FilledOp(ctx, dtype_, Shape({output_size_}), 0.0));
+    ASSIGN_OR_RETURN(Tensor bias,
+                     FilledOp(ctx, dtype_, Shape({output_size_}), 0.0));
     params.push_back(std::move(bias));
   }
   return params;
@@ -62,10 +62,10 @@ absl::Status Dense::CheckParams(absl::Span<const Tensor> params) const {
         "Dense: got ", params.size(), " parameter tensors but the layer has ",
         shapes.size(), use_bias_ ? " (kernel, bias)" : " (kernel)"));
   }
-  MODELS_RETURN_IF_ERROR(
+  RETURN_IF_ERROR(
       CheckShapeAndDType("Dense", "the kernel", params[0], dtype_, shapes[0]));
   if (use_bias_) {
-    MODELS_RETURN_IF_ERROR(
+    RETURN_IF_ERROR(
         CheckShapeAndDType("Dense", "the bias", params[1], dtype_, shapes[1]));
   }
   return absl::OkStatus();
@@ -73,7 +73,7 @@ absl::Status Dense::CheckParams(absl::Span<const Tensor> params) const {
 
 absl::Status Dense::CheckBatch(const char* role, const Tensor& t,
                                int64_t features) const {
-  MODELS_RETURN_IF_ERROR(CheckRank("Dense", role, t, 2));
+  RETURN_IF_ERROR(CheckRank("Dense", role, t, 2));
   return CheckShapeAndDType("Dense", role, t, dtype_,
                             Shape({t.shape().dim(0), features}));
 }
@@ -81,12 +81,12 @@ absl::Status Dense::CheckBatch(const char* role, const Tensor& t,
 absl::StatusOr<Tensor> Dense::Forward(const ExecutionContext& ctx,
                                       absl::Span<const Tensor> params,
                                       const Tensor& x) const {
-  MODELS_RETURN_IF_ERROR(CheckParams(params));
-  MODELS_RETURN_IF_ERROR(CheckBatch("the input x", x, input_size_));
-  MODELS_ASSIGN_OR_RETURN(Tensor y, MatMulOp(ctx, x, params[0],
-                                             /*transpose_a=*/false,
-                                             /*transpose_b=*/false));
-  if (use_bias_) MODELS_RETURN_IF_ERROR(BiasAddOp(ctx, params[1], y));
+  RETURN_IF_ERROR(CheckParams(params));
+  RETURN_IF_ERROR(CheckBatch("the input x", x, input_size_));
+  ASSIGN_OR_RETURN(Tensor y, MatMulOp(ctx, x, params[0],
+                                      /*transpose_a=*/false,
+                                      /*transpose_b=*/false));
+  if (use_bias_) RETURN_IF_ERROR(BiasAddOp(ctx, params[1], y));
   return y;
 }
 
@@ -95,10 +95,9 @@ absl::StatusOr<DenseGradients> Dense::Backward(const ExecutionContext& ctx,
                                                const Tensor& x,
                                                const Tensor& dy,
                                                bool compute_dx) const {
-  MODELS_RETURN_IF_ERROR(CheckParams(params));
-  MODELS_RETURN_IF_ERROR(CheckBatch("the input x", x, input_size_));
-  MODELS_RETURN_IF_ERROR(
-      CheckBatch("the output gradient dy", dy, output_size_));
+  RETURN_IF_ERROR(CheckParams(params));
+  RETURN_IF_ERROR(CheckBatch("the input x", x, input_size_));
+  RETURN_IF_ERROR(CheckBatch("the output gradient dy", dy, output_size_));
   if (dy.shape().dim(0) != x.shape().dim(0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Dense: the input x has ", x.shape().dim(0),
@@ -107,14 +106,14 @@ absl::StatusOr<DenseGradients> Dense::Backward(const ExecutionContext& ctx,
   }
   DenseGradients grads;
   if (compute_dx) {
-    MODELS_ASSIGN_OR_RETURN(grads.dx, MatMulOp(ctx, dy, params[0],
-                                               /*transpose_a=*/false,
-                                               /*transpose_b=*/true));
+    ASSIGN_OR_RETURN(grads.dx, MatMulOp(ctx, dy, params[0],
+                                        /*transpose_a=*/false,
+                                        /*transpose_b=*/true));
   }
-  MODELS_ASSIGN_OR_RETURN(grads.dw, MatMulOp(ctx, x, dy, /*transpose_a=*/true,
-                                             /*transpose_b=*/false));
+  ASSIGN_OR_RETURN(grads.dw, MatMulOp(ctx, x, dy, /*transpose_a=*/true,
+                                      /*transpose_b=*/false));
   if (use_bias_) {
-    MODELS_ASSIGN_OR_RETURN(grads.db, BiasAddGradOp(ctx, dy));
+    ASSIGN_OR_RETURN(grads.db, BiasAddGradOp(ctx, dy));
   }
   return grads;
 }

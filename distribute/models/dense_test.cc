@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "devices/elementwise_kernels.h"
 #include "devices/kernel_costs.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/models/execution_context.h"
 #include "distribute/models/gradient_check.h"
@@ -62,9 +63,8 @@ TEST(DenseTest, GradientsMatchFiniteDifferences) {
   Tensor x = TestTensor({5, 4}, 3);
   Tensor g = TestTensor({5, 3}, 4);  // L = sum(y * g), so dL/dy = g.
   auto loss = [&]() -> absl::StatusOr<double> {
-    absl::StatusOr<Tensor> y = dense.Forward(ctx, params, x);
-    if (!y.ok()) return y.status();
-    return Dot(*y, g);
+    ASSIGN_OR_RETURN(Tensor y, dense.Forward(ctx, params, x));
+    return Dot(y, g);
   };
   absl::StatusOr<DenseGradients> grads = dense.Backward(ctx, params, x, g);
   ASSERT_TRUE(grads.ok()) << grads.status();

@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "distribute/models/checks.h"
 #include "distribute/models/ops.h"
-#include "distribute/models/status_macros.h"
 
 namespace distribute {
 namespace models {
@@ -26,8 +26,8 @@ absl::Status CheckGlobalBatchSize(absl::string_view op,
 
 absl::StatusOr<SparseSoftmaxCrossEntropyResult> SparseSoftmaxCrossEntropy(
     const ExecutionContext& ctx, const Tensor& logits, const Tensor& labels) {
-  MODELS_ASSIGN_OR_RETURN(SoftmaxCrossEntropyOutputs out,
-                          SoftmaxCrossEntropyOp(ctx, logits, labels));
+  ASSIGN_OR_RETURN(SoftmaxCrossEntropyOutputs out,
+                   SoftmaxCrossEntropyOp(ctx, logits, labels));
   return SparseSoftmaxCrossEntropyResult{std::move(out.loss),
                                          std::move(out.dlogits)};
 }
@@ -35,7 +35,7 @@ absl::StatusOr<SparseSoftmaxCrossEntropyResult> SparseSoftmaxCrossEntropy(
 absl::StatusOr<Tensor> ComputeAverageLoss(
     const ExecutionContext& ctx, const Tensor& per_example_loss,
     int64_t global_batch_size, const std::optional<Tensor>& sample_weight) {
-  MODELS_RETURN_IF_ERROR(
+  RETURN_IF_ERROR(
       CheckGlobalBatchSize("ComputeAverageLoss", global_batch_size));
   if (per_example_loss.shape().rank() == 0) {
     return absl::InvalidArgumentError(
@@ -51,9 +51,9 @@ absl::StatusOr<Tensor> ScaleLossGradient(
     const ExecutionContext& ctx, const Tensor& dlogits,
     int64_t global_batch_size, const std::optional<Tensor>& sample_weight) {
   constexpr absl::string_view kOp = "ScaleLossGradient";
-  MODELS_RETURN_IF_ERROR(CheckGlobalBatchSize(kOp, global_batch_size));
-  MODELS_RETURN_IF_ERROR(CheckModelDType(kOp, "dlogits", dlogits.dtype()));
-  MODELS_RETURN_IF_ERROR(CheckRank(kOp, "dlogits", dlogits, 2));
+  RETURN_IF_ERROR(CheckGlobalBatchSize(kOp, global_batch_size));
+  RETURN_IF_ERROR(CheckModelDType(kOp, "dlogits", dlogits.dtype()));
+  RETURN_IF_ERROR(CheckRank(kOp, "dlogits", dlogits, 2));
   const double inverse = 1.0 / static_cast<double>(global_batch_size);
   if (!sample_weight.has_value()) return ScaleOp(ctx, dlogits, inverse);
   const Tensor& weight = *sample_weight;
@@ -71,12 +71,12 @@ absl::StatusOr<Tensor> ScaleLossGradient(
     if (!weight.host_accessible() && weight.has_data() &&
         ctx.compute_device != nullptr) {
       // A weight in device memory: read its one value back.
-      MODELS_ASSIGN_OR_RETURN(host_weight,
-                              Tensor::Host(weight.dtype(), weight.shape()));
-      MODELS_RETURN_IF_ERROR(
+      ASSIGN_OR_RETURN(host_weight,
+                       Tensor::Host(weight.dtype(), weight.shape()));
+      RETURN_IF_ERROR(
           ctx.compute_device->CopyToHost(weight, host_weight.raw_data()));
     }
-    MODELS_RETURN_IF_ERROR(CheckHostData(kOp, "sample_weight", host_weight));
+    RETURN_IF_ERROR(CheckHostData(kOp, "sample_weight", host_weight));
     w = host_weight.dtype() == devices::DType::kFloat64
             ? *host_weight.data<double>()
             : static_cast<double>(*host_weight.data<float>());
@@ -88,15 +88,15 @@ absl::StatusOr<LossAndGradient> SparseSoftmaxCrossEntropyLoss(
     const ExecutionContext& ctx, const Tensor& logits, const Tensor& labels,
     int64_t global_batch_size, const std::optional<Tensor>& sample_weight) {
   // Checked first so that a bad batch size runs no kernel.
-  MODELS_RETURN_IF_ERROR(
+  RETURN_IF_ERROR(
       CheckGlobalBatchSize("SparseSoftmaxCrossEntropyLoss", global_batch_size));
-  MODELS_ASSIGN_OR_RETURN(SparseSoftmaxCrossEntropyResult xent,
-                          SparseSoftmaxCrossEntropy(ctx, logits, labels));
+  ASSIGN_OR_RETURN(SparseSoftmaxCrossEntropyResult xent,
+                   SparseSoftmaxCrossEntropy(ctx, logits, labels));
   LossAndGradient out;
-  MODELS_ASSIGN_OR_RETURN(out.loss,
-                          ComputeAverageLoss(ctx, xent.per_example_loss,
-                                             global_batch_size, sample_weight));
-  MODELS_ASSIGN_OR_RETURN(
+  ASSIGN_OR_RETURN(out.loss,
+                   ComputeAverageLoss(ctx, xent.per_example_loss,
+                                      global_batch_size, sample_weight));
+  ASSIGN_OR_RETURN(
       out.dlogits,
       ScaleLossGradient(ctx, xent.dlogits, global_batch_size, sample_weight));
   out.per_example_loss = std::move(xent.per_example_loss);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/models/execution_context.h"
 #include "distribute/models/gradient_check.h"
@@ -139,10 +140,10 @@ TEST(SparseSoftmaxCrossEntropyLossTest, GradientMatchesFiniteDifferences) {
     ASSERT_TRUE(l.ok()) << l.status();
     absl::StatusOr<std::vector<double>> numeric =
         NumericalGradient(logits, [&]() -> absl::StatusOr<double> {
-          absl::StatusOr<LossAndGradient> l2 =
-              SparseSoftmaxCrossEntropyLoss(ctx, logits, labels, 10, weight);
-          if (!l2.ok()) return l2.status();
-          return *l2->loss.data<double>();
+          ASSIGN_OR_RETURN(
+              LossAndGradient l2,
+              SparseSoftmaxCrossEntropyLoss(ctx, logits, labels, 10, weight));
+          return *l2.loss.data<double>();
         });
     ASSERT_TRUE(numeric.ok()) << numeric.status();
     EXPECT_LT(MaxGradientError(l->dlogits, *numeric), 1e-8);

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/models/relu.h"
-#include "distribute/models/status_macros.h"
 
 namespace distribute {
 namespace models {
@@ -70,7 +70,7 @@ absl::StatusOr<std::vector<Tensor>> Mlp::InitParams(const ExecutionContext& ctx,
                                                     uint64_t seed) const {
   std::vector<Tensor> params;
   for (size_t i = 0; i < layers_.size(); ++i) {
-    MODELS_ASSIGN_OR_RETURN(
+    ASSIGN_OR_RETURN(
         std::vector<Tensor> layer_params,
         layers_[i].InitParams(ctx, LayerSeed(seed, static_cast<int64_t>(i))));
     for (Tensor& t : layer_params) params.push_back(std::move(t));
@@ -95,7 +95,7 @@ absl::Span<const Tensor> Mlp::LayerParams(absl::Span<const Tensor> params,
 absl::StatusOr<MlpActivations> Mlp::Forward(const ExecutionContext& ctx,
                                             absl::Span<const Tensor> params,
                                             const Tensor& x) const {
-  MODELS_RETURN_IF_ERROR(CheckParamCount(params));
+  RETURN_IF_ERROR(CheckParamCount(params));
   const Relu relu;
   MlpActivations acts;
   Tensor input = x;
@@ -112,7 +112,7 @@ absl::StatusOr<MlpActivations> Mlp::Forward(const ExecutionContext& ctx,
       acts.logits = *std::move(y);
     } else {
       acts.pre_activations.push_back(*y);
-      MODELS_ASSIGN_OR_RETURN(input, relu.Forward(ctx, *y));
+      ASSIGN_OR_RETURN(input, relu.Forward(ctx, *y));
     }
   }
   return acts;
@@ -121,7 +121,7 @@ absl::StatusOr<MlpActivations> Mlp::Forward(const ExecutionContext& ctx,
 absl::StatusOr<std::vector<Tensor>> Mlp::Backward(
     const ExecutionContext& ctx, absl::Span<const Tensor> params,
     const MlpActivations& activations, const Tensor& dlogits) const {
-  MODELS_RETURN_IF_ERROR(CheckParamCount(params));
+  RETURN_IF_ERROR(CheckParamCount(params));
   if (activations.layer_inputs.size() != layers_.size() ||
       activations.pre_activations.size() + 1 != layers_.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -135,8 +135,8 @@ absl::StatusOr<std::vector<Tensor>> Mlp::Backward(
   Tensor dy = dlogits;
   for (size_t i = layers_.size(); i-- > 0;) {
     if (i + 1 < layers_.size()) {
-      MODELS_ASSIGN_OR_RETURN(
-          dy, relu.Backward(ctx, activations.pre_activations[i], dy));
+      ASSIGN_OR_RETURN(dy,
+                       relu.Backward(ctx, activations.pre_activations[i], dy));
     }
     absl::StatusOr<DenseGradients> g = layers_[i].Backward(
         ctx, LayerParams(params, i), activations.layer_inputs[i], dy,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/models/execution_context.h"
 #include "distribute/models/gradient_check.h"
@@ -73,12 +74,10 @@ TEST(MlpTest, GradientsMatchFiniteDifferences) {
   Tensor x = TestTensor({kBatch, 3}, 1, -2, 2);
   Tensor labels = *Tensor::FromVector<int64_t>({0, 1, 2, 2, 1, 0}, {kBatch});
   auto loss = [&]() -> absl::StatusOr<double> {
-    absl::StatusOr<MlpActivations> acts = mlp.Forward(ctx, params, x);
-    if (!acts.ok()) return acts.status();
-    absl::StatusOr<LossAndGradient> l =
-        SparseSoftmaxCrossEntropyLoss(ctx, acts->logits, labels, kBatch);
-    if (!l.ok()) return l.status();
-    return *l->loss.data<double>();
+    ASSIGN_OR_RETURN(MlpActivations acts, mlp.Forward(ctx, params, x));
+    ASSIGN_OR_RETURN(LossAndGradient l, SparseSoftmaxCrossEntropyLoss(
+                                            ctx, acts.logits, labels, kBatch));
+    return *l.loss.data<double>();
   };
   absl::StatusOr<MlpActivations> acts = mlp.Forward(ctx, params, x);
   ASSERT_TRUE(acts.ok()) << acts.status();

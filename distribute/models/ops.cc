@@ -8,8 +8,8 @@
 #include "devices/elementwise_kernels.h"
 #include "devices/kernel_costs.h"
 #include "devices/kernel_library.h"
+#include "devices/status_macros.h"
 #include "distribute/models/checks.h"
-#include "distribute/models/status_macros.h"
 
 namespace distribute {
 namespace models {
@@ -25,7 +25,7 @@ using devices::Tensor;
 absl::Status Run(const ExecutionContext& ctx, KernelCost cost,
                  absl::FunctionRef<absl::StatusOr<KernelCost>()> kernel) {
   if (!ctx.timing_only) {
-    MODELS_ASSIGN_OR_RETURN(cost, kernel());
+    ASSIGN_OR_RETURN(cost, kernel());
   }
   ctx.Report(cost);
   return absl::OkStatus();
@@ -42,9 +42,9 @@ absl::Status CheckSameShapeAndDType(absl::string_view op,
 absl::StatusOr<Tensor> MatMulOp(const ExecutionContext& ctx, const Tensor& a,
                                 const Tensor& b, bool transpose_a,
                                 bool transpose_b) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("MatMul", "a", a.dtype()));
-  MODELS_RETURN_IF_ERROR(CheckRank("MatMul", "a", a, 2));
-  MODELS_RETURN_IF_ERROR(CheckRank("MatMul", "b", b, 2));
+  RETURN_IF_ERROR(CheckModelDType("MatMul", "a", a.dtype()));
+  RETURN_IF_ERROR(CheckRank("MatMul", "a", a, 2));
+  RETURN_IF_ERROR(CheckRank("MatMul", "b", b, 2));
   if (b.dtype() != a.dtype()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "MatMul: operands have different dtypes ",
@@ -59,8 +59,8 @@ absl::StatusOr<Tensor> MatMulOp(const ExecutionContext& ctx, const Tensor& a,
         absl::StrCat("MatMul: inner dimensions differ: op(a) is [", m, ",", k,
                      "] and op(b) is [", kb, ",", n, "]"));
   }
-  MODELS_ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(a.dtype(), Shape({m, n})));
-  MODELS_RETURN_IF_ERROR(Run(ctx, devices::MatMulCost(a.dtype(), m, n, k), [&] {
+  ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(a.dtype(), Shape({m, n})));
+  RETURN_IF_ERROR(Run(ctx, devices::MatMulCost(a.dtype(), m, n, k), [&] {
     return ctx.kernels().MatMul(a, b, transpose_a, transpose_b, out);
   }));
   return out;
@@ -68,48 +68,45 @@ absl::StatusOr<Tensor> MatMulOp(const ExecutionContext& ctx, const Tensor& a,
 
 absl::Status BiasAddOp(const ExecutionContext& ctx, const Tensor& bias,
                        Tensor& x) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("BiasAdd", "x", x.dtype()));
-  MODELS_RETURN_IF_ERROR(CheckRank("BiasAdd", "x", x, 2));
+  RETURN_IF_ERROR(CheckModelDType("BiasAdd", "x", x.dtype()));
+  RETURN_IF_ERROR(CheckRank("BiasAdd", "x", x, 2));
   const int64_t batch = x.shape().dim(0);
   const int64_t features = x.shape().dim(1);
-  MODELS_RETURN_IF_ERROR(CheckShapeAndDType("BiasAdd", "bias", bias, x.dtype(),
-                                            Shape({features})));
+  RETURN_IF_ERROR(CheckShapeAndDType("BiasAdd", "bias", bias, x.dtype(),
+                                     Shape({features})));
   return Run(ctx, devices::BiasAddCost(x.dtype(), batch, features),
              [&] { return ctx.kernels().BiasAdd(bias, x); });
 }
 
 absl::StatusOr<Tensor> BiasAddGradOp(const ExecutionContext& ctx,
                                      const Tensor& dy) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("BiasAddGrad", "dy", dy.dtype()));
-  MODELS_RETURN_IF_ERROR(CheckRank("BiasAddGrad", "dy", dy, 2));
+  RETURN_IF_ERROR(CheckModelDType("BiasAddGrad", "dy", dy.dtype()));
+  RETURN_IF_ERROR(CheckRank("BiasAddGrad", "dy", dy, 2));
   const int64_t batch = dy.shape().dim(0);
   const int64_t features = dy.shape().dim(1);
-  MODELS_ASSIGN_OR_RETURN(Tensor db,
-                          ctx.NewTensor(dy.dtype(), Shape({features})));
-  MODELS_RETURN_IF_ERROR(
-      Run(ctx, devices::BiasAddGradCost(dy.dtype(), batch, features),
-          [&] { return ctx.kernels().BiasAddGrad(dy, db); }));
+  ASSIGN_OR_RETURN(Tensor db, ctx.NewTensor(dy.dtype(), Shape({features})));
+  RETURN_IF_ERROR(Run(ctx,
+                      devices::BiasAddGradCost(dy.dtype(), batch, features),
+                      [&] { return ctx.kernels().BiasAddGrad(dy, db); }));
   return db;
 }
 
 absl::StatusOr<Tensor> ReluOp(const ExecutionContext& ctx, const Tensor& x) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("Relu", "features", x.dtype()));
-  MODELS_ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
-  MODELS_RETURN_IF_ERROR(Run(ctx,
-                             devices::ReluCost(x.dtype(), x.num_elements()),
-                             [&] { return ctx.kernels().Relu(x, y); }));
+  RETURN_IF_ERROR(CheckModelDType("Relu", "features", x.dtype()));
+  ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
+  RETURN_IF_ERROR(Run(ctx, devices::ReluCost(x.dtype(), x.num_elements()),
+                      [&] { return ctx.kernels().Relu(x, y); }));
   return y;
 }
 
 absl::StatusOr<Tensor> ReluGradOp(const ExecutionContext& ctx, const Tensor& dy,
                                   const Tensor& features) {
-  MODELS_RETURN_IF_ERROR(
-      CheckModelDType("ReluGrad", "features", features.dtype()));
-  MODELS_RETURN_IF_ERROR(
+  RETURN_IF_ERROR(CheckModelDType("ReluGrad", "features", features.dtype()));
+  RETURN_IF_ERROR(
       CheckSameShapeAndDType("ReluGrad", "gradients", dy, features));
-  MODELS_ASSIGN_OR_RETURN(Tensor dx,
-                          ctx.NewTensor(features.dtype(), features.shape()));
-  MODELS_RETURN_IF_ERROR(
+  ASSIGN_OR_RETURN(Tensor dx,
+                   ctx.NewTensor(features.dtype(), features.shape()));
+  RETURN_IF_ERROR(
       Run(ctx, devices::ReluGradCost(features.dtype(), features.num_elements()),
           [&] { return ctx.kernels().ReluGrad(dy, features, dx); }));
   return dx;
@@ -117,49 +114,47 @@ absl::StatusOr<Tensor> ReluGradOp(const ExecutionContext& ctx, const Tensor& dy,
 
 absl::StatusOr<Tensor> ScaleOp(const ExecutionContext& ctx, const Tensor& x,
                                double alpha) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("Scale", "input", x.dtype()));
-  MODELS_ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
-  MODELS_RETURN_IF_ERROR(Run(ctx,
-                             devices::ScaleCost(x.dtype(), x.num_elements()),
-                             [&] { return ctx.kernels().Scale(x, alpha, y); }));
+  RETURN_IF_ERROR(CheckModelDType("Scale", "input", x.dtype()));
+  ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
+  RETURN_IF_ERROR(Run(ctx, devices::ScaleCost(x.dtype(), x.num_elements()),
+                      [&] { return ctx.kernels().Scale(x, alpha, y); }));
   return y;
 }
 
 absl::StatusOr<Tensor> RowScaleOp(const ExecutionContext& ctx, const Tensor& x,
                                   const Tensor& row_weights, double alpha) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("RowScale", "input", x.dtype()));
-  MODELS_RETURN_IF_ERROR(CheckRank("RowScale", "input", x, 2));
+  RETURN_IF_ERROR(CheckModelDType("RowScale", "input", x.dtype()));
+  RETURN_IF_ERROR(CheckRank("RowScale", "input", x, 2));
   const int64_t rows = x.shape().dim(0);
   const int64_t cols = x.shape().dim(1);
-  MODELS_RETURN_IF_ERROR(CheckShapeAndDType(
-      "RowScale", "row weights", row_weights, x.dtype(), Shape({rows})));
-  MODELS_ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
-  MODELS_RETURN_IF_ERROR(
-      Run(ctx, devices::RowScaleCost(x.dtype(), rows, cols),
-          [&] { return ctx.kernels().RowScale(x, row_weights, alpha, y); }));
+  RETURN_IF_ERROR(CheckShapeAndDType("RowScale", "row weights", row_weights,
+                                     x.dtype(), Shape({rows})));
+  ASSIGN_OR_RETURN(Tensor y, ctx.NewTensor(x.dtype(), x.shape()));
+  RETURN_IF_ERROR(Run(ctx, devices::RowScaleCost(x.dtype(), rows, cols), [&] {
+    return ctx.kernels().RowScale(x, row_weights, alpha, y);
+  }));
   return y;
 }
 
 absl::StatusOr<Tensor> FilledOp(const ExecutionContext& ctx, DType dtype,
                                 const Shape& shape, double value) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("Fill", "output", dtype));
-  MODELS_ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(dtype, shape));
-  MODELS_RETURN_IF_ERROR(Run(ctx,
-                             devices::FillCost(dtype, shape.num_elements()),
-                             [&] { return ctx.kernels().Fill(value, out); }));
+  RETURN_IF_ERROR(CheckModelDType("Fill", "output", dtype));
+  ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(dtype, shape));
+  RETURN_IF_ERROR(Run(ctx, devices::FillCost(dtype, shape.num_elements()),
+                      [&] { return ctx.kernels().Fill(value, out); }));
   return out;
 }
 
 absl::StatusOr<Tensor> RandomUniformOp(const ExecutionContext& ctx, DType dtype,
                                        const Shape& shape, uint64_t seed,
                                        double low, double high) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("RandomUniform", "output", dtype));
+  RETURN_IF_ERROR(CheckModelDType("RandomUniform", "output", dtype));
   if (!(low < high)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "RandomUniform needs low < high, got [", low, ", ", high, ")"));
   }
-  MODELS_ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(dtype, shape));
-  MODELS_RETURN_IF_ERROR(
+  ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(dtype, shape));
+  RETURN_IF_ERROR(
       Run(ctx, devices::RandomUniformCost(dtype, shape.num_elements()),
           [&] { return ctx.kernels().RandomUniform(seed, low, high, out); }));
   return out;
@@ -168,8 +163,8 @@ absl::StatusOr<Tensor> RandomUniformOp(const ExecutionContext& ctx, DType dtype,
 absl::StatusOr<SoftmaxCrossEntropyOutputs> SoftmaxCrossEntropyOp(
     const ExecutionContext& ctx, const Tensor& logits, const Tensor& labels) {
   constexpr absl::string_view kOp = "SparseSoftmaxCrossEntropy";
-  MODELS_RETURN_IF_ERROR(CheckModelDType(kOp, "logits", logits.dtype()));
-  MODELS_RETURN_IF_ERROR(CheckRank(kOp, "logits", logits, 2));
+  RETURN_IF_ERROR(CheckModelDType(kOp, "logits", logits.dtype()));
+  RETURN_IF_ERROR(CheckRank(kOp, "logits", logits, 2));
   const int64_t batch = logits.shape().dim(0);
   const int64_t classes = logits.shape().dim(1);
   if (labels.dtype() != DType::kInt32 && labels.dtype() != DType::kInt64) {
@@ -177,33 +172,30 @@ absl::StatusOr<SoftmaxCrossEntropyOutputs> SoftmaxCrossEntropyOp(
         absl::StrCat(kOp, ": labels are ", devices::DTypeName(labels.dtype()),
                      " but must be int32 or int64 class indices"));
   }
-  MODELS_RETURN_IF_ERROR(CheckShapeAndDType(kOp, "labels", labels,
-                                            labels.dtype(), Shape({batch})));
+  RETURN_IF_ERROR(CheckShapeAndDType(kOp, "labels", labels, labels.dtype(),
+                                     Shape({batch})));
   if (classes == 0 && batch > 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(kOp, ": logits ", logits.shape().DebugString(),
                      " have no classes; every example needs at least one"));
   }
   SoftmaxCrossEntropyOutputs out;
-  MODELS_ASSIGN_OR_RETURN(out.loss,
-                          ctx.NewTensor(logits.dtype(), Shape({batch})));
-  MODELS_ASSIGN_OR_RETURN(out.dlogits,
-                          ctx.NewTensor(logits.dtype(), logits.shape()));
-  MODELS_RETURN_IF_ERROR(
-      Run(ctx,
-          devices::SoftmaxCrossEntropyCost(logits.dtype(), labels.dtype(),
-                                           batch, classes),
-          [&] {
-            return ctx.kernels().SoftmaxCrossEntropy(logits, labels, out.loss,
-                                                     out.dlogits);
-          }));
+  ASSIGN_OR_RETURN(out.loss, ctx.NewTensor(logits.dtype(), Shape({batch})));
+  ASSIGN_OR_RETURN(out.dlogits, ctx.NewTensor(logits.dtype(), logits.shape()));
+  RETURN_IF_ERROR(Run(ctx,
+                      devices::SoftmaxCrossEntropyCost(
+                          logits.dtype(), labels.dtype(), batch, classes),
+                      [&] {
+                        return ctx.kernels().SoftmaxCrossEntropy(
+                            logits, labels, out.loss, out.dlogits);
+                      }));
   return out;
 }
 
 absl::StatusOr<Tensor> AverageLossOp(const ExecutionContext& ctx,
                                      const Tensor& loss, const Tensor* weight,
                                      double divisor) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("AverageLoss", "loss", loss.dtype()));
+  RETURN_IF_ERROR(CheckModelDType("AverageLoss", "loss", loss.dtype()));
   if (!(divisor > 0) || !std::isfinite(divisor)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "AverageLoss: the divisor must be a positive number, got ", divisor));
@@ -211,7 +203,7 @@ absl::StatusOr<Tensor> AverageLossOp(const ExecutionContext& ctx,
   int64_t weight_count = 0;
   if (weight != nullptr) {
     if (weight->num_elements() != 1) {
-      MODELS_RETURN_IF_ERROR(
+      RETURN_IF_ERROR(
           CheckSameShapeAndDType("AverageLoss", "weight", *weight, loss));
     } else if (weight->dtype() != loss.dtype()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -220,8 +212,8 @@ absl::StatusOr<Tensor> AverageLossOp(const ExecutionContext& ctx,
     }
     weight_count = weight->num_elements();
   }
-  MODELS_ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(loss.dtype(), Shape()));
-  MODELS_RETURN_IF_ERROR(Run(
+  ASSIGN_OR_RETURN(Tensor out, ctx.NewTensor(loss.dtype(), Shape()));
+  RETURN_IF_ERROR(Run(
       ctx,
       devices::AverageLossCost(loss.dtype(), loss.num_elements(), weight_count),
       [&] { return ctx.kernels().AverageLoss(loss, weight, divisor, out); }));
@@ -231,9 +223,8 @@ absl::StatusOr<Tensor> AverageLossOp(const ExecutionContext& ctx,
 absl::Status SgdUpdateOp(const ExecutionContext& ctx, Tensor& var,
                          const Tensor& grad, Tensor* m, double learning_rate,
                          double momentum, bool nesterov) {
-  MODELS_RETURN_IF_ERROR(CheckModelDType("SGDUpdate", "variable", var.dtype()));
-  MODELS_RETURN_IF_ERROR(
-      CheckSameShapeAndDType("SGDUpdate", "gradient", grad, var));
+  RETURN_IF_ERROR(CheckModelDType("SGDUpdate", "variable", var.dtype()));
+  RETURN_IF_ERROR(CheckSameShapeAndDType("SGDUpdate", "gradient", grad, var));
   if ((m != nullptr) != (momentum != 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SGDUpdate: a momentum slot is needed exactly when momentum != 0 "
@@ -241,7 +232,7 @@ absl::Status SgdUpdateOp(const ExecutionContext& ctx, Tensor& var,
         momentum, ", slot ", m == nullptr ? "missing" : "given", ")"));
   }
   if (m != nullptr) {
-    MODELS_RETURN_IF_ERROR(
+    RETURN_IF_ERROR(
         CheckSameShapeAndDType("SGDUpdate", "momentum slot", *m, var));
   }
   return Run(ctx,
@@ -257,14 +248,10 @@ absl::Status AdamUpdateOp(const ExecutionContext& ctx, Tensor& var,
                           const Tensor& grad, Tensor& m, Tensor& v,
                           double alpha, double beta_1, double beta_2,
                           double epsilon) {
-  MODELS_RETURN_IF_ERROR(
-      CheckModelDType("AdamUpdate", "variable", var.dtype()));
-  MODELS_RETURN_IF_ERROR(
-      CheckSameShapeAndDType("AdamUpdate", "gradient", grad, var));
-  MODELS_RETURN_IF_ERROR(
-      CheckSameShapeAndDType("AdamUpdate", "m slot", m, var));
-  MODELS_RETURN_IF_ERROR(
-      CheckSameShapeAndDType("AdamUpdate", "v slot", v, var));
+  RETURN_IF_ERROR(CheckModelDType("AdamUpdate", "variable", var.dtype()));
+  RETURN_IF_ERROR(CheckSameShapeAndDType("AdamUpdate", "gradient", grad, var));
+  RETURN_IF_ERROR(CheckSameShapeAndDType("AdamUpdate", "m slot", m, var));
+  RETURN_IF_ERROR(CheckSameShapeAndDType("AdamUpdate", "v slot", v, var));
   return Run(ctx, devices::AdamUpdateCost(var.dtype(), var.num_elements()),
              [&] {
                return ctx.kernels().AdamUpdate(var, grad, m, v, alpha, beta_1,

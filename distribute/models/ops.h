@@ -11,7 +11,7 @@
 // Example:
 //   absl::StatusOr<devices::Tensor> y =
 //       MatMulOp(ctx, x, w, /*transpose_a=*/false, /*transpose_b=*/false);
-//   MODELS_RETURN_IF_ERROR(BiasAddOp(ctx, b, *y));
+//   RETURN_IF_ERROR(BiasAddOp(ctx, b, *y));
 #ifndef DISTRIBUTE_MODELS_OPS_H_
 #define DISTRIBUTE_MODELS_OPS_H_
 
@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "devices/dtype.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/models/execution_context.h"
 

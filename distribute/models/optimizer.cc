@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/models/checks.h"
 #include "distribute/models/ops.h"
-#include "distribute/models/status_macros.h"
 
 namespace distribute {
 namespace models {
@@ -14,11 +14,10 @@ using devices::Tensor;
 
 absl::StatusOr<std::vector<Tensor>> Optimizer::CreateSlotsForVariable(
     const ExecutionContext& ctx, const Tensor& var) const {
-  MODELS_RETURN_IF_ERROR(CheckModelDType(name(), "the variable", var.dtype()));
+  RETURN_IF_ERROR(CheckModelDType(name(), "the variable", var.dtype()));
   std::vector<Tensor> slots;
   for (int64_t i = 0; i < NumSlotsPerVariable(); ++i) {
-    MODELS_ASSIGN_OR_RETURN(Tensor slot,
-                            FilledOp(ctx, var.dtype(), var.shape(), 0.0));
+    ASSIGN_OR_RETURN(Tensor slot, FilledOp(ctx, var.dtype(), var.shape(), 0.0));
     slots.push_back(std::move(slot));
   }
   return slots;
@@ -50,9 +49,9 @@ absl::Status Optimizer::CheckVariable(const Tensor& var, const Tensor& grad,
                      "one (0 or more), got ",
                      step));
   }
-  MODELS_RETURN_IF_ERROR(CheckModelDType(name(), "the variable", var.dtype()));
-  MODELS_RETURN_IF_ERROR(CheckShapeAndDType(name(), "the gradient", grad,
-                                            var.dtype(), var.shape()));
+  RETURN_IF_ERROR(CheckModelDType(name(), "the variable", var.dtype()));
+  RETURN_IF_ERROR(CheckShapeAndDType(name(), "the gradient", grad, var.dtype(),
+                                     var.shape()));
   const std::vector<std::string> slot_names = SlotNames();
   if (slots.size() != slot_names.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -60,7 +59,7 @@ absl::Status Optimizer::CheckVariable(const Tensor& var, const Tensor& grad,
         slot_names.size(), "; create them with CreateSlotsForVariable"));
   }
   for (size_t i = 0; i < slots.size(); ++i) {
-    MODELS_RETURN_IF_ERROR(
+    RETURN_IF_ERROR(
         CheckShapeAndDType(name(), absl::StrCat("the ", slot_names[i], " slot"),
                            slots[i], var.dtype(), var.shape()));
   }
@@ -71,7 +70,7 @@ absl::Status Optimizer::ApplyToVariable(const ExecutionContext& ctx,
                                         Tensor& var, const Tensor& grad,
                                         absl::Span<Tensor> slots,
                                         int64_t step) const {
-  MODELS_RETURN_IF_ERROR(CheckVariable(var, grad, slots, step));
+  RETURN_IF_ERROR(CheckVariable(var, grad, slots, step));
   return ApplyChecked(ctx, var, grad, slots, step);
 }
 
@@ -98,9 +97,9 @@ absl::Status Optimizer::Apply(const ExecutionContext& ctx,
     }
   }
   for (size_t i = 0; i < params.size(); ++i) {
-    MODELS_RETURN_IF_ERROR(ApplyChecked(ctx, params[i], grads[i],
-                                        absl::MakeSpan(slots).subspan(i * k, k),
-                                        step));
+    RETURN_IF_ERROR(ApplyChecked(ctx, params[i], grads[i],
+                                 absl::MakeSpan(slots).subspan(i * k, k),
+                                 step));
   }
   return absl::OkStatus();
 }

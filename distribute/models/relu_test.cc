@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/models/execution_context.h"
 #include "distribute/models/gradient_check.h"
@@ -44,9 +45,8 @@ TEST(ReluTest, GradientMatchesFiniteDifferences) {
   ASSERT_TRUE(dx.ok()) << dx.status();
   absl::StatusOr<std::vector<double>> numeric =
       NumericalGradient(x, [&]() -> absl::StatusOr<double> {
-        absl::StatusOr<Tensor> y = relu.Forward(ctx, x);
-        if (!y.ok()) return y.status();
-        return Dot(*y, g);
+        ASSIGN_OR_RETURN(Tensor y, relu.Forward(ctx, x));
+        return Dot(y, g);
       });
   ASSERT_TRUE(numeric.ok()) << numeric.status();
   EXPECT_LT(MaxGradientError(*dx, *numeric), 1e-7);

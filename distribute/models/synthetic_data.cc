@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "devices/random_kernels.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "distribute/models/checks.h"
-#include "distribute/models/status_macros.h"
 
 namespace distribute {
 namespace models {
@@ -31,11 +31,10 @@ uint64_t DeriveSeed(uint64_t seed, uint64_t stream) {
 
 absl::StatusOr<Tensor> Normal(int64_t rows, int64_t cols, uint64_t seed,
                               double stddev) {
-  MODELS_ASSIGN_OR_RETURN(Shape shape, Shape::Make({rows, cols}));
-  MODELS_ASSIGN_OR_RETURN(Tensor t, Tensor::Host(DType::kFloat32, shape));
-  absl::StatusOr<devices::KernelCost> cost =
-      devices::RandomNormal(seed, /*mean=*/0, stddev, t);
-  if (!cost.ok()) return cost.status();
+  ASSIGN_OR_RETURN(Shape shape, Shape::Make({rows, cols}));
+  ASSIGN_OR_RETURN(Tensor t, Tensor::Host(DType::kFloat32, shape));
+  ASSIGN_OR_RETURN(devices::KernelCost cost,
+                   devices::RandomNormal(seed, /*mean=*/0, stddev, t));
   return t;
 }
 
@@ -75,19 +74,17 @@ absl::StatusOr<ClassificationData> MakeClassificationData(int64_t num_examples,
                                                           int64_t num_features,
                                                           int64_t num_classes,
                                                           uint64_t seed) {
-  MODELS_RETURN_IF_ERROR(CheckSizes(num_examples, num_features, num_classes));
+  RETURN_IF_ERROR(CheckSizes(num_examples, num_features, num_classes));
   ClassificationData data;
-  MODELS_ASSIGN_OR_RETURN(data.features, Normal(num_examples, num_features,
-                                                DeriveSeed(seed, 0), 1.0));
-  MODELS_ASSIGN_OR_RETURN(
-      Tensor teacher,
-      Normal(num_features, num_classes, DeriveSeed(seed, 1),
-             1.0 / std::sqrt(static_cast<double>(num_features))));
-  MODELS_ASSIGN_OR_RETURN(
-      Tensor noise,
-      Normal(num_examples, num_classes, DeriveSeed(seed, 2), kTeacherNoise));
-  MODELS_ASSIGN_OR_RETURN(data.labels,
-                          Tensor::Host(DType::kInt32, Shape({num_examples})));
+  ASSIGN_OR_RETURN(data.features, Normal(num_examples, num_features,
+                                         DeriveSeed(seed, 0), 1.0));
+  ASSIGN_OR_RETURN(Tensor teacher,
+                   Normal(num_features, num_classes, DeriveSeed(seed, 1),
+                          1.0 / std::sqrt(static_cast<double>(num_features))));
+  ASSIGN_OR_RETURN(Tensor noise, Normal(num_examples, num_classes,
+                                        DeriveSeed(seed, 2), kTeacherNoise));
+  ASSIGN_OR_RETURN(data.labels,
+                   Tensor::Host(DType::kInt32, Shape({num_examples})));
 
   const float* x = data.features.data<float>();
   const float* w = teacher.data<float>();
@@ -104,16 +101,15 @@ absl::StatusOr<ClassificationData> MakeClassificationData(int64_t num_examples,
 absl::StatusOr<ClassificationSource> ClassificationSource::Create(
     int64_t num_examples, int64_t num_features, int64_t num_classes,
     uint64_t seed) {
-  MODELS_RETURN_IF_ERROR(CheckSizes(num_examples, num_features, num_classes));
+  RETURN_IF_ERROR(CheckSizes(num_examples, num_features, num_classes));
   ClassificationSource source;
   source.num_features_ = num_features;
   source.num_classes_ = num_classes;
   source.feature_seed_ = DeriveSeed(seed, 0);
   source.noise_seed_ = DeriveSeed(seed, 2);
-  MODELS_ASSIGN_OR_RETURN(
-      source.teacher_,
-      Normal(num_features, num_classes, DeriveSeed(seed, 1),
-             1.0 / std::sqrt(static_cast<double>(num_features))));
+  ASSIGN_OR_RETURN(source.teacher_,
+                   Normal(num_features, num_classes, DeriveSeed(seed, 1),
+                          1.0 / std::sqrt(static_cast<double>(num_features))));
   return source;
 }
 
@@ -140,27 +136,25 @@ int32_t ClassificationSource::Example(int64_t index, float* features) const {
 absl::StatusOr<ClassificationData> SliceExamples(const ClassificationData& data,
                                                  int64_t begin, int64_t end) {
   constexpr absl::string_view kOp = "SliceExamples";
-  MODELS_RETURN_IF_ERROR(CheckRank(kOp, "features", data.features, 2));
+  RETURN_IF_ERROR(CheckRank(kOp, "features", data.features, 2));
   const int64_t num_examples = data.features.shape().dim(0);
   const int64_t num_features = data.features.shape().dim(1);
-  MODELS_RETURN_IF_ERROR(CheckShapeAndDType(
-      kOp, "features", data.features, DType::kFloat32, data.features.shape()));
-  MODELS_RETURN_IF_ERROR(CheckShapeAndDType(
-      kOp, "labels", data.labels, DType::kInt32, Shape({num_examples})));
+  RETURN_IF_ERROR(CheckShapeAndDType(kOp, "features", data.features,
+                                     DType::kFloat32, data.features.shape()));
+  RETURN_IF_ERROR(CheckShapeAndDType(kOp, "labels", data.labels, DType::kInt32,
+                                     Shape({num_examples})));
   if (begin < 0 || begin > end || end > num_examples) {
     return absl::InvalidArgumentError(absl::StrCat(
         kOp, ": [", begin, ", ", end, ") is not a range of the ", num_examples,
         " examples; need 0 <= begin <= end <= ", num_examples));
   }
-  MODELS_RETURN_IF_ERROR(CheckHostData(kOp, "features", data.features));
-  MODELS_RETURN_IF_ERROR(CheckHostData(kOp, "labels", data.labels));
+  RETURN_IF_ERROR(CheckHostData(kOp, "features", data.features));
+  RETURN_IF_ERROR(CheckHostData(kOp, "labels", data.labels));
   const int64_t rows = end - begin;
   ClassificationData slice;
-  MODELS_ASSIGN_OR_RETURN(
-      slice.features,
-      Tensor::Host(DType::kFloat32, Shape({rows, num_features})));
-  MODELS_ASSIGN_OR_RETURN(slice.labels,
-                          Tensor::Host(DType::kInt32, Shape({rows})));
+  ASSIGN_OR_RETURN(slice.features,
+                   Tensor::Host(DType::kFloat32, Shape({rows, num_features})));
+  ASSIGN_OR_RETURN(slice.labels, Tensor::Host(DType::kInt32, Shape({rows})));
   if (rows > 0) {
     std::memcpy(slice.features.data<float>(),
                 data.features.data<float>() + begin * num_features,

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "devices/allocator.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/models/models.h"
 #include "gtest/gtest.h"
@@ -36,31 +37,24 @@ struct StepOutputs {
 // update, all through `ctx`.
 absl::StatusOr<StepOutputs> Step(const ExecutionContext& ctx, const Tensor& x,
                                  const Tensor& labels, const Tensor& weights) {
-  absl::StatusOr<Mlp> mlp = Mlp::Create({12, 24, 24, 5});
-  if (!mlp.ok()) return mlp.status();
-  absl::StatusOr<Adam> adam = Adam::Create();
-  if (!adam.ok()) return adam.status();
+  ASSIGN_OR_RETURN(Mlp mlp, Mlp::Create({12, 24, 24, 5}));
+  ASSIGN_OR_RETURN(Adam adam, Adam::Create());
   StepOutputs out;
-  absl::StatusOr<std::vector<Tensor>> params = mlp->InitParams(ctx, 9);
-  if (!params.ok()) return params.status();
-  out.params = *params;
-  absl::StatusOr<std::vector<Tensor>> slots =
-      adam->CreateSlots(ctx, out.params);
-  if (!slots.ok()) return slots.status();
-  out.slots = *slots;
-  absl::StatusOr<MlpActivations> acts = mlp->Forward(ctx, out.params, x);
-  if (!acts.ok()) return acts.status();
-  out.acts = *acts;
-  absl::StatusOr<LossAndGradient> loss = SparseSoftmaxCrossEntropyLoss(
-      ctx, out.acts.logits, labels, kGlobalBatch, weights);
-  if (!loss.ok()) return loss.status();
-  out.loss = *loss;
-  absl::StatusOr<std::vector<Tensor>> grads =
-      mlp->Backward(ctx, out.params, out.acts, out.loss.dlogits);
-  if (!grads.ok()) return grads.status();
-  out.grads = *grads;
-  absl::Status applied = adam->Apply(ctx, out.params, out.grads, out.slots, 0);
-  if (!applied.ok()) return applied;
+  ASSIGN_OR_RETURN(std::vector<Tensor> params, mlp.InitParams(ctx, 9));
+  out.params = params;
+  ASSIGN_OR_RETURN(std::vector<Tensor> slots,
+                   adam.CreateSlots(ctx, out.params));
+  out.slots = slots;
+  ASSIGN_OR_RETURN(MlpActivations acts, mlp.Forward(ctx, out.params, x));
+  out.acts = acts;
+  ASSIGN_OR_RETURN(LossAndGradient loss,
+                   SparseSoftmaxCrossEntropyLoss(ctx, out.acts.logits, labels,
+                                                 kGlobalBatch, weights));
+  out.loss = loss;
+  ASSIGN_OR_RETURN(std::vector<Tensor> grads,
+                   mlp.Backward(ctx, out.params, out.acts, out.loss.dlogits));
+  out.grads = grads;
+  RETURN_IF_ERROR(adam.Apply(ctx, out.params, out.grads, out.slots, 0));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace models {
@@ -21,39 +22,33 @@ absl::StatusOr<TrainingVariables> CreateTrainingVariables(
                      const std::shared_ptr<Variable>& variable) {
     return on_created ? on_created(name, variable) : absl::OkStatus();
   };
-  auto scope = strategy.Scope();
-  if (!scope.ok()) return scope.status();
+  ASSIGN_OR_RETURN(auto scope, strategy.Scope());
   TrainingVariables state;
   for (size_t i = 0; i < names.size(); ++i) {
     VariableOptions options;
     options.name = names[i];
     options.aggregation = VariableAggregation::kMean;
-    absl::StatusOr<std::shared_ptr<Variable>> param =
-        strategy.CreateVariable(initial_values[i], options);
-    if (!param.ok()) return param.status();
-    absl::Status status = created(names[i], *param);
-    if (!status.ok()) return status;
-    absl::StatusOr<std::vector<devices::Tensor>> slot_values =
-        optimizer.CreateSlotsForVariable(exec, initial_values[i]);
-    if (!slot_values.ok()) return slot_values.status();
+    ASSIGN_OR_RETURN(std::shared_ptr<Variable> param,
+                     strategy.CreateVariable(initial_values[i], options));
+    RETURN_IF_ERROR(created(names[i], param));
+    ASSIGN_OR_RETURN(std::vector<devices::Tensor> slot_values,
+                     optimizer.CreateSlotsForVariable(exec, initial_values[i]));
     std::vector<std::shared_ptr<Variable>> slots;
     {
-      auto colocate = strategy.extended().ColocateVarsWith(**param);
-      if (!colocate.ok()) return colocate.status();
-      for (size_t k = 0; k < slot_values->size(); ++k) {
+      ASSIGN_OR_RETURN(auto colocate,
+                       strategy.extended().ColocateVarsWith(*param));
+      for (size_t k = 0; k < slot_values.size(); ++k) {
         VariableOptions slot_options;
         slot_options.name = absl::StrCat(names[i], "/", slot_names[k]);
         slot_options.trainable = false;
         slot_options.aggregation = VariableAggregation::kMean;
-        absl::StatusOr<std::shared_ptr<Variable>> slot =
-            strategy.CreateVariable((*slot_values)[k], slot_options);
-        if (!slot.ok()) return slot.status();
-        status = created(slot_options.name, *slot);
-        if (!status.ok()) return status;
-        slots.push_back(*std::move(slot));
+        ASSIGN_OR_RETURN(std::shared_ptr<Variable> slot,
+                         strategy.CreateVariable(slot_values[k], slot_options));
+        RETURN_IF_ERROR(created(slot_options.name, slot));
+        slots.push_back(std::move(slot));
       }
     }
-    state.params.push_back(*std::move(param));
+    state.params.push_back(std::move(param));
     state.slots.push_back(std::move(slots));
   }
   return state;

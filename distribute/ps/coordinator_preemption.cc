@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "distribute/checkpoint/file_util.h"
 #include "distribute/ps/ps_checkpoint.h"
 
@@ -37,9 +38,8 @@ CoordinatorPreemptionHandler::Create(ParameterServerStrategy& strategy,
           WithTerminationDefaults(std::move(config))));
   const std::string latest = checkpoint::JoinPath(handler->dir_, kLatest);
   if (!checkpoint::PathExists(latest)) return handler;
-  absl::StatusOr<std::string> text = checkpoint::ReadFileToString(latest);
-  if (!text.ok()) return text.status();
-  absl::string_view name = absl::StripAsciiWhitespace(*text);
+  ASSIGN_OR_RETURN(std::string text, checkpoint::ReadFileToString(latest));
+  absl::string_view name = absl::StripAsciiWhitespace(text);
   int64_t steps = -1;
   if (!absl::ConsumePrefix(&name, kPrefix) || !absl::SimpleAtoi(name, &steps) ||
       steps < 0) {
@@ -49,8 +49,7 @@ CoordinatorPreemptionHandler::Create(ParameterServerStrategy& strategy,
   }
   const std::string path =
       checkpoint::JoinPath(handler->dir_, absl::StrCat(kPrefix, steps));
-  absl::Status restored = RestoreVariables(strategy, path);
-  if (!restored.ok()) return restored;
+  RETURN_IF_ERROR(RestoreVariables(strategy, path));
   handler->total_run_calls_ = steps;
   handler->restored_from_ = path;
   return handler;
@@ -66,17 +65,13 @@ absl::Status CoordinatorPreemptionHandler::Run(
   if (saved_to_.has_value()) return stopped();
   if (config_.termination_watcher()) {
     // The variables of the steps scheduled so far, every one finished.
-    absl::Status joined = coordinator_.Join(absl::InfiniteDuration());
-    if (!joined.ok()) return joined;
-    absl::Status made = checkpoint::CreateDirectories(dir_);
-    if (!made.ok()) return made;
+    RETURN_IF_ERROR(coordinator_.Join(absl::InfiniteDuration()));
+    RETURN_IF_ERROR(checkpoint::CreateDirectories(dir_));
     const std::string name = absl::StrCat(kPrefix, total_run_calls_);
     const std::string path = checkpoint::JoinPath(dir_, name);
-    absl::Status saved = SaveVariables(strategy_.client(), variables_, path);
-    if (!saved.ok()) return saved;
-    absl::Status latest = checkpoint::WriteFileAtomically(
-        checkpoint::JoinPath(dir_, kLatest), name + "\n");
-    if (!latest.ok()) return latest;
+    RETURN_IF_ERROR(SaveVariables(strategy_.client(), variables_, path));
+    RETURN_IF_ERROR(checkpoint::WriteFileAtomically(
+        checkpoint::JoinPath(dir_, kLatest), name + "\n"));
     saved_to_ = path;
     config_.exit_fn();
     return stopped();

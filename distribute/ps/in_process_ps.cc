@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/kernel_library.h"
+#include "devices/status_macros.h"
 #include "distribute/ps/ps_client.h"
 #include "distribute/strategy_devices.h"
 #include "distribute/thread_group.h"
@@ -36,36 +37,33 @@ class InProcessVariableStorage : public RemoteVariableStorage {
         locations_(std::move(locations)) {}
 
   absl::StatusOr<devices::Tensor> Read(devices::Device* reader) override {
-    absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>> entry =
-        servers_->Find(name_);
-    if (!entry.ok()) return entry.status();
+    ASSIGN_OR_RETURN(std::shared_ptr<InProcessParameterServers::Entry> entry,
+                     servers_->Find(name_));
     devices::Platform& platform = servers_->platform();
     // Each shard crosses to the reader (or the host).
     std::vector<devices::Tensor> pieces;
-    for (const devices::Tensor& shard : (*entry)->shards) {
-      absl::StatusOr<devices::Tensor> piece =
-          reader != nullptr ? devices::CopyTensorTo(platform, shard, *reader)
-                            : devices::ToHostTensor(platform, shard);
-      if (!piece.ok()) return piece.status();
-      pieces.push_back(*std::move(piece));
+    for (const devices::Tensor& shard : entry->shards) {
+      ASSIGN_OR_RETURN(devices::Tensor piece,
+                       reader != nullptr
+                           ? devices::CopyTensorTo(platform, shard, *reader)
+                           : devices::ToHostTensor(platform, shard));
+      pieces.push_back(std::move(piece));
     }
     if (pieces.size() == 1) return std::move(pieces[0]);
     // Shards are put together in host memory.
-    const Variable& layout = (*entry)->layout;
-    absl::StatusOr<devices::Tensor> whole =
-        devices::Tensor::Host(layout.dtype, layout.shape);
-    if (!whole.ok()) return whole.status();
+    const Variable& layout = entry->layout;
+    ASSIGN_OR_RETURN(devices::Tensor whole,
+                     devices::Tensor::Host(layout.dtype, layout.shape));
     if (!pieces[0].has_data()) {
       return devices::Tensor::ShapeOnly(layout.dtype, layout.shape, "");
     }
-    const int64_t row_bytes = whole->bytes() / layout.shape.dim(0);
+    const int64_t row_bytes = whole.bytes() / layout.shape.dim(0);
     for (size_t k = 0; k < pieces.size(); ++k) {
-      absl::StatusOr<devices::Tensor> host =
-          devices::ToHostTensor(platform, pieces[k]);
-      if (!host.ok()) return host.status();
-      std::memcpy(static_cast<char*>(whole->raw_data()) +
+      ASSIGN_OR_RETURN(devices::Tensor host,
+                       devices::ToHostTensor(platform, pieces[k]));
+      std::memcpy(static_cast<char*>(whole.raw_data()) +
                       layout.shards[k].offset * row_bytes,
-                  host->raw_data(), host->bytes());
+                  host.raw_data(), host.bytes());
     }
     return whole;
   }
@@ -73,27 +71,24 @@ class InProcessVariableStorage : public RemoteVariableStorage {
   // Only the rows named cross from the shards that hold them to the reader.
   absl::StatusOr<devices::Tensor> Gather(const devices::Tensor& ids,
                                          devices::Device* reader) override {
-    absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>> entry =
-        servers_->Find(name_);
-    if (!entry.ok()) return entry.status();
+    ASSIGN_OR_RETURN(std::shared_ptr<InProcessParameterServers::Entry> entry,
+                     servers_->Find(name_));
     devices::Platform& platform = servers_->platform();
-    const Variable& layout = (*entry)->layout;
-    const std::vector<devices::Tensor>& shards = (*entry)->shards;
+    const Variable& layout = entry->layout;
+    const std::vector<devices::Tensor>& shards = entry->shards;
     std::vector<int64_t> row_dims(layout.shape.dims().begin() + 1,
                                   layout.shape.dims().end());
     std::vector<int64_t> out_dims(ids.shape().dims().begin(),
                                   ids.shape().dims().end());
     out_dims.insert(out_dims.end(), row_dims.begin(), row_dims.end());
-    absl::StatusOr<devices::Shape> out_shape = devices::Shape::Make(out_dims);
-    if (!out_shape.ok()) return out_shape.status();
+    ASSIGN_OR_RETURN(devices::Shape out_shape, devices::Shape::Make(out_dims));
     const bool data = shards[0].has_data();
     devices::Tensor out =
-        devices::Tensor::ShapeOnly(layout.dtype, *out_shape, "");
+        devices::Tensor::ShapeOnly(layout.dtype, out_shape, "");
     if (data) {
-      absl::StatusOr<devices::Tensor> made =
-          devices::Tensor::Host(layout.dtype, *out_shape);
-      if (!made.ok()) return made.status();
-      out = *std::move(made);
+      ASSIGN_OR_RETURN(devices::Tensor made,
+                       devices::Tensor::Host(layout.dtype, out_shape));
+      out = std::move(made);
     }
     const int64_t n = ids.num_elements();
     const size_t row_bytes =
@@ -112,42 +107,36 @@ class InProcessVariableStorage : public RemoteVariableStorage {
       if (positions.empty()) continue;
       std::vector<int64_t> dims = {static_cast<int64_t>(positions.size())};
       dims.insert(dims.end(), row_dims.begin(), row_dims.end());
-      absl::StatusOr<devices::Shape> rows_shape = devices::Shape::Make(dims);
-      if (!rows_shape.ok()) return rows_shape.status();
+      ASSIGN_OR_RETURN(devices::Shape rows_shape, devices::Shape::Make(dims));
       devices::Tensor rows =
-          devices::Tensor::ShapeOnly(layout.dtype, *rows_shape, "");
+          devices::Tensor::ShapeOnly(layout.dtype, rows_shape, "");
       if (data) {
-        absl::StatusOr<devices::Tensor> shard =
-            devices::ToHostTensor(platform, shards[k]);
-        if (!shard.ok()) return shard.status();
-        absl::StatusOr<devices::Tensor> made =
-            devices::Tensor::Host(layout.dtype, *rows_shape);
-        if (!made.ok()) return made.status();
+        ASSIGN_OR_RETURN(devices::Tensor shard,
+                         devices::ToHostTensor(platform, shards[k]));
+        ASSIGN_OR_RETURN(devices::Tensor made,
+                         devices::Tensor::Host(layout.dtype, rows_shape));
         for (size_t j = 0; j < positions.size(); ++j) {
           const int64_t id = ids.dtype() == devices::DType::kInt32
                                  ? ids.data<int32_t>()[positions[j]]
                                  : ids.data<int64_t>()[positions[j]];
-          std::memcpy(static_cast<char*>(made->raw_data()) + j * row_bytes,
-                      static_cast<const char*>(shard->raw_data()) +
+          std::memcpy(static_cast<char*>(made.raw_data()) + j * row_bytes,
+                      static_cast<const char*>(shard.raw_data()) +
                           (id - info.offset) * row_bytes,
                       row_bytes);
         }
-        rows = *std::move(made);
+        rows = std::move(made);
       }
       if (reader != nullptr) {
         // The rows leave the shard's ps device for the reader.
         devices::Device& ps = *servers_->devices_[static_cast<size_t>(info.ps)];
-        absl::StatusOr<devices::Tensor> there =
-            devices::AsDeviceValue(rows, ps);
-        if (!there.ok()) return there.status();
-        absl::StatusOr<devices::Tensor> moved =
-            devices::CopyTensorTo(platform, *there, *reader);
-        if (!moved.ok()) return moved.status();
+        ASSIGN_OR_RETURN(devices::Tensor there,
+                         devices::AsDeviceValue(rows, ps));
+        ASSIGN_OR_RETURN(devices::Tensor moved,
+                         devices::CopyTensorTo(platform, there, *reader));
         if (data) {
-          absl::StatusOr<devices::Tensor> host =
-              devices::ToHostTensor(platform, *moved);
-          if (!host.ok()) return host.status();
-          rows = *std::move(host);
+          ASSIGN_OR_RETURN(devices::Tensor host,
+                           devices::ToHostTensor(platform, moved));
+          rows = std::move(host);
         }
       }
       if (!data) continue;
@@ -163,40 +152,36 @@ class InProcessVariableStorage : public RemoteVariableStorage {
 
   absl::Status Update(UpdateKind kind, const devices::Tensor& value,
                       devices::Device* writer) override {
-    absl::StatusOr<std::shared_ptr<InProcessParameterServers::Entry>> entry =
-        servers_->Find(name_);
-    if (!entry.ok()) return entry.status();
+    ASSIGN_OR_RETURN(std::shared_ptr<InProcessParameterServers::Entry> entry,
+                     servers_->Find(name_));
     devices::Platform& platform = servers_->platform();
-    const Variable& layout = (*entry)->layout;
-    std::vector<devices::Tensor>& shards = (*entry)->shards;
+    const Variable& layout = entry->layout;
+    std::vector<devices::Tensor>& shards = entry->shards;
     devices::Tensor host_value;
     if (shards.size() > 1 && value.has_data()) {
-      absl::StatusOr<devices::Tensor> host =
-          devices::ToHostTensor(platform, value);
-      if (!host.ok()) return host.status();
-      host_value = *std::move(host);
+      ASSIGN_OR_RETURN(devices::Tensor host,
+                       devices::ToHostTensor(platform, value));
+      host_value = std::move(host);
     }
     for (size_t k = 0; k < shards.size(); ++k) {
       devices::Tensor piece = value;
       if (shards.size() > 1) {
-        absl::StatusOr<devices::Tensor> rows =
+        ASSIGN_OR_RETURN(
+            devices::Tensor rows,
             value.has_data()
                 ? RowsOf(host_value, layout.shards[k].offset,
                          layout.shards[k].rows)
                 : absl::StatusOr<devices::Tensor>(devices::Tensor::ShapeOnly(
-                      value.dtype(), shards[k].shape(), ""));
-        if (!rows.ok()) return rows.status();
-        piece = *std::move(rows);
+                      value.dtype(), shards[k].shape(), "")));
+        piece = std::move(rows);
       }
       // The piece leaves from the writer's device.
       if (writer != nullptr) {
-        absl::StatusOr<devices::Tensor> sent =
-            devices::AsDeviceValue(piece, *writer);
-        if (!sent.ok()) return sent.status();
-        piece = *std::move(sent);
+        ASSIGN_OR_RETURN(devices::Tensor sent,
+                         devices::AsDeviceValue(piece, *writer));
+        piece = std::move(sent);
       }
-      absl::Status s = Apply(kind, piece, shards[k]);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(Apply(kind, piece, shards[k]));
     }
     return absl::OkStatus();
   }
@@ -212,21 +197,19 @@ class InProcessVariableStorage : public RemoteVariableStorage {
     if (kind == UpdateKind::kAssign) {
       return devices::CopyTensor(platform, piece, shard);
     }
-    absl::StatusOr<devices::Device*> ps = platform.FindDevice(shard.device());
-    if (!ps.ok()) return ps.status();
-    absl::StatusOr<devices::Tensor> there =
-        devices::CopyTensorTo(platform, piece, **ps);
-    if (!there.ok()) return there.status();
-    const devices::KernelLibrary& kernels = (*ps)->kernels();
-    absl::StatusOr<devices::KernelCost> cost =
+    ASSIGN_OR_RETURN(devices::Device * ps, platform.FindDevice(shard.device()));
+    ASSIGN_OR_RETURN(devices::Tensor there,
+                     devices::CopyTensorTo(platform, piece, *ps));
+    const devices::KernelLibrary& kernels = ps->kernels();
+    ASSIGN_OR_RETURN(
+        devices::KernelCost cost,
         kind == UpdateKind::kAdd
-            ? kernels.Accumulate(devices::ReduceOp::kSum, *there, shard)
-            : kernels.Binary(devices::BinaryOp::kSub, shard, *there, shard);
-    if (!cost.ok()) return cost.status();
+            ? kernels.Accumulate(devices::ReduceOp::kSum, there, shard)
+            : kernels.Binary(devices::BinaryOp::kSub, shard, there, shard));
     // The update ran; the ps device's clock pays for it (on a simulated
     // device, after the updates queued there before it).
-    return (*ps)
-        ->Enqueue(*cost, [] { return absl::OkStatus(); })
+    return (ps)
+        ->Enqueue(cost, [] { return absl::OkStatus(); })
         ->Wait(absl::InfiniteDuration());
   }
 
@@ -238,24 +221,22 @@ class InProcessVariableStorage : public RemoteVariableStorage {
 absl::StatusOr<std::shared_ptr<InProcessParameterServers>>
 InProcessParameterServers::Create(devices::Platform& platform,
                                   const std::vector<std::string>& ps_devices) {
-  absl::StatusOr<std::vector<std::string>> resolved =
-      ResolveDevices(platform, ps_devices);
-  if (!resolved.ok()) return resolved.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> resolved,
+                   ResolveDevices(platform, ps_devices));
   std::vector<devices::Device*> devices;
-  for (const std::string& name : *resolved) {
-    absl::StatusOr<devices::Device*> d = platform.FindDevice(name);
-    if (!d.ok()) return d.status();
-    if (!(*d)->functional()) {
+  for (const std::string& name : resolved) {
+    ASSIGN_OR_RETURN(devices::Device * d, platform.FindDevice(name));
+    if (!d->functional()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "ps device ", name, " of platform ", platform.name(),
           " is timing-only (it carries no values), but parameter servers "
           "keep the variables' values and workers compute from them: use a "
           "functional platform (drop \";timing\")"));
     }
-    devices.push_back(*d);
+    devices.push_back(d);
   }
   return std::shared_ptr<InProcessParameterServers>(
-      new InProcessParameterServers(platform, *std::move(resolved),
+      new InProcessParameterServers(platform, std::move(resolved),
                                     std::move(devices)));
 }
 
@@ -279,29 +260,29 @@ absl::Status InProcessParameterServers::CreateVariable(
   }
   auto entry = std::make_shared<Entry>();
   entry->layout = layout;
-  absl::StatusOr<devices::Tensor> host =
-      devices::ToHostTensor(platform_, initial);
-  if (!host.ok()) return host.status();
+  ASSIGN_OR_RETURN(devices::Tensor host,
+                   devices::ToHostTensor(platform_, initial));
   for (const ShardInfo& shard : layout.shards) {
     if (shard.ps < 0 || shard.ps >= static_cast<int>(devices_.size())) {
       return absl::InvalidArgumentError(
           absl::StrCat("variable \"", layout.name, "\" placed on ps task ",
                        shard.ps, " of ", devices_.size()));
     }
-    devices::Tensor piece = *host;
+    devices::Tensor piece = host;
     if (layout.shards.size() > 1) {
-      absl::StatusOr<devices::Tensor> rows =
-          host->has_data()
-              ? RowsOf(*host, shard.offset, shard.rows)
+      ASSIGN_OR_RETURN(
+          devices::Tensor rows,
+          host.has_data()
+              ? RowsOf(host, shard.offset, shard.rows)
               : absl::StatusOr<devices::Tensor>(devices::Tensor::ShapeOnly(
-                    host->dtype(), RowsShape(host->shape(), shard.rows), ""));
-      if (!rows.ok()) return rows.status();
-      piece = *std::move(rows);
+                    host.dtype(), RowsShape(host.shape(), shard.rows), "")));
+      piece = std::move(rows);
     }
-    absl::StatusOr<devices::Tensor> placed = devices::CopyTensorTo(
-        platform_, piece, *devices_[static_cast<size_t>(shard.ps)]);
-    if (!placed.ok()) return placed.status();
-    entry->shards.push_back(*std::move(placed));
+    ASSIGN_OR_RETURN(
+        devices::Tensor placed,
+        devices::CopyTensorTo(platform_, piece,
+                              *devices_[static_cast<size_t>(shard.ps)]));
+    entry->shards.push_back(std::move(placed));
   }
   absl::MutexLock lock(&mu_);
   if (!entries_.emplace(layout.name, std::move(entry)).second) {
@@ -313,9 +294,8 @@ absl::Status InProcessParameterServers::CreateVariable(
 
 absl::StatusOr<Variable> InProcessParameterServers::Layout(
     const std::string& name) const {
-  absl::StatusOr<std::shared_ptr<Entry>> entry = Find(name);
-  if (!entry.ok()) return entry.status();
-  return (*entry)->layout;
+  ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Find(name));
+  return entry->layout;
 }
 
 std::shared_ptr<RemoteVariableStorage> InProcessParameterServers::Storage(

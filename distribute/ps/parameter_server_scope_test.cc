@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/checkpoint/checkpoint.h"
 #include "distribute/partitioners.h"
@@ -231,33 +232,34 @@ TEST(ParameterServerScopeTest, AStrategyProgramRunsOnTheWorkers) {
   for (size_t i = 0; i < c->workers.size(); ++i) {
     ParameterServerStrategy* strategy = worker_strategies[i].get();
     Model m = worker_models[i];
-    ASSERT_TRUE(RegisterWorkerFunction(
-                    *c->workers[i], "train_step",
-                    [strategy, m](PsClient&, std::vector<Tensor> args)
-                        -> absl::StatusOr<std::vector<Tensor>> {
-                      auto out = strategy->Run(
-                          [&](ReplicaContext& ctx, const std::vector<Tensor>& a)
-                              -> absl::StatusOr<std::vector<Tensor>> {
-                            auto w = m.w->Read();
-                            if (!w.ok()) return w.status();
-                            absl::Status s = m.w->AssignSub(a[0]);
-                            if (!s.ok()) return s;
-                            s = ctx.strategy().extended().Update(
-                                *m.steps,
-                                [](Tensor& steps, const std::vector<Tensor>&) {
-                                  ++steps.data<int64_t>()[0];
-                                  return absl::OkStatus();
-                                });
-                            if (!s.ok()) return s;
-                            return std::vector<Tensor>{*w};
-                          },
-                          {args[0]});
-                      if (!out.ok()) return out.status();
-                      auto seen = strategy->Reduce(ReduceOp::kSum, (*out)[0]);
-                      if (!seen.ok()) return seen.status();
-                      return std::vector<Tensor>{*seen};
-                    })
-                    .ok());
+    ASSERT_TRUE(
+        RegisterWorkerFunction(
+            *c->workers[i], "train_step",
+            [strategy, m](PsClient&, std::vector<Tensor> args)
+                -> absl::StatusOr<std::vector<Tensor>> {
+              ASSIGN_OR_RETURN(
+                  auto out,
+                  strategy->Run(
+                      [&](ReplicaContext& ctx, const std::vector<Tensor>& a)
+                          -> absl::StatusOr<std::vector<Tensor>> {
+                        ASSIGN_OR_RETURN(auto w, m.w->Read());
+                        absl::Status s = m.w->AssignSub(a[0]);
+                        if (!s.ok()) return s;
+                        s = ctx.strategy().extended().Update(
+                            *m.steps,
+                            [](Tensor& steps, const std::vector<Tensor>&) {
+                              ++steps.data<int64_t>()[0];
+                              return absl::OkStatus();
+                            });
+                        if (!s.ok()) return s;
+                        return std::vector<Tensor>{w};
+                      },
+                      {args[0]}));
+              ASSIGN_OR_RETURN(auto seen,
+                               strategy->Reduce(ReduceOp::kSum, out[0]));
+              return std::vector<Tensor>{seen};
+            })
+            .ok());
   }
   StartAll(*c);
   auto strategy = ParameterServerStrategy::Create(c->spec, TwoShards());
@@ -321,11 +323,9 @@ TEST(ParameterServerScopeTest, ReplicasOfAWorkerUpdateOnceByAggregation) {
       [&](ReplicaContext& ctx,
           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
         const float mine = static_cast<float>(ctx.ReplicaIdInSyncGroup() + 1);
-        absl::Status s = m.scale->AssignAdd(Floats({mine}, Shape({1})));
-        if (!s.ok()) return s;
-        auto read = m.scale->Read();
-        if (!read.ok()) return read.status();
-        return std::vector<Tensor>{*read};
+        RETURN_IF_ERROR(m.scale->AssignAdd(Floats({mine}, Shape({1}))));
+        ASSIGN_OR_RETURN(auto read, m.scale->Read());
+        return std::vector<Tensor>{read};
       });
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(made.scale->Read()->ToVector<float>(), (std::vector<float>{4}));
@@ -337,9 +337,8 @@ TEST(ParameterServerScopeTest, ReplicasOfAWorkerUpdateOnceByAggregation) {
   out = (*strategy)->Run(
       [&](ReplicaContext&,
           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-        absl::Status s =
-            m.w->AssignAdd(Floats({1, 1, 1, 1, 1, 1, 1, 1}, Shape({4, 2})));
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(
+            m.w->AssignAdd(Floats({1, 1, 1, 1, 1, 1, 1, 1}, Shape({4, 2}))));
         return std::vector<Tensor>{};
       });
   EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);

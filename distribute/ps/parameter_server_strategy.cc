@@ -9,6 +9,7 @@
 #include "devices/host_platform.h"
 #include "devices/platform.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "distribute/cross_device_ops.h"
 #include "distribute/ps/in_process_ps.h"
 #include "distribute/strategy_devices.h"
@@ -31,13 +32,11 @@ absl::StatusOr<std::vector<std::string>> Targets(
                      cluster.jobs().empty() ? "none" : "only other jobs",
                      "): give the cluster spec worker and ps tasks"));
   }
-  absl::StatusOr<std::vector<int64_t>> indices = cluster.task_indices(job);
-  if (!indices.ok()) return indices.status();
+  ASSIGN_OR_RETURN(std::vector<int64_t> indices, cluster.task_indices(job));
   std::vector<std::string> targets;
-  for (int64_t i : *indices) {
-    absl::StatusOr<std::string> address = cluster.task_address(job, i);
-    if (!address.ok()) return address.status();
-    targets.push_back(*std::move(address));
+  for (int64_t i : indices) {
+    ASSIGN_OR_RETURN(std::string address, cluster.task_address(job, i));
+    targets.push_back(std::move(address));
   }
   if (targets.empty()) {
     return absl::InvalidArgumentError(
@@ -67,16 +66,15 @@ class PsVariableStorage : public RemoteVariableStorage {
   }
   absl::Status Update(UpdateKind kind, const devices::Tensor& value,
                       devices::Device*) override {
-    absl::StatusOr<devices::Tensor> host =
-        devices::ToHostTensor(*platform_, value);
-    if (!host.ok()) return host.status();
+    ASSIGN_OR_RETURN(devices::Tensor host,
+                     devices::ToHostTensor(*platform_, value));
     switch (kind) {
       case UpdateKind::kAssign:
-        return client_->Assign(name_, *host);
+        return client_->Assign(name_, host);
       case UpdateKind::kAdd:
-        return client_->AssignAdd(name_, *host);
+        return client_->AssignAdd(name_, host);
       case UpdateKind::kSub:
-        return client_->AssignSub(name_, *host);
+        return client_->AssignSub(name_, host);
     }
     return absl::InternalError("unknown update kind");
   }
@@ -124,9 +122,8 @@ class ParameterServerStrategyExtended : public StrategyExtended {
             ", which is not a ps task of this strategy"));
       }
     }
-    absl::StatusOr<devices::Tensor> host =
-        devices::ToHostTensor(platform(), initial_value);
-    if (!host.ok()) return host.status();
+    ASSIGN_OR_RETURN(devices::Tensor host,
+                     devices::ToHostTensor(platform(), initial_value));
     // An unnamed variable takes the next default name; a creation that
     // fails gives it back, so that a retry makes the same name.
     std::optional<int> unnamed;
@@ -137,7 +134,7 @@ class ParameterServerStrategyExtended : public StrategyExtended {
                                    : absl::StrCat("Variable_", *unnamed);
     }
     absl::StatusOr<Variable> layout =
-        strategy.MakeOrBind(options.name, *host, first);
+        strategy.MakeOrBind(options.name, host, first);
     if (!layout.ok()) {
       absl::MutexLock lock(&strategy.mu_);
       if (unnamed.has_value() && strategy.unnamed_ == *unnamed + 1) {
@@ -157,33 +154,30 @@ class ParameterServerStrategyExtended : public StrategyExtended {
       storage = std::make_shared<PsVariableStorage>(
           &platform(), strategy.client_, layout->name, std::move(locations));
     }
-    return NewRemoteVariable(owner, std::move(options), host->dtype(),
-                             host->shape(), std::move(storage));
+    return NewRemoteVariable(owner, std::move(options), host.dtype(),
+                             host.shape(), std::move(storage));
   }
 };
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
 ParameterServerStrategy::Create(const cluster::ClusterSpec& cluster,
                                 ParameterServerStrategyOptions options) {
-  absl::StatusOr<std::vector<std::string>> workers = Targets(cluster, "worker");
-  if (!workers.ok()) return workers.status();
-  absl::StatusOr<std::vector<std::string>> ps = Targets(cluster, "ps");
-  if (!ps.ok()) return ps.status();
-  return Make(*std::move(workers), *std::move(ps), std::move(options),
+  ASSIGN_OR_RETURN(std::vector<std::string> workers,
+                   Targets(cluster, "worker"));
+  ASSIGN_OR_RETURN(std::vector<std::string> ps, Targets(cluster, "ps"));
+  return Make(std::move(workers), std::move(ps), std::move(options),
               /*coordinator=*/true, nullptr);
 }
 
 absl::StatusOr<std::unique_ptr<ParameterServerStrategy>>
 ParameterServerStrategy::CreateForWorker(
     const Server& server, ParameterServerStrategyOptions options) {
-  absl::StatusOr<std::vector<std::string>> workers =
-      Targets(server.cluster_spec(), "worker");
-  if (!workers.ok()) return workers.status();
-  absl::StatusOr<std::vector<std::string>> ps =
-      Targets(server.cluster_spec(), "ps");
-  if (!ps.ok()) return ps.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> workers,
+                   Targets(server.cluster_spec(), "worker"));
+  ASSIGN_OR_RETURN(std::vector<std::string> ps,
+                   Targets(server.cluster_spec(), "ps"));
   options.channel = server.channel_options();
-  return Make(*std::move(workers), *std::move(ps), std::move(options),
+  return Make(std::move(workers), std::move(ps), std::move(options),
               /*coordinator=*/false, nullptr);
 }
 
@@ -221,25 +215,22 @@ ParameterServerStrategy::Make(
   devices::Platform* platform = options.platform;
   if (platform == nullptr) {
     devices::HostPlatformOptions host;
-    absl::StatusOr<std::unique_ptr<devices::HostPlatform>> made =
-        devices::HostPlatform::Create(host);
-    if (!made.ok()) return made.status();
-    owned = *std::move(made);
+    ASSIGN_OR_RETURN(std::unique_ptr<devices::HostPlatform> made,
+                     devices::HostPlatform::Create(host));
+    owned = std::move(made);
     platform = owned.get();
   }
   std::vector<std::string> wanted = options.devices;
   if (wanted.empty()) wanted = platform->DeviceNames();
-  absl::StatusOr<std::vector<std::string>> resolved =
-      ResolveDevices(*platform, wanted);
-  if (!resolved.ok()) return resolved.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> resolved,
+                   ResolveDevices(*platform, wanted));
   // TF's strategy reduces its replicas on the local CPU.
   std::shared_ptr<CrossDeviceOps> ops = std::make_shared<ReductionToOneDevice>(
-      resolved->size() == 1 ? std::string()
-                            : LocalCpu(*platform, (*resolved)[0]).value_or(""));
-  absl::Status bound = ops->Bind(*platform, *resolved);
-  if (!bound.ok()) return bound;
+      resolved.size() == 1 ? std::string()
+                           : LocalCpu(*platform, resolved[0]).value_or(""));
+  RETURN_IF_ERROR(ops->Bind(*platform, resolved));
   auto extended = std::make_unique<ParameterServerStrategyExtended>(
-      platform, *resolved, std::nullopt, std::move(ops));
+      platform, resolved, std::nullopt, std::move(ops));
   return std::unique_ptr<ParameterServerStrategy>(new ParameterServerStrategy(
       std::move(owned), std::move(extended), coordinator, std::move(workers),
       std::move(ps), std::move(options), std::move(in_process)));
@@ -279,20 +270,17 @@ absl::StatusOr<Variable> ParameterServerStrategy::MakeOrBind(
   // (a restarted coordinator rebuilding its model) when it has as many
   // rows; either way the round-robin moves on as the workers' does.
   if (in_process()) {
-    absl::StatusOr<Variable> placed = place();
-    if (!placed.ok()) return placed.status();
-    absl::Status s = in_process_->CreateVariable(*placed, initial);
-    made = s.ok() ? absl::StatusOr<Variable>(*std::move(placed))
+    ASSIGN_OR_RETURN(Variable placed, place());
+    absl::Status s = in_process_->CreateVariable(placed, initial);
+    made = s.ok() ? absl::StatusOr<Variable>(std::move(placed))
            : absl::IsAlreadyExists(s) ? in_process_->Layout(name)
                                       : absl::StatusOr<Variable>(s);
   } else {
     made = CreateOnPs(name, initial, first);
     if (absl::IsAlreadyExists(made.status())) {
-      absl::StatusOr<std::vector<ShardInfo>> shards = client_->Lookup(name);
-      if (!shards.ok()) return shards.status();
-      absl::StatusOr<Variable> placed = place();
-      if (!placed.ok()) return placed.status();
-      made = Variable{name, initial.dtype(), shape, *std::move(shards)};
+      ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, client_->Lookup(name));
+      ASSIGN_OR_RETURN(Variable placed, place());
+      made = Variable{name, initial.dtype(), shape, std::move(shards)};
     }
   }
   if (!made.ok()) return made.status();
@@ -320,11 +308,10 @@ absl::StatusOr<Variable> ParameterServerStrategy::Place(
   // it places itself).
   if (options_.variable_partitioner != nullptr && shape.rank() >= 1 &&
       !first.has_value()) {
-    absl::StatusOr<std::vector<int64_t>> parts =
-        (*options_.variable_partitioner)(shape, dtype, 0);
-    if (!parts.ok()) return parts.status();
-    for (size_t i = 1; i < parts->size(); ++i) {
-      if ((*parts)[i] != 1) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> parts,
+                     (*options_.variable_partitioner)(shape, dtype, 0));
+    for (size_t i = 1; i < parts.size(); ++i) {
+      if (parts[i] != 1) {
         return absl::InvalidArgumentError(absl::StrCat(
             "the variable partitioner splits variable \"", name,
             "\" along axis ", i,
@@ -332,10 +319,9 @@ absl::StatusOr<Variable> ParameterServerStrategy::Place(
             "TF)"));
       }
     }
-    absl::StatusOr<std::vector<VariableShard>> split =
-        ShardVariableShape(shape, *parts);
-    if (!split.ok()) return split.status();
-    pieces = *std::move(split);
+    ASSIGN_OR_RETURN(std::vector<VariableShard> split,
+                     ShardVariableShape(shape, parts));
+    pieces = std::move(split);
   }
   Variable variable{std::string(name), dtype, shape, {}};
   int ps = first.value_or(next_ps_);
@@ -397,10 +383,9 @@ absl::StatusOr<Variable> ParameterServerStrategy::CreateOnPs(
   // is created: a creation that failed part way gets the same places when
   // it is tried again.
   const int next = next_ps_;
-  absl::StatusOr<Variable> placed =
-      Place(name, initial.dtype(), initial.shape(), first);
-  if (!placed.ok()) return placed.status();
-  Variable variable = *std::move(placed);
+  ASSIGN_OR_RETURN(Variable placed,
+                   Place(name, initial.dtype(), initial.shape(), first));
+  Variable variable = std::move(placed);
   const size_t pieces = variable.shards.size();
   for (size_t k = 0; k < pieces; ++k) {
     devices::Tensor piece = initial;
@@ -434,11 +419,10 @@ absl::Status RegisterWorkerFunction(Server& server, absl::string_view name,
     return absl::InvalidArgumentError(
         "a worker function needs a non-empty name and a function");
   }
-  absl::StatusOr<std::vector<std::string>> ps =
-      Targets(server.cluster_spec(), "ps");
-  if (!ps.ok()) return ps.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> ps,
+                   Targets(server.cluster_spec(), "ps"));
   auto client = std::make_shared<PsClient>(
-      *std::move(ps), server.channel_options(), ps_timeout);
+      std::move(ps), server.channel_options(), ps_timeout);
   auto one_at_a_time = std::make_shared<absl::Mutex>();
   return server.function_registry().Register(
       absl::StrCat(kWorkerPrefix, name),

@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/input/dataset.h"
@@ -218,9 +219,8 @@ TEST(ClusterCoordinatorTest,
   OnEveryWorker(*c, "add_one",
                 [](PsClient& ps,
                    std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
-                  absl::Status s = ps.AssignAdd(
-                      "count", *Tensor::FromVector<int64_t>({1}, Shape()));
-                  if (!s.ok()) return s;
+                  RETURN_IF_ERROR(ps.AssignAdd(
+                      "count", *Tensor::FromVector<int64_t>({1}, Shape())));
                   return std::vector<Tensor>{Tensor::FromVector<int32_t>({1})};
                 });
   StartAll(*c);
@@ -265,9 +265,8 @@ TEST(ClusterCoordinatorTest, CallsOfAWorkerThatIsGoneRunOnTheOthers) {
                absl::Now() < until) {
           absl::SleepFor(absl::Milliseconds(1));
         }
-        absl::Status s =
-            ps.AssignAdd("count", *Tensor::FromVector<int64_t>({1}, Shape()));
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(
+            ps.AssignAdd("count", *Tensor::FromVector<int64_t>({1}, Shape())));
         return std::vector<Tensor>{};
       });
   StartAll(*c);
@@ -349,9 +348,8 @@ TEST(ClusterCoordinatorTest, APsTaskThatIsGoneFailsTheCallsThatNeedIt) {
   OnEveryWorker(*c, "read_b",
                 [](PsClient& ps,
                    std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
-                  absl::StatusOr<Tensor> b = ps.Read("b");
-                  if (!b.ok()) return b.status();
-                  return std::vector<Tensor>{*b};
+                  ASSIGN_OR_RETURN(Tensor b, ps.Read("b"));
+                  return std::vector<Tensor>{b};
                 });
   StartAll(*c);
   auto strategy = ParameterServerStrategy::Create(c->spec);
@@ -415,9 +413,8 @@ TEST(ClusterCoordinatorTest, AWorkerStoppingUnderACallHasItRunAgain) {
                         on_worker1.fetch_add(1);
                         absl::SleepFor(absl::Milliseconds(300));
                       }
-                      absl::Status s = ps.AssignAdd(
-                          "count", *Tensor::FromVector<int64_t>({1}, Shape()));
-                      if (!s.ok()) return s;
+                      RETURN_IF_ERROR(ps.AssignAdd(
+                          "count", *Tensor::FromVector<int64_t>({1}, Shape())));
                       return std::vector<Tensor>{};
                     })
                     .ok());
@@ -509,11 +506,9 @@ TEST(ClusterCoordinatorTest, AsynchronousTrainingConverges) {
       *c, "sgd_step",
       [](PsClient& ps,
          std::vector<Tensor> args) -> absl::StatusOr<std::vector<Tensor>> {
-        absl::StatusOr<Tensor> w = ps.Read("w");
-        if (!w.ok()) return w.status();
-        absl::StatusOr<Tensor> b = ps.Read("b");
-        if (!b.ok()) return b.status();
-        const float wv = w->data<float>()[0], bv = b->data<float>()[0];
+        ASSIGN_OR_RETURN(Tensor w, ps.Read("w"));
+        ASSIGN_OR_RETURN(Tensor b, ps.Read("b"));
+        const float wv = w.data<float>()[0], bv = b.data<float>()[0];
         std::mt19937 rng(static_cast<uint32_t>(args[0].data<int32_t>()[0]));
         std::uniform_real_distribution<float> x(-1, 1);
         float gw = 0, gb = 0;
@@ -577,9 +572,8 @@ TEST(CoordinatorPreemptionTest, TheCoordinatorSavesAndResumes) {
   OnEveryWorker(*c, "add_one",
                 [](PsClient& ps,
                    std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
-                  absl::Status s = ps.AssignAdd(
-                      "count", *Tensor::FromVector<int64_t>({1}, Shape()));
-                  if (!s.ok()) return s;
+                  RETURN_IF_ERROR(ps.AssignAdd(
+                      "count", *Tensor::FromVector<int64_t>({1}, Shape())));
                   return std::vector<Tensor>{};
                 });
   StartAll(*c);
@@ -673,13 +667,12 @@ TEST(PerWorkerDatasetTest, EachWorkerReadsItsOwnPipeline) {
                     server, "take",
                     [self, &mu, &seen](PsClient&, std::vector<Tensor> args)
                         -> absl::StatusOr<std::vector<Tensor>> {
-                      absl::StatusOr<std::optional<data::Element>> next =
-                          NextElement(*self, args[0]);
-                      if (!next.ok()) return next.status();
-                      if (!next->has_value()) return std::vector<Tensor>{};
+                      ASSIGN_OR_RETURN(std::optional<data::Element> next,
+                                       NextElement(*self, args[0]));
+                      if (!next.has_value()) return std::vector<Tensor>{};
                       absl::MutexLock lock(&mu);
                       seen[static_cast<size_t>(self->task_index())].push_back(
-                          (**next)[0].data<int64_t>()[0]);
+                          (*next)[0].data<int64_t>()[0]);
                       return std::vector<Tensor>{};
                     })
                     .ok());
@@ -789,11 +782,10 @@ TEST(PerWorkerValuesTest, EachWorkerUpdatesItsOwnValue) {
         RegisterWorkerFunction(server, "count",
                                [self](PsClient&, std::vector<Tensor> args)
                                    -> absl::StatusOr<std::vector<Tensor>> {
-                                 absl::StatusOr<std::vector<Tensor>> value =
-                                     LocalValue(*self, args[0]);
-                                 if (!value.ok()) return value.status();
+                                 ASSIGN_OR_RETURN(std::vector<Tensor> value,
+                                                  LocalValue(*self, args[0]));
                                  // In place: later calls on this worker see it.
-                                 int64_t* v = (*value)[0].data<int64_t>();
+                                 int64_t* v = value[0].data<int64_t>();
                                  v[1] += 1;
                                  return std::vector<Tensor>{
                                      Tensor::FromVector<int64_t>({v[0], v[1]})};

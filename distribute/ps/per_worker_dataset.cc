@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "distribute/ps/ps_client.h"
 
 namespace distribute {
@@ -50,10 +51,9 @@ absl::StatusOr<devices::Tensor> NewPerWorkerHandle(absl::string_view name,
 absl::StatusOr<InputContext> WorkerInputContext(const Server& server) {
   int64_t workers = 1;
   if (server.cluster_spec().has_job("worker")) {
-    absl::StatusOr<std::vector<int64_t>> tasks =
-        server.cluster_spec().task_indices("worker");
-    if (!tasks.ok()) return tasks.status();
-    workers = std::max<int64_t>(1, static_cast<int64_t>(tasks->size()));
+    ASSIGN_OR_RETURN(std::vector<int64_t> tasks,
+                     server.cluster_spec().task_indices("worker"));
+    workers = std::max<int64_t>(1, static_cast<int64_t>(tasks.size()));
   }
   const int64_t index = server.job_name() == "worker" ? server.task_index() : 0;
   return InputContext::Create(workers, std::min(index, workers - 1), workers);
@@ -90,12 +90,11 @@ absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
         "RegisterWorkerDataset needs a name (without newlines) and a dataset "
         "function");
   }
-  absl::StatusOr<InputContext> context =
-      ps_internal::WorkerInputContext(server);
-  if (!context.ok()) return context.status();
+  ASSIGN_OR_RETURN(InputContext context,
+                   ps_internal::WorkerInputContext(server));
   auto state = std::make_shared<WorkerIterators>();
   state->fn = std::move(fn);
-  state->context = *context;
+  state->context = context;
   const std::string dataset(name);
   return server.function_registry().Register(
       absl::StrCat(kFunctionPrefix, name),
@@ -104,30 +103,27 @@ absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
         if (args.size() != 1) {
           return absl::InvalidArgumentError("expected an iterator id");
         }
-        absl::StatusOr<std::string> id = TensorName(args[0]);
-        if (!id.ok()) return id.status();
+        ASSIGN_OR_RETURN(std::string id, TensorName(args[0]));
         std::shared_ptr<data::Iterator> it;
         {
           absl::MutexLock lock(&state->mu);
-          auto found = state->by_id.find(*id);
+          auto found = state->by_id.find(id);
           if (found != state->by_id.end()) it = found->second;
         }
         absl::MutexLock read(&state->read_mu);
         if (it == nullptr) {
-          absl::StatusOr<data::Dataset> ds = state->fn(state->context);
-          if (!ds.ok()) return ds.status();
-          it = std::shared_ptr<data::Iterator>(ds->MakeIterator());
+          ASSIGN_OR_RETURN(data::Dataset ds, state->fn(state->context));
+          it = std::shared_ptr<data::Iterator>(ds.MakeIterator());
           absl::MutexLock lock(&state->mu);
-          auto [slot, inserted] = state->by_id.emplace(*id, it);
+          auto [slot, inserted] = state->by_id.emplace(id, it);
           if (!inserted) it = slot->second;
         }
-        absl::StatusOr<std::optional<data::Element>> next = it->GetNext();
-        if (!next.ok()) return next.status();
+        ASSIGN_OR_RETURN(std::optional<data::Element> next, it->GetNext());
         std::vector<devices::Tensor> out = {
             devices::Tensor::FromVector<uint8_t>(
-                {static_cast<uint8_t>(next->has_value() ? 1 : 0)})};
-        if (next->has_value()) {
-          for (devices::Tensor& t : **next) out.push_back(std::move(t));
+                {static_cast<uint8_t>(next.has_value() ? 1 : 0)})};
+        if (next.has_value()) {
+          for (devices::Tensor& t : *next) out.push_back(std::move(t));
         }
         return out;
       });
@@ -135,27 +131,28 @@ absl::Status RegisterWorkerDataset(Server& server, absl::string_view name,
 
 absl::StatusOr<PerWorkerIterator> PerWorkerIterator::Create(
     absl::string_view dataset) {
-  absl::StatusOr<devices::Tensor> handle = ps_internal::NewPerWorkerHandle(
-      dataset,
-      "a per-worker iterator needs the name of a worker dataset (without "
-      "newlines)");
-  if (!handle.ok()) return handle.status();
-  return PerWorkerIterator(std::string(dataset), *std::move(handle));
+  ASSIGN_OR_RETURN(
+      devices::Tensor handle,
+      ps_internal::NewPerWorkerHandle(
+          dataset,
+          "a per-worker iterator needs the name of a worker dataset (without "
+          "newlines)"));
+  return PerWorkerIterator(std::string(dataset), std::move(handle));
 }
 
 absl::StatusOr<std::optional<data::Element>> NextElement(
     Server& server, const devices::Tensor& handle) {
-  absl::StatusOr<std::vector<devices::Tensor>> got =
+  ASSIGN_OR_RETURN(
+      std::vector<devices::Tensor> got,
       ps_internal::RunPerWorkerFunction(
           server, handle, kFunctionPrefix,
           "a per-worker iterator handle (PerWorkerIterator::handle)", "dataset",
-          "RegisterWorkerDataset");
-  if (!got.ok()) return got.status();
-  if (got->empty() || (*got)[0].num_elements() != 1) {
+          "RegisterWorkerDataset"));
+  if (got.empty() || got[0].num_elements() != 1) {
     return absl::InternalError("a worker dataset answered malformed");
   }
-  if ((*got)[0].data<uint8_t>()[0] == 0) return std::nullopt;
-  return data::Element(got->begin() + 1, got->end());
+  if (got[0].data<uint8_t>()[0] == 0) return std::nullopt;
+  return data::Element(got.begin() + 1, got.end());
 }
 
 }  // namespace ps

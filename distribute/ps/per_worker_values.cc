@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "devices/status_macros.h"
 #include "distribute/ps/per_worker_dataset.h"
 #include "distribute/ps/ps_client.h"
 
@@ -34,12 +35,11 @@ absl::Status RegisterWorkerValue(Server& server, absl::string_view name,
         "RegisterWorkerValue needs a name (without newlines) and a value "
         "function");
   }
-  absl::StatusOr<InputContext> context =
-      ps_internal::WorkerInputContext(server);
-  if (!context.ok()) return context.status();
+  ASSIGN_OR_RETURN(InputContext context,
+                   ps_internal::WorkerInputContext(server));
   auto state = std::make_shared<WorkerValues>();
   state->fn = std::move(fn);
-  state->context = *context;
+  state->context = context;
   return server.function_registry().Register(
       absl::StrCat(kFunctionPrefix, name),
       [state](std::vector<devices::Tensor> args)
@@ -47,35 +47,34 @@ absl::Status RegisterWorkerValue(Server& server, absl::string_view name,
         if (args.size() != 1) {
           return absl::InvalidArgumentError("expected a per-worker value id");
         }
-        absl::StatusOr<std::string> id = TensorName(args[0]);
-        if (!id.ok()) return id.status();
+        ASSIGN_OR_RETURN(std::string id, TensorName(args[0]));
         // Made under the lock: two calls of one worker that use a new value
         // at once get the same one.
         absl::MutexLock lock(&state->mu);
-        auto found = state->by_id.find(*id);
+        auto found = state->by_id.find(id);
         if (found != state->by_id.end()) return found->second;
-        absl::StatusOr<std::vector<devices::Tensor>> made =
-            state->fn(state->context);
-        if (!made.ok()) return made.status();
-        for (const devices::Tensor& t : *made) {
+        ASSIGN_OR_RETURN(std::vector<devices::Tensor> made,
+                         state->fn(state->context));
+        for (const devices::Tensor& t : made) {
           if (!t.host_accessible()) {
             return absl::InvalidArgumentError(
                 "a per-worker value function returned a tensor without host "
                 "data; return host tensors");
           }
         }
-        return state->by_id.emplace(*id, *std::move(made)).first->second;
+        return state->by_id.emplace(id, std::move(made)).first->second;
       });
 }
 
 absl::StatusOr<PerWorkerValues> PerWorkerValues::Create(
     absl::string_view name) {
-  absl::StatusOr<devices::Tensor> handle = ps_internal::NewPerWorkerHandle(
-      name,
-      "per-worker values need the name of a worker value function (without "
-      "newlines)");
-  if (!handle.ok()) return handle.status();
-  return PerWorkerValues(std::string(name), *std::move(handle));
+  ASSIGN_OR_RETURN(
+      devices::Tensor handle,
+      ps_internal::NewPerWorkerHandle(
+          name,
+          "per-worker values need the name of a worker value function (without "
+          "newlines)"));
+  return PerWorkerValues(std::string(name), std::move(handle));
 }
 
 absl::StatusOr<std::vector<devices::Tensor>> LocalValue(

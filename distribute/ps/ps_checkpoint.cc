@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "distribute/checkpoint/checkpoint_file.h"
 #include "distribute/checkpoint/file_util.h"
 #include "distribute/partitioners.h"
@@ -51,10 +52,9 @@ absl::Status RestoreSharded(ParameterServerStrategy& strategy,
                          saved.shape().rank() == 0 ? 1 : piece.shape.dim(0)};
     devices::Tensor value = saved;
     if (n > 1) {
-      absl::StatusOr<devices::Tensor> rows =
-          RowsOf(saved, piece.offset, piece.shape.dim(0));
-      if (!rows.ok()) return rows.status();
-      value = *std::move(rows);
+      ASSIGN_OR_RETURN(devices::Tensor rows,
+                       RowsOf(saved, piece.offset, piece.shape.dim(0)));
+      value = std::move(rows);
     }
     const ShardInfo* there = nullptr;
     for (const ShardInfo& h : held) {
@@ -99,31 +99,24 @@ absl::Status SaveVariables(PsClient& ps, const std::vector<std::string>& names,
       return absl::InvalidArgumentError(
           absl::StrCat("variable \"", name, "\" is named twice"));
     }
-    absl::StatusOr<devices::Tensor> value = ps.Read(name);
-    if (!value.ok()) return value.status();
-    entries.push_back(checkpoint::CheckpointEntry{name, *std::move(value)});
+    ASSIGN_OR_RETURN(devices::Tensor value, ps.Read(name));
+    entries.push_back(checkpoint::CheckpointEntry{name, std::move(value)});
   }
-  absl::StatusOr<std::string> bytes = checkpoint::EncodeCheckpoint(entries);
-  if (!bytes.ok()) return bytes.status();
-  return checkpoint::WriteFileAtomically(path, *bytes);
+  ASSIGN_OR_RETURN(std::string bytes, checkpoint::EncodeCheckpoint(entries));
+  return checkpoint::WriteFileAtomically(path, bytes);
 }
 
 absl::Status RestoreVariables(ParameterServerStrategy& strategy,
                               const std::string& path) {
-  absl::StatusOr<std::string> bytes = checkpoint::ReadFileToString(path);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<std::vector<checkpoint::CheckpointEntry>> entries =
-      checkpoint::DecodeCheckpoint(*bytes, path);
-  if (!entries.ok()) return entries.status();
-  for (const checkpoint::CheckpointEntry& entry : *entries) {
-    absl::StatusOr<std::vector<ShardInfo>> held =
-        strategy.client().HeldShards(entry.name);
-    if (!held.ok()) return held.status();
-    absl::Status restored =
-        held->empty()
-            ? strategy.CreateVariable(entry.name, entry.value).status()
-            : RestoreSharded(strategy, entry.name, entry.value, *held);
-    if (!restored.ok()) return restored;
+  ASSIGN_OR_RETURN(std::string bytes, checkpoint::ReadFileToString(path));
+  ASSIGN_OR_RETURN(std::vector<checkpoint::CheckpointEntry> entries,
+                   checkpoint::DecodeCheckpoint(bytes, path));
+  for (const checkpoint::CheckpointEntry& entry : entries) {
+    ASSIGN_OR_RETURN(std::vector<ShardInfo> held,
+                     strategy.client().HeldShards(entry.name));
+    RETURN_IF_ERROR(
+        held.empty() ? strategy.CreateVariable(entry.name, entry.value).status()
+                     : RestoreSharded(strategy, entry.name, entry.value, held));
   }
   return absl::OkStatus();
 }

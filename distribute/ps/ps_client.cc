@@ -9,6 +9,7 @@
 #include "devices/dtype.h"
 #include "devices/elementwise_kernels.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace ps {
@@ -47,10 +48,9 @@ int64_t Rows(const devices::Tensor& t) {
 
 // A host copy of `t`.
 absl::StatusOr<devices::Tensor> Copy(const devices::Tensor& t) {
-  absl::StatusOr<devices::Tensor> copy =
-      devices::Tensor::Host(t.dtype(), t.shape());
-  if (!copy.ok()) return copy.status();
-  if (t.bytes() > 0) std::memcpy(copy->raw_data(), t.raw_data(), t.bytes());
+  ASSIGN_OR_RETURN(devices::Tensor copy,
+                   devices::Tensor::Host(t.dtype(), t.shape()));
+  if (t.bytes() > 0) std::memcpy(copy.raw_data(), t.raw_data(), t.bytes());
   return copy;
 }
 
@@ -67,17 +67,15 @@ absl::StatusOr<devices::Tensor> RowsOf(const devices::Tensor& whole,
   }
   std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end());
   dims[0] = rows;
-  absl::StatusOr<devices::Shape> piece_shape = devices::Shape::Make(dims);
-  if (!piece_shape.ok()) return piece_shape.status();
-  absl::StatusOr<devices::Tensor> piece =
-      devices::Tensor::Host(whole.dtype(), *piece_shape);
-  if (!piece.ok()) return piece.status();
-  if (piece->bytes() > 0) {
+  ASSIGN_OR_RETURN(devices::Shape piece_shape, devices::Shape::Make(dims));
+  ASSIGN_OR_RETURN(devices::Tensor piece,
+                   devices::Tensor::Host(whole.dtype(), piece_shape));
+  if (piece.bytes() > 0) {
     const size_t row_bytes = whole.bytes() / static_cast<size_t>(shape.dim(0));
-    std::memcpy(piece->raw_data(),
+    std::memcpy(piece.raw_data(),
                 static_cast<const char*>(whole.raw_data()) +
                     static_cast<size_t>(offset) * row_bytes,
-                piece->bytes());
+                piece.bytes());
   }
   return piece;
 }
@@ -144,8 +142,7 @@ absl::StatusOr<std::shared_ptr<VariableStore>> VariableStore::Install(
     }
   }
   for (const auto& [name, fn] : functions) {
-    absl::Status registered = registry.Register(name, fn);
-    if (!registered.ok()) return registered;
+    RETURN_IF_ERROR(registry.Register(name, fn));
   }
   return store;
 }
@@ -158,125 +155,113 @@ int64_t VariableStore::size() const {
 absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Create(
     std::vector<devices::Tensor> args) {
   if (args.size() != 3) return BadArgs(kCreate, "expected name, meta, value");
-  absl::StatusOr<std::string> name = TensorName(args[0]);
-  if (!name.ok()) return name.status();
-  absl::StatusOr<std::vector<int64_t>> meta = Ints(args[1], kCreate);
-  if (!meta.ok()) return meta.status();
-  if (meta->size() != 3 || (*meta)[0] < 0 || (*meta)[1] < 1 ||
-      (*meta)[0] >= (*meta)[1] || (*meta)[2] < 0) {
+  ASSIGN_OR_RETURN(std::string name, TensorName(args[0]));
+  ASSIGN_OR_RETURN(std::vector<int64_t> meta, Ints(args[1], kCreate));
+  if (meta.size() != 3 || meta[0] < 0 || meta[1] < 1 || meta[0] >= meta[1] ||
+      meta[2] < 0) {
     return BadArgs(kCreate, "meta is {shard, num_shards, offset}");
   }
   if (!args[2].has_data() && args[2].num_elements() > 0) {
     return BadArgs(kCreate, "the initial value has no data");
   }
-  const Key key{*name, (*meta)[0]};
+  const Key key{name, meta[0]};
   absl::MutexLock lock(&mu_);
   auto it = vars_.find(key);
   if (it != vars_.end()) {
     const Entry& e = it->second;
-    if (e.value.SameShapeAndType(args[2]) && e.num_shards == (*meta)[1] &&
-        e.offset == (*meta)[2]) {
+    if (e.value.SameShapeAndType(args[2]) && e.num_shards == meta[1] &&
+        e.offset == meta[2]) {
       return std::vector<devices::Tensor>{};
     }
     return absl::AlreadyExistsError(absl::StrCat(
-        "shard ", key.second, " of variable \"", *name,
+        "shard ", key.second, " of variable \"", name,
         "\" exists on this ps task as ", devices::DTypeName(e.value.dtype()),
         e.value.shape().DebugString(),
         ": give each variable a name of its "
         "own"));
   }
-  vars_.emplace(key, Entry{std::move(args[2]), (*meta)[1], (*meta)[2]});
+  vars_.emplace(key, Entry{std::move(args[2]), meta[1], meta[2]});
   return std::vector<devices::Tensor>{};
 }
 
 absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Lookup(
     std::vector<devices::Tensor> args) const {
   if (args.size() != 1) return BadArgs(kLookup, "expected a name");
-  absl::StatusOr<std::string> name = TensorName(args[0]);
-  if (!name.ok()) return name.status();
+  ASSIGN_OR_RETURN(std::string name, TensorName(args[0]));
   std::vector<int64_t> rows;
   {
     absl::MutexLock lock(&mu_);
-    for (auto it = vars_.lower_bound(Key{*name, 0});
-         it != vars_.end() && it->first.first == *name; ++it) {
+    for (auto it = vars_.lower_bound(Key{name, 0});
+         it != vars_.end() && it->first.first == name; ++it) {
       rows.insert(rows.end(), {it->first.second, it->second.num_shards,
                                it->second.offset, Rows(it->second.value)});
     }
   }
-  absl::StatusOr<devices::Tensor> out = devices::Tensor::FromVector<int64_t>(
-      rows, devices::Shape({static_cast<int64_t>(rows.size() / 4), 4}));
-  if (!out.ok()) return out.status();
-  return std::vector<devices::Tensor>{*std::move(out)};
+  ASSIGN_OR_RETURN(
+      devices::Tensor out,
+      devices::Tensor::FromVector<int64_t>(
+          rows, devices::Shape({static_cast<int64_t>(rows.size() / 4), 4})));
+  return std::vector<devices::Tensor>{std::move(out)};
 }
 
 absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Read(
     std::vector<devices::Tensor> args) const {
   if (args.size() != 2) return BadArgs(kRead, "expected name, shard");
-  absl::StatusOr<std::string> name = TensorName(args[0]);
-  if (!name.ok()) return name.status();
-  absl::StatusOr<std::vector<int64_t>> shard = Ints(args[1], kRead);
-  if (!shard.ok()) return shard.status();
-  if (shard->size() != 1) return BadArgs(kRead, "expected one shard index");
+  ASSIGN_OR_RETURN(std::string name, TensorName(args[0]));
+  ASSIGN_OR_RETURN(std::vector<int64_t> shard, Ints(args[1], kRead));
+  if (shard.size() != 1) return BadArgs(kRead, "expected one shard index");
   absl::MutexLock lock(&mu_);
-  auto it = vars_.find(Key{*name, (*shard)[0]});
+  auto it = vars_.find(Key{name, shard[0]});
   if (it == vars_.end()) {
-    return absl::NotFoundError(absl::StrCat("this ps task has no shard ",
-                                            (*shard)[0], " of variable \"",
-                                            *name, "\""));
+    return absl::NotFoundError(absl::StrCat(
+        "this ps task has no shard ", shard[0], " of variable \"", name, "\""));
   }
   // A copy made under the lock, so that no update tears it.
-  absl::StatusOr<devices::Tensor> copy = Copy(it->second.value);
-  if (!copy.ok()) return copy.status();
-  return std::vector<devices::Tensor>{*std::move(copy)};
+  ASSIGN_OR_RETURN(devices::Tensor copy, Copy(it->second.value));
+  return std::vector<devices::Tensor>{std::move(copy)};
 }
 
 absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Gather(
     std::vector<devices::Tensor> args) const {
   if (args.size() != 3) return BadArgs(kGather, "expected name, shard, rows");
-  absl::StatusOr<std::string> name = TensorName(args[0]);
-  if (!name.ok()) return name.status();
-  absl::StatusOr<std::vector<int64_t>> shard = Ints(args[1], kGather);
-  if (!shard.ok()) return shard.status();
-  if (shard->size() != 1) return BadArgs(kGather, "expected one shard index");
-  absl::StatusOr<std::vector<int64_t>> rows = Ints(args[2], kGather);
-  if (!rows.ok()) return rows.status();
+  ASSIGN_OR_RETURN(std::string name, TensorName(args[0]));
+  ASSIGN_OR_RETURN(std::vector<int64_t> shard, Ints(args[1], kGather));
+  if (shard.size() != 1) return BadArgs(kGather, "expected one shard index");
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, Ints(args[2], kGather));
   absl::MutexLock lock(&mu_);
-  auto it = vars_.find(Key{*name, (*shard)[0]});
+  auto it = vars_.find(Key{name, shard[0]});
   if (it == vars_.end()) {
-    return absl::NotFoundError(absl::StrCat("this ps task has no shard ",
-                                            (*shard)[0], " of variable \"",
-                                            *name, "\""));
+    return absl::NotFoundError(absl::StrCat(
+        "this ps task has no shard ", shard[0], " of variable \"", name, "\""));
   }
   const devices::Tensor& value = it->second.value;
   if (value.shape().rank() < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "variable \"", *name, "\" is a scalar; it has no rows to look up"));
+        "variable \"", name, "\" is a scalar; it has no rows to look up"));
   }
   const int64_t held = value.shape().dim(0);
   std::vector<int64_t> dims(value.shape().dims().begin(),
                             value.shape().dims().end());
-  dims[0] = static_cast<int64_t>(rows->size());
-  absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
-  if (!shape.ok()) return shape.status();
-  absl::StatusOr<devices::Tensor> out =
-      devices::Tensor::Host(value.dtype(), *shape);
-  if (!out.ok()) return out.status();
+  dims[0] = static_cast<int64_t>(rows.size());
+  ASSIGN_OR_RETURN(devices::Shape shape, devices::Shape::Make(dims));
+  ASSIGN_OR_RETURN(devices::Tensor out,
+                   devices::Tensor::Host(value.dtype(), shape));
   const size_t row_bytes =
       held > 0 ? static_cast<size_t>(value.bytes() / held) : 0;
-  for (size_t i = 0; i < rows->size(); ++i) {
-    const int64_t r = (*rows)[i];
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t r = rows[i];
     if (r < 0 || r >= held) {
       return absl::InvalidArgumentError(
-          absl::StrCat("row ", r, " of shard ", (*shard)[0], " of variable \"",
-                       *name, "\", which has ", held, " rows"));
+          absl::StrCat("row ", r, " of shard ", shard[0], " of variable \"",
+                       name, "\", which has ", held, " rows"));
     }
     if (row_bytes > 0) {
-      std::memcpy(static_cast<char*>(out->raw_data()) + i * row_bytes,
+      std::memcpy(static_cast<char*>(out.raw_data()) + i * row_bytes,
                   static_cast<const char*>(value.raw_data()) + r * row_bytes,
                   row_bytes);
     }
   }
-  return std::vector<devices::Tensor>{*std::move(out)};
+  return std::vector<devices::Tensor>{std::move(out)};
 }
 
 absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Update(
@@ -286,34 +271,29 @@ absl::StatusOr<std::vector<devices::Tensor>> VariableStore::Update(
                                                     : kAssign;
   const bool add = kind != UpdateKind::kAssign;
   if (args.size() != 3) return BadArgs(function, "expected name, shard, value");
-  absl::StatusOr<std::string> name = TensorName(args[0]);
-  if (!name.ok()) return name.status();
-  absl::StatusOr<std::vector<int64_t>> shard = Ints(args[1], function);
-  if (!shard.ok()) return shard.status();
-  if (shard->size() != 1) return BadArgs(function, "expected one shard index");
+  ASSIGN_OR_RETURN(std::string name, TensorName(args[0]));
+  ASSIGN_OR_RETURN(std::vector<int64_t> shard, Ints(args[1], function));
+  if (shard.size() != 1) return BadArgs(function, "expected one shard index");
   absl::MutexLock lock(&mu_);
-  auto it = vars_.find(Key{*name, (*shard)[0]});
+  auto it = vars_.find(Key{name, shard[0]});
   if (it == vars_.end()) {
-    return absl::NotFoundError(absl::StrCat("this ps task has no shard ",
-                                            (*shard)[0], " of variable \"",
-                                            *name, "\""));
+    return absl::NotFoundError(absl::StrCat(
+        "this ps task has no shard ", shard[0], " of variable \"", name, "\""));
   }
   devices::Tensor& value = it->second.value;
   if (!value.SameShapeAndType(args[2])) {
     return absl::InvalidArgumentError(absl::StrCat(
         add ? "adding " : "assigning ", devices::DTypeName(args[2].dtype()),
-        args[2].shape().DebugString(), " to shard ", (*shard)[0],
-        " of variable \"", *name, "\", which is ",
+        args[2].shape().DebugString(), " to shard ", shard[0],
+        " of variable \"", name, "\", which is ",
         devices::DTypeName(value.dtype()), value.shape().DebugString()));
   }
   if (kind == UpdateKind::kAdd) {
-    absl::StatusOr<devices::KernelCost> added =
-        devices::Add(value, args[2], value);
-    if (!added.ok()) return added.status();
+    ASSIGN_OR_RETURN(devices::KernelCost added,
+                     devices::Add(value, args[2], value));
   } else if (kind == UpdateKind::kSub) {
-    absl::StatusOr<devices::KernelCost> subtracted =
-        devices::Sub(value, args[2], value);
-    if (!subtracted.ok()) return subtracted.status();
+    ASSIGN_OR_RETURN(devices::KernelCost subtracted,
+                     devices::Sub(value, args[2], value));
   } else if (value.bytes() > 0) {
     std::memcpy(value.raw_data(), args[2].raw_data(), value.bytes());
   }
@@ -355,16 +335,15 @@ absl::StatusOr<std::vector<ShardInfo>> PsClient::HeldShards(
     absl::string_view name) {
   std::vector<ShardInfo> shards;
   for (int p = 0; p < static_cast<int>(targets_.size()); ++p) {
-    absl::StatusOr<std::vector<devices::Tensor>> held =
-        Call(p, kLookup, {NameTensor(name)});
-    if (!held.ok()) return held.status();
-    if (held->size() != 1 || (*held)[0].dtype() != devices::DType::kInt64 ||
-        (*held)[0].shape().rank() != 2 || (*held)[0].shape().dim(1) != 4) {
+    ASSIGN_OR_RETURN(std::vector<devices::Tensor> held,
+                     Call(p, kLookup, {NameTensor(name)}));
+    if (held.size() != 1 || held[0].dtype() != devices::DType::kInt64 ||
+        held[0].shape().rank() != 2 || held[0].shape().dim(1) != 4) {
       return absl::InternalError(
           absl::StrCat("ps task ", targets_[static_cast<size_t>(p)],
                        " answered a look-up of \"", name, "\" malformed"));
     }
-    const std::vector<int64_t> rows = (*held)[0].ToVector<int64_t>();
+    const std::vector<int64_t> rows = held[0].ToVector<int64_t>();
     for (size_t i = 0; i + 3 < rows.size(); i += 4) {
       shards.push_back(
           ShardInfo{p, rows[i], rows[i + 1], rows[i + 2], rows[i + 3]});
@@ -392,9 +371,8 @@ absl::StatusOr<std::vector<ShardInfo>> PsClient::Lookup(
     auto it = shards_.find(name);
     if (it != shards_.end()) return it->second;
   }
-  absl::StatusOr<std::vector<ShardInfo>> held = HeldShards(name);
-  if (!held.ok()) return held.status();
-  std::vector<ShardInfo> shards = *std::move(held);
+  ASSIGN_OR_RETURN(std::vector<ShardInfo> held, HeldShards(name));
+  std::vector<ShardInfo> shards = std::move(held);
   if (shards.empty()) {
     return absl::NotFoundError(absl::StrCat(
         "no ps task holds a variable \"", name,
@@ -421,19 +399,18 @@ absl::StatusOr<std::vector<ShardInfo>> PsClient::Lookup(
 }
 
 absl::StatusOr<devices::Tensor> PsClient::Read(absl::string_view name) {
-  absl::StatusOr<std::vector<ShardInfo>> shards = Lookup(name);
-  if (!shards.ok()) return shards.status();
+  ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, Lookup(name));
   std::vector<devices::Tensor> parts;
-  for (const ShardInfo& s : *shards) {
-    absl::StatusOr<std::vector<devices::Tensor>> part = Call(
-        s.ps, kRead,
-        {NameTensor(name), devices::Tensor::FromVector<int64_t>({s.shard})});
-    if (!part.ok()) return part.status();
-    if (part->size() != 1) {
+  for (const ShardInfo& s : shards) {
+    ASSIGN_OR_RETURN(std::vector<devices::Tensor> part,
+                     Call(s.ps, kRead,
+                          {NameTensor(name),
+                           devices::Tensor::FromVector<int64_t>({s.shard})}));
+    if (part.size() != 1) {
       return absl::InternalError(absl::StrCat("reading \"", name, "\" gave ",
-                                              part->size(), " tensors"));
+                                              part.size(), " tensors"));
     }
-    parts.push_back(std::move((*part)[0]));
+    parts.push_back(std::move(part[0]));
   }
   if (parts.size() == 1) return parts[0];
   // Every shard is [rows, trailing...] with the first shard's dtype and
@@ -442,7 +419,7 @@ absl::StatusOr<devices::Tensor> PsClient::Read(absl::string_view name) {
     const devices::Shape& got = parts[k].shape();
     const devices::Shape& first = parts[0].shape();
     bool fits = parts[k].dtype() == parts[0].dtype() && got.rank() >= 1 &&
-                got.rank() == first.rank() && got.dim(0) == (*shards)[k].rows;
+                got.rank() == first.rank() && got.dim(0) == shards[k].rows;
     for (int i = 1; fits && i < got.rank(); ++i) {
       fits = got.dim(i) == first.dim(i);
     }
@@ -452,7 +429,7 @@ absl::StatusOr<devices::Tensor> PsClient::Read(absl::string_view name) {
           devices::DTypeName(parts[k].dtype()), got.DebugString(),
           ", which does not continue shard 0 (",
           devices::DTypeName(parts[0].dtype()), first.DebugString(),
-          ") with its ", (*shards)[k].rows, " rows"));
+          ") with its ", shards[k].rows, " rows"));
     }
   }
   // Concatenate along the first axis: the shards' rows are contiguous.
@@ -460,19 +437,17 @@ absl::StatusOr<devices::Tensor> PsClient::Read(absl::string_view name) {
                             parts[0].shape().dims().end());
   dims[0] = 0;
   for (const devices::Tensor& p : parts) dims[0] += p.shape().dim(0);
-  absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
-  if (!shape.ok()) return shape.status();
-  absl::StatusOr<devices::Tensor> whole =
-      devices::Tensor::Host(parts[0].dtype(), *shape);
-  if (!whole.ok()) return whole.status();
+  ASSIGN_OR_RETURN(devices::Shape shape, devices::Shape::Make(dims));
+  ASSIGN_OR_RETURN(devices::Tensor whole,
+                   devices::Tensor::Host(parts[0].dtype(), shape));
   size_t at = 0;
   for (const devices::Tensor& p : parts) {
-    if (p.dtype() != whole->dtype() || at + p.bytes() > whole->bytes()) {
+    if (p.dtype() != whole.dtype() || at + p.bytes() > whole.bytes()) {
       return absl::InternalError(absl::StrCat(
           "the shards of \"", name, "\" differ in dtype or trailing shape"));
     }
     if (p.bytes() > 0) {
-      std::memcpy(static_cast<char*>(whole->raw_data()) + at, p.raw_data(),
+      std::memcpy(static_cast<char*>(whole.raw_data()) + at, p.raw_data(),
                   p.bytes());
     }
     at += p.bytes();
@@ -491,27 +466,24 @@ absl::Status PsClient::Update(absl::string_view name,
         absl::StrCat("the update of \"", name,
                      "\" is not in host memory: copy it to the host first"));
   }
-  absl::StatusOr<std::vector<ShardInfo>> shards = Lookup(name);
-  if (!shards.ok()) return shards.status();
+  ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, Lookup(name));
   auto send = [&](const ShardInfo& s, const devices::Tensor& piece) {
     return Call(s.ps, function,
                 {NameTensor(name),
                  devices::Tensor::FromVector<int64_t>({s.shard}), piece})
         .status();
   };
-  if (shards->size() == 1) return send((*shards)[0], value);
+  if (shards.size() == 1) return send(shards[0], value);
   int64_t total = 0;
-  for (const ShardInfo& s : *shards) total += s.rows;
+  for (const ShardInfo& s : shards) total += s.rows;
   if (value.shape().rank() == 0 || value.shape().dim(0) != total) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "variable \"", name, "\" has ", total, " rows in ", shards->size(),
+        "variable \"", name, "\" has ", total, " rows in ", shards.size(),
         " shards; the update's shape is ", value.shape().DebugString()));
   }
-  for (const ShardInfo& s : *shards) {
-    absl::StatusOr<devices::Tensor> piece = RowsOf(value, s.offset, s.rows);
-    if (!piece.ok()) return piece.status();
-    absl::Status sent = send(s, *piece);
-    if (!sent.ok()) return sent;
+  for (const ShardInfo& s : shards) {
+    ASSIGN_OR_RETURN(devices::Tensor piece, RowsOf(value, s.offset, s.rows));
+    RETURN_IF_ERROR(send(s, piece));
   }
   return absl::OkStatus();
 }
@@ -544,14 +516,13 @@ absl::StatusOr<devices::Tensor> PsClient::Gather(absl::string_view name,
         absl::StrCat("the ids to look up in \"", name,
                      "\" are not in host memory: copy them to the host first"));
   }
-  absl::StatusOr<std::vector<ShardInfo>> shards = Lookup(name);
-  if (!shards.ok()) return shards.status();
+  ASSIGN_OR_RETURN(std::vector<ShardInfo> shards, Lookup(name));
   int64_t total = 0;
-  for (const ShardInfo& s : *shards) total += s.rows;
+  for (const ShardInfo& s : shards) total += s.rows;
   // Each id's shard and row there; the ids each shard is asked for.
   const int64_t n = ids.num_elements();
-  std::vector<std::vector<int64_t>> local(shards->size());
-  std::vector<std::vector<int64_t>> positions(shards->size());
+  std::vector<std::vector<int64_t>> local(shards.size());
+  std::vector<std::vector<int64_t>> positions(shards.size());
   for (int64_t i = 0; i < n; ++i) {
     const int64_t id = ids.dtype() == devices::DType::kInt32
                            ? ids.data<int32_t>()[i]
@@ -563,42 +534,40 @@ absl::StatusOr<devices::Tensor> PsClient::Gather(absl::string_view name,
     }
     // The last shard that starts at or before `id`.
     auto it = std::upper_bound(
-        shards->begin(), shards->end(), id,
+        shards.begin(), shards.end(), id,
         [](int64_t v, const ShardInfo& s) { return v < s.offset; });
-    const size_t k = static_cast<size_t>(it - shards->begin()) - 1;
-    local[k].push_back(id - (*shards)[k].offset);
+    const size_t k = static_cast<size_t>(it - shards.begin()) - 1;
+    local[k].push_back(id - shards[k].offset);
     positions[k].push_back(i);
   }
   std::optional<devices::Tensor> out;
   size_t row_bytes = 0;
-  for (size_t k = 0; k < shards->size(); ++k) {
+  for (size_t k = 0; k < shards.size(); ++k) {
     // Only the shards that hold ids are asked (shard 0, with no rows, for
     // the dtype and row shape when there are no ids).
     if (local[k].empty() && !(n == 0 && k == 0)) continue;
-    const ShardInfo& s = (*shards)[k];
-    absl::StatusOr<std::vector<devices::Tensor>> part =
+    const ShardInfo& s = shards[k];
+    ASSIGN_OR_RETURN(
+        std::vector<devices::Tensor> part,
         Call(s.ps, kGather,
              {NameTensor(name), devices::Tensor::FromVector<int64_t>({s.shard}),
-              devices::Tensor::FromVector<int64_t>(local[k])});
-    if (!part.ok()) return part.status();
-    if (part->size() != 1 || (*part)[0].shape().rank() < 1 ||
-        (*part)[0].shape().dim(0) != static_cast<int64_t>(local[k].size())) {
+              devices::Tensor::FromVector<int64_t>(local[k])}));
+    if (part.size() != 1 || part[0].shape().rank() < 1 ||
+        part[0].shape().dim(0) != static_cast<int64_t>(local[k].size())) {
       return absl::InternalError(
           absl::StrCat("ps task ", targets_[static_cast<size_t>(s.ps)],
                        " answered a look-up in \"", name, "\" malformed"));
     }
-    const devices::Tensor& rows = (*part)[0];
+    const devices::Tensor& rows = part[0];
     if (!out.has_value()) {
       std::vector<int64_t> dims(ids.shape().dims().begin(),
                                 ids.shape().dims().end());
       dims.insert(dims.end(), rows.shape().dims().begin() + 1,
                   rows.shape().dims().end());
-      absl::StatusOr<devices::Shape> shape = devices::Shape::Make(dims);
-      if (!shape.ok()) return shape.status();
-      absl::StatusOr<devices::Tensor> made =
-          devices::Tensor::Host(rows.dtype(), *shape);
-      if (!made.ok()) return made.status();
-      out = *std::move(made);
+      ASSIGN_OR_RETURN(devices::Shape shape, devices::Shape::Make(dims));
+      ASSIGN_OR_RETURN(devices::Tensor made,
+                       devices::Tensor::Host(rows.dtype(), shape));
+      out = std::move(made);
       row_bytes = n > 0 ? static_cast<size_t>(out->bytes() / n) : 0;
     }
     if (rows.dtype() != out->dtype() ||

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "devices/status_macros.h"
 #include "distribute/rpc/rpc_service.grpc.pb.h"
 #include "distribute/rpc/rpc_service.pb.h"
 #include "distribute/rpc/wire.h"
@@ -109,19 +110,18 @@ absl::Status Complete(const grpc::Status& rpc, CallState& state) {
   std::vector<devices::Tensor> outputs;
   outputs.reserve(static_cast<size_t>(response.output_tensors_size()));
   for (int i = 0; i < response.output_tensors_size(); ++i) {
-    absl::StatusOr<devices::Tensor> output = server_internal::TensorFromProto(
-        response.output_tensors(i),
-        absl::StrCat("output ", i, " of method \"", state.method, "\" from ",
-                     state.client));
-    if (!output.ok()) return output.status();
-    outputs.push_back(*std::move(output));
+    ASSIGN_OR_RETURN(devices::Tensor output,
+                     server_internal::TensorFromProto(
+                         response.output_tensors(i),
+                         absl::StrCat("output ", i, " of method \"",
+                                      state.method, "\" from ", state.client)));
+    outputs.push_back(std::move(output));
   }
   if (state.output_specs.has_value()) {
-    absl::Status expected = CheckCompatible(
+    RETURN_IF_ERROR(CheckCompatible(
         *state.output_specs, outputs,
         absl::StrCat("the outputs of method \"", state.method, "\" from ",
-                     state.client, " do not match the expected output specs"));
-    if (!expected.ok()) return expected;
+                     state.client, " do not match the expected output specs")));
   }
   state.outputs = std::move(outputs);
   return absl::OkStatus();
@@ -149,24 +149,21 @@ bool StatusOrResult::WaitFor(absl::Duration timeout) const {
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(
     absl::string_view rpc_layer, absl::string_view address,
     ClientOptions options) {
-  absl::Status layer = CheckRpcLayer(rpc_layer);
-  if (!layer.ok()) return layer;
-  absl::StatusOr<std::string> parsed = ParseRpcAddress(address, "rpc client");
-  if (!parsed.ok()) return parsed.status();
+  RETURN_IF_ERROR(CheckRpcLayer(rpc_layer));
+  ASSIGN_OR_RETURN(std::string parsed, ParseRpcAddress(address, "rpc client"));
   if (options.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ClientOptions.timeout is ", absl::FormatDuration(options.timeout),
         "; it must be positive (absl::InfiniteDuration() for none)"));
   }
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      CreateChannel(*parsed, options.channel);
-  if (!channel.ok()) return channel.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   CreateChannel(parsed, options.channel));
   auto core = std::make_unique<ClientCore>();
-  core->channel = *channel;
+  core->channel = channel;
   core->stub = RpcService::NewStub(core->channel);
 
   const std::string client = absl::StrCat(
-      "the rpc server at ", *parsed,
+      "the rpc server at ", parsed,
       options.name.empty() ? std::string()
                            : absl::StrCat(" (client \"", options.name, "\")"));
   std::map<std::string, MethodSignature, std::less<>> methods;
@@ -193,25 +190,27 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(
     for (const RegisteredMethod& method : listing.registered_methods()) {
       MethodSignature signature;
       for (int i = 0; i < method.input_specs_size(); ++i) {
-        absl::StatusOr<TensorSpec> spec = SpecFromProto(
-            method.input_specs(i),
-            absl::StrCat("input spec ", i, " of method \"", method.method(),
-                         "\" listed by ", client));
-        if (!spec.ok()) return spec.status();
-        signature.input_specs.push_back(*std::move(spec));
+        ASSIGN_OR_RETURN(
+            TensorSpec spec,
+            SpecFromProto(
+                method.input_specs(i),
+                absl::StrCat("input spec ", i, " of method \"", method.method(),
+                             "\" listed by ", client)));
+        signature.input_specs.push_back(std::move(spec));
       }
       for (int i = 0; i < method.output_specs_size(); ++i) {
-        absl::StatusOr<TensorSpec> spec = SpecFromProto(
-            method.output_specs(i),
-            absl::StrCat("output spec ", i, " of method \"", method.method(),
-                         "\" listed by ", client));
-        if (!spec.ok()) return spec.status();
-        signature.output_specs.push_back(*std::move(spec));
+        ASSIGN_OR_RETURN(
+            TensorSpec spec,
+            SpecFromProto(
+                method.output_specs(i),
+                absl::StrCat("output spec ", i, " of method \"",
+                             method.method(), "\" listed by ", client)));
+        signature.output_specs.push_back(std::move(spec));
       }
       methods.emplace(method.method(), std::move(signature));
     }
   }
-  return std::unique_ptr<Client>(new Client(*std::move(parsed),
+  return std::unique_ptr<Client>(new Client(std::move(parsed),
                                             std::move(options), std::move(core),
                                             std::move(methods)));
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "distribute/rpc/rpc_service.grpc.pb.h"
 #include "distribute/rpc/rpc_service.pb.h"
 #include "distribute/rpc/wire.h"
@@ -185,10 +186,8 @@ class Server::Service final : public RpcService::Service {
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     absl::string_view rpc_layer, absl::string_view address,
     ServerOptions options) {
-  absl::Status layer = CheckRpcLayer(rpc_layer);
-  if (!layer.ok()) return layer;
-  absl::StatusOr<std::string> parsed = ParseRpcAddress(address, "rpc server");
-  if (!parsed.ok()) return parsed.status();
+  RETURN_IF_ERROR(CheckRpcLayer(rpc_layer));
+  ASSIGN_OR_RETURN(std::string parsed, ParseRpcAddress(address, "rpc server"));
   if (options.max_message_bytes < 1 ||
       options.max_message_bytes > int64_t{2147483647}) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -199,11 +198,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     return absl::InvalidArgumentError(
         "ServerOptions.token is set but empty; leave it unset for no token");
   }
-  absl::Status keepalive = ValidateKeepalive(options.keepalive);
-  if (!keepalive.ok()) return keepalive;
+  RETURN_IF_ERROR(ValidateKeepalive(options.keepalive));
   InitGrpcForProcess();
   return std::unique_ptr<Server>(
-      new Server(*std::move(parsed), std::move(options)));
+      new Server(std::move(parsed), std::move(options)));
 }
 
 Server::Server(std::string address, ServerOptions options)
@@ -255,10 +253,9 @@ absl::Status Server::Start() {
   if (started_) return absl::OkStatus();
   grpc::ServerBuilder builder;
   int port = 0;
-  absl::Status configured = server_internal::ConfigureServerBuilder(
+  RETURN_IF_ERROR(server_internal::ConfigureServerBuilder(
       builder, address_, options_.tls, &port, options_.max_message_bytes,
-      options_.keepalive);
-  if (!configured.ok()) return configured;
+      options_.keepalive));
 
   builder.RegisterService(service_.get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

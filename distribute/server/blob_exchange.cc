@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/server/internal/grpc_status.h"
 #include "distribute/server/worker_service.grpc.pb.h"
 #include "grpcpp/client_context.h"
@@ -30,8 +31,7 @@ std::string BlobKey::ToString() const {
 }
 
 absl::Status PublishBlob(Server& local, const BlobKey& key, std::string value) {
-  absl::Status valid = CheckKey(key);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckKey(key));
   return local.PublishBlob(key.ToString(), std::move(value));
 }
 
@@ -39,18 +39,16 @@ absl::StatusOr<std::string> FetchBlob(const ChannelOptions& options,
                                       absl::string_view target,
                                       const BlobKey& key,
                                       absl::Duration timeout) {
-  absl::Status valid = CheckKey(key);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckKey(key));
   if (timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "FetchBlob's timeout must be positive; it bounds the wait for the "
         "task that publishes the value");
   }
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      CreateChannel(target, options);
-  if (!channel.ok()) return channel.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   CreateChannel(target, options));
   std::unique_ptr<server::WorkerService::Stub> stub =
-      server::WorkerService::NewStub(*channel);
+      server::WorkerService::NewStub(channel);
   grpc::ClientContext context;
   PrepareClientContext(options, timeout, context);
   // The task may not be listening yet: wait for it within the deadline.
@@ -81,12 +79,9 @@ absl::StatusOr<std::string> BroadcastBlob(
   if (!is_chief) {
     return FetchBlob(local.channel_options(), chief_target, key, timeout);
   }
-  absl::Status valid = CheckKey(key);
-  if (!valid.ok()) return valid;
-  absl::StatusOr<std::string> value = make();
-  if (!value.ok()) return value.status();
-  absl::Status published = PublishBlob(local, key, *value);
-  if (!published.ok()) return published;
+  RETURN_IF_ERROR(CheckKey(key));
+  ASSIGN_OR_RETURN(std::string value, make());
+  RETURN_IF_ERROR(PublishBlob(local, key, value));
   return value;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "devices/status_macros.h"
 #include "grpc/grpc.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -53,12 +54,11 @@ absl::StatusOr<std::string> ReadWholeFile(absl::string_view what,
 }  // namespace
 
 absl::StatusOr<std::string> ReadClusterTokenFile(const std::string& path) {
-  absl::StatusOr<std::string> token = ReadWholeFile("cluster token", path, "");
-  if (!token.ok()) return token.status();
-  while (!token->empty() && (token->back() == '\n' || token->back() == '\r')) {
-    token->pop_back();
+  ASSIGN_OR_RETURN(std::string token, ReadWholeFile("cluster token", path, ""));
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) {
+    token.pop_back();
   }
-  if (token->empty()) {
+  if (token.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the cluster token file \"", path,
         "\" holds no token; write the cluster's shared secret into it"));
@@ -151,10 +151,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
   if (options.tls.enabled()) {
     grpc::SslCredentialsOptions ssl;
     if (!options.tls.ca_file.empty()) {
-      absl::StatusOr<std::string> ca =
-          ReadPemFile("CA certificate", options.tls.ca_file);
-      if (!ca.ok()) return ca.status();
-      ssl.pem_root_certs = *std::move(ca);
+      ASSIGN_OR_RETURN(std::string ca,
+                       ReadPemFile("CA certificate", options.tls.ca_file));
+      ssl.pem_root_certs = std::move(ca);
     }
     if (options.tls.cert_file.empty() != options.tls.key_file.empty()) {
       return absl::InvalidArgumentError(
@@ -162,14 +161,12 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
           "or neither");
     }
     if (!options.tls.cert_file.empty()) {
-      absl::StatusOr<std::string> cert =
-          ReadPemFile("certificate", options.tls.cert_file);
-      if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key =
-          ReadPemFile("private key", options.tls.key_file);
-      if (!key.ok()) return key.status();
-      ssl.pem_cert_chain = *std::move(cert);
-      ssl.pem_private_key = *std::move(key);
+      ASSIGN_OR_RETURN(std::string cert,
+                       ReadPemFile("certificate", options.tls.cert_file));
+      ASSIGN_OR_RETURN(std::string key,
+                       ReadPemFile("private key", options.tls.key_file));
+      ssl.pem_cert_chain = std::move(cert);
+      ssl.pem_private_key = std::move(key);
     }
     if (!options.tls.target_name_override.empty()) {
       args.SetSslTargetNameOverride(options.tls.target_name_override);

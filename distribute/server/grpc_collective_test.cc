@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "devices/communicator_conformance.h"
 #include "devices/reduce_op.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "devices/transport.h"
 #include "distribute/collective/schedule.h"
@@ -122,9 +123,8 @@ TEST_P(GrpcCollectiveTest, ManyCollectivesInARowAndABarrier) {
     Tensor t = Tensor::FromVector<float>({static_cast<float>(r), 1.0f});
     for (int step = 0; step < 5; ++step) {
       Tensor sum = *Tensor::Host(devices::DType::kFloat32, Shape({2}));
-      absl::Status s =
-          comm->AllReduce(r, t, sum, {ReduceOp::kSum, absl::Seconds(30)});
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(
+          comm->AllReduce(r, t, sum, {ReduceOp::kSum, absl::Seconds(30)}));
       t = sum;
     }
     // Each step triples the vector: (0+1+2, 3) then x3 four more times.
@@ -133,9 +133,8 @@ TEST_P(GrpcCollectiveTest, ManyCollectivesInARowAndABarrier) {
           absl::StrCat("rank ", r, " got ", t.ToVector<float>()[0]));
     }
     Tensor root_value = Tensor::FromVector<float>({r == 1 ? 42.0f : 0.0f});
-    absl::Status b =
-        comm->Broadcast(r, 1, root_value, {ReduceOp::kSum, absl::Seconds(30)});
-    if (!b.ok()) return b;
+    RETURN_IF_ERROR(
+        comm->Broadcast(r, 1, root_value, {ReduceOp::kSum, absl::Seconds(30)}));
     if (root_value.ToVector<float>()[0] != 42.0f) {
       return absl::InternalError("broadcast did not deliver the root's value");
     }
@@ -181,19 +180,18 @@ devices::conformance::CommunicatorBackend GrpcCommunicators(
               -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
             ServerOptions server;
             server.protocol = protocol;
-            absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, server);
-            if (!cluster.ok()) return cluster.status();
-            auto owner = std::make_shared<TestCluster>(*std::move(cluster));
-            auto endpoints =
-                server_internal::GrpcTransportGroup(*owner, "conformance");
-            if (!endpoints.ok()) return endpoints.status();
+            ASSIGN_OR_RETURN(TestCluster cluster,
+                             TestCluster::Start(n, server));
+            auto owner = std::make_shared<TestCluster>(std::move(cluster));
+            ASSIGN_OR_RETURN(
+                auto endpoints,
+                server_internal::GrpcTransportGroup(*owner, "conformance"));
             ScheduleCommunicatorOptions options;
             options.all_reduce_algorithm = all_reduce;
-            auto comm =
-                ScheduleCommunicator::Create(*std::move(endpoints), options);
-            if (!comm.ok()) return comm.status();
+            ASSIGN_OR_RETURN(auto comm, ScheduleCommunicator::Create(
+                                            std::move(endpoints), options));
             devices::conformance::CommunicatorGroup group;
-            group.communicator = *std::move(comm);
+            group.communicator = std::move(comm);
             group.owner = std::move(owner);
             return group;
           }};

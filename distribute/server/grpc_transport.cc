@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "devices/completion.h"
+#include "devices/status_macros.h"
 #include "distribute/server/internal/grpc_status.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/peer_sender.h"
@@ -172,8 +173,7 @@ absl::Status AgreeOnLayout(
     }
     // The group's own abort here says more than a server reporting it
     // (ABORTED) or refusing for another reason.
-    absl::Status status = aborted();
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(aborted());
     if (!refused.ok()) return refused;
     if (still.empty()) return absl::OkStatus();
     if (!gone.empty()) {
@@ -277,12 +277,11 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
   std::vector<std::unique_ptr<server::WorkerService::Stub>> stubs;
   std::vector<server::WorkerService::Stub*> stub_ptrs;
   for (const std::string& target : options.rank_targets) {
-    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-        CreateChannel(target, local.channel_options());
-    if (!channel.ok()) return channel.status();
-    stubs.push_back(server::WorkerService::NewStub(*channel));
+    ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                     CreateChannel(target, local.channel_options()));
+    stubs.push_back(server::WorkerService::NewStub(channel));
     stub_ptrs.push_back(stubs.back().get());
-    channels.push_back(*std::move(channel));
+    channels.push_back(std::move(channel));
   }
   // Aborted mailboxes left by notices for an earlier group of this key
   // (when this is its first endpoint here) must not fail this one; notices
@@ -374,15 +373,14 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
                                       "/task:", answer.response.task_index()));
   }
 
-  absl::StatusOr<std::shared_ptr<GroupMailbox>> mailbox =
-      local.mailboxes()->Register(
-          options.group_key, options.rank, options.rank_targets,
-          {group.rank_tasks().begin(), group.rank_tasks().end()});
-  if (!mailbox.ok()) return mailbox.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<GroupMailbox> mailbox,
+                   local.mailboxes()->Register(
+                       options.group_key, options.rank, options.rank_targets,
+                       {group.rank_tasks().begin(), group.rank_tasks().end()}));
   std::unique_ptr<GrpcTransport> transport(new GrpcTransport(
       std::move(options), local.task_name(), std::move(devices),
       local.channel_options(), std::move(channels), std::move(data_ports),
-      local.mailboxes(), *std::move(mailbox)));
+      local.mailboxes(), std::move(mailbox)));
   GrpcTransport* raw = transport.get();
   transport->mailbox_->SetAbortListener(
       [raw](const absl::Status& status) { raw->OnAbort(status); });
@@ -515,10 +513,8 @@ std::shared_ptr<MessageSender> GrpcTransport::Sender(int peer) {
 
 absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Send(
     int peer, uint64_t tag, absl::Span<const std::byte> data) {
-  absl::Status valid = CheckPeer(peer, "Send");
-  if (!valid.ok()) return valid;
-  absl::Status open = mailbox_->status();
-  if (!open.ok()) return open;
+  RETURN_IF_ERROR(CheckPeer(peer, "Send"));
+  RETURN_IF_ERROR(mailbox_->status());
   auto op = std::make_shared<SendOp>();
   op->tag = tag;
   op->data = data.data();
@@ -551,8 +547,7 @@ absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Send(
         nullptr, std::move(op), std::move(description), kWaitSpin));
   }
   std::shared_ptr<MessageSender> sender = Sender(peer);
-  absl::Status posted = sender->Post(op);
-  if (!posted.ok()) return posted;
+  RETURN_IF_ERROR(sender->Post(op));
   return std::unique_ptr<devices::Request>(
       new SendRequest(std::move(sender), std::move(op), std::move(description),
                       WaitSpin(data_ports_[peer] > 0)));
@@ -560,13 +555,11 @@ absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Send(
 
 absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Recv(
     int peer, uint64_t tag, absl::Span<std::byte> data) {
-  absl::Status valid = CheckPeer(peer, "Recv");
-  if (!valid.ok()) return valid;
-  absl::StatusOr<std::shared_ptr<RecvOp>> op =
-      mailbox_->PostRecv(peer, tag, data);
-  if (!op.ok()) return op.status();
+  RETURN_IF_ERROR(CheckPeer(peer, "Recv"));
+  ASSIGN_OR_RETURN(std::shared_ptr<RecvOp> op,
+                   mailbox_->PostRecv(peer, tag, data));
   return std::unique_ptr<devices::Request>(new RecvRequest(
-      mailbox_, *std::move(op),
+      mailbox_, std::move(op),
       absl::StrCat("Recv on rank ", rank_, " of the message from ",
                    Describe(peer), " tag ", tag, " (", data.size(), " bytes)"),
       WaitSpin(data_ports_[peer] > 0)));

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "devices/transport.h"
 #include "devices/transport_conformance.h"
 #include "distribute/cluster/cluster_spec.h"
@@ -496,15 +497,14 @@ devices::conformance::TransportBackend GrpcBackend(std::string protocol) {
               int n) -> absl::StatusOr<devices::conformance::TransportGroup> {
             ServerOptions options;
             options.protocol = protocol;
-            absl::StatusOr<TestCluster> cluster =
-                TestCluster::Start(n, options);
-            if (!cluster.ok()) return cluster.status();
-            auto owner = std::make_shared<TestCluster>(*std::move(cluster));
-            auto endpoints =
-                server_internal::GrpcTransportGroup(*owner, "conformance");
-            if (!endpoints.ok()) return endpoints.status();
+            ASSIGN_OR_RETURN(TestCluster cluster,
+                             TestCluster::Start(n, options));
+            auto owner = std::make_shared<TestCluster>(std::move(cluster));
+            ASSIGN_OR_RETURN(
+                auto endpoints,
+                server_internal::GrpcTransportGroup(*owner, "conformance"));
             devices::conformance::TransportGroup group;
-            group.endpoints = *std::move(endpoints);
+            group.endpoints = std::move(endpoints);
             group.owner = std::move(owner);
             return group;
           }};

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "devices/cuda/nccl_api.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace {
@@ -156,12 +157,11 @@ CreateNcclRanksOverGrpc(Server& local, absl::string_view chief_target,
   if (first_rank != 0) {
     // The chief checks this count (when it knows the tasks) before it
     // publishes anything, so that every task hears a disagreement at once.
-    absl::Status published = PublishBlob(local, SizeKey(key), EncodeSize(size));
-    if (!published.ok()) return published;
-    absl::StatusOr<std::string> fetched = FetchBlob(
-        local.channel_options(), chief_target, key, timeout + kRefusalGrace);
-    if (!fetched.ok()) return fetched.status();
-    blob = *std::move(fetched);
+    RETURN_IF_ERROR(PublishBlob(local, SizeKey(key), EncodeSize(size)));
+    ASSIGN_OR_RETURN(std::string fetched,
+                     FetchBlob(local.channel_options(), chief_target, key,
+                               timeout + kRefusalGrace));
+    blob = std::move(fetched);
   } else {
     absl::Status agreed =
         CheckTaskSizes(local, chief_target, key, size, other_tasks, timeout);
@@ -177,17 +177,14 @@ CreateNcclRanksOverGrpc(Server& local, absl::string_view chief_target,
       }
       return agreed;
     }
-    absl::StatusOr<std::string> made =
-        devices::cuda::NcclCommunicator::NewUniqueId();
-    if (!made.ok()) return made.status();
-    blob = EncodeNcclGroupBlob(*made, size);
-    absl::Status published = PublishBlob(local, key, blob);
-    if (!published.ok()) return published;
+    ASSIGN_OR_RETURN(std::string made,
+                     devices::cuda::NcclCommunicator::NewUniqueId());
+    blob = EncodeNcclGroupBlob(made, size);
+    RETURN_IF_ERROR(PublishBlob(local, key, blob));
   }
-  absl::StatusOr<std::string> id = DecodeNcclGroupBlob(blob, size, key);
-  if (!id.ok()) return id.status();
+  ASSIGN_OR_RETURN(std::string id, DecodeNcclGroupBlob(blob, size, key));
   return devices::cuda::NcclCommunicator::CreateRanks(
-      std::move(devices), *id, first_rank, std::move(device_names), timeout);
+      std::move(devices), id, first_rank, std::move(device_names), timeout);
 }
 
 std::string EncodeNcclGroupBlob(absl::string_view unique_id, int group_size) {

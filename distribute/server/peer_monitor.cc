@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "devices/status_macros.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/pinger.h"
 #include "distribute/server/worker_service.grpc.pb.h"
@@ -50,13 +51,12 @@ absl::StatusOr<std::unique_ptr<PeerMonitor>> PeerMonitor::Create(
       return absl::InvalidArgumentError(
           "PeerMonitorOptions::peers holds an empty address");
     }
-    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-        CreateChannel(address, local.channel_options());
-    if (!channel.ok()) return channel.status();
+    ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                     CreateChannel(address, local.channel_options()));
     Peer peer;
     peer.address = address;
     peer.task = local.TaskAt(address);
-    peer.stub = server::WorkerService::NewStub(*channel);
+    peer.stub = server::WorkerService::NewStub(channel);
     peers.push_back(std::move(peer));
   }
   return std::unique_ptr<PeerMonitor>(

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/server/internal/tensor_codec.h"
 #include "distribute/server/worker_service.grpc.pb.h"
 #include "grpcpp/channel.h"
@@ -19,10 +20,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> RemoteFunctionClient::Channel(
   absl::MutexLock lock(&mu_);
   auto it = channels_.find(address);
   if (it != channels_.end()) return it->second;
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      CreateChannel(address, options_);
-  if (!channel.ok()) return channel.status();
-  channels_.emplace(std::string(address), *channel);
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   CreateChannel(address, options_));
+  channels_.emplace(std::string(address), channel);
   return channel;
 }
 
@@ -33,10 +33,9 @@ absl::StatusOr<std::vector<devices::Tensor>> RemoteFunctionClient::Call(
   server::RunFunctionRequest request;
   request.set_name(std::string(name));
   for (size_t i = 0; i < args.size(); ++i) {
-    absl::Status encoded = server_internal::TensorToProto(
+    RETURN_IF_ERROR(server_internal::TensorToProto(
         args[i], absl::StrCat("argument ", i, " of function \"", name, "\""),
-        *request.add_args());
-    if (!encoded.ok()) return encoded;
+        *request.add_args()));
   }
   const size_t bytes = request.ByteSizeLong();
   if (bytes > static_cast<size_t>(options_.max_message_bytes)) {
@@ -45,10 +44,9 @@ absl::StatusOr<std::vector<devices::Tensor>> RemoteFunctionClient::Call(
         " bytes, more than max_message_bytes (", options_.max_message_bytes,
         "); send less data or raise the bound on both sides"));
   }
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel(address);
-  if (!channel.ok()) return channel.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel, Channel(address));
   std::unique_ptr<server::WorkerService::Stub> stub =
-      server::WorkerService::NewStub(*channel);
+      server::WorkerService::NewStub(channel);
   grpc::ClientContext context;
   PrepareClientContext(options_, timeout, context);
   server::RunFunctionResponse response;
@@ -66,11 +64,12 @@ absl::StatusOr<std::vector<devices::Tensor>> RemoteFunctionClient::Call(
   std::vector<devices::Tensor> outputs;
   outputs.reserve(static_cast<size_t>(response.outputs_size()));
   for (int i = 0; i < response.outputs_size(); ++i) {
-    absl::StatusOr<devices::Tensor> output = server_internal::TensorFromProto(
-        response.outputs(i), absl::StrCat("output ", i, " of function \"", name,
-                                          "\" from ", address));
-    if (!output.ok()) return output.status();
-    outputs.push_back(*std::move(output));
+    ASSIGN_OR_RETURN(
+        devices::Tensor output,
+        server_internal::TensorFromProto(
+            response.outputs(i), absl::StrCat("output ", i, " of function \"",
+                                              name, "\" from ", address)));
+    outputs.push_back(std::move(output));
   }
   return outputs;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/server/internal/blob_store.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/receive_counters.h"
@@ -64,30 +65,27 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
         "max_message_bytes is ", options.max_message_bytes,
         "; it must be in [1, ", std::numeric_limits<int>::max(), "]"));
   }
-  absl::Status keepalive = ValidateKeepalive(options.keepalive);
-  if (!keepalive.ok()) return keepalive;
+  RETURN_IF_ERROR(ValidateKeepalive(options.keepalive));
   // Fail now, naming the file, rather than at Start.
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      server_internal::LoadServerCredentials(options.tls);
-  if (!credentials.ok()) return credentials.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   server_internal::LoadServerCredentials(options.tls));
   const bool start = options.start;
   std::unique_ptr<Server> server(new Server(cluster, std::move(job_name),
                                             task_index, *std::move(address),
                                             std::move(options)));
   if (start) {
-    absl::Status started = server->Start();
-    if (!started.ok()) return started;
+    RETURN_IF_ERROR(server->Start());
   }
   return server;
 }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::CreateLocalServer(
     ServerOptions options) {
-  absl::StatusOr<cluster::ClusterSpec> spec =
-      cluster::ClusterSpec::Create({{"localhost", {"127.0.0.1:0"}}});
-  if (!spec.ok()) return spec.status();
+  ASSIGN_OR_RETURN(
+      cluster::ClusterSpec spec,
+      cluster::ClusterSpec::Create({{"localhost", {"127.0.0.1:0"}}}));
   options.start = true;
-  return Create(*spec, "localhost", 0, std::move(options));
+  return Create(spec, "localhost", 0, std::move(options));
 }
 
 Server::Server(cluster::ClusterSpec cluster, std::string job_name,
@@ -154,10 +152,9 @@ absl::Status Server::Start() {
   if (grpc_server_ != nullptr) return absl::OkStatus();
   grpc::ServerBuilder builder;
   int port = 0;
-  absl::Status configured = server_internal::ConfigureServerBuilder(
+  RETURN_IF_ERROR(server_internal::ConfigureServerBuilder(
       builder, address_, options_.tls, &port, options_.max_message_bytes,
-      options_.keepalive);
-  if (!configured.ok()) return configured;
+      options_.keepalive));
   builder.RegisterService(service_.get());
   builder.RegisterService(bulk_service_.get());
 

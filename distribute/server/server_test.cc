@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/server/channel.h"
@@ -31,9 +32,8 @@ using server_internal::PickFreePorts;
 // Pings `target` with `options`; returns the status and fills `response`.
 absl::Status Ping(const std::string& target, const ChannelOptions& options,
                   server::PingResponse* response = nullptr) {
-  auto channel = CreateChannel(target, options);
-  if (!channel.ok()) return channel.status();
-  auto stub = server::WorkerService::NewStub(*channel);
+  ASSIGN_OR_RETURN(auto channel, CreateChannel(target, options));
+  auto stub = server::WorkerService::NewStub(channel);
   grpc::ClientContext context;
   PrepareClientContext(options, absl::Seconds(5), context);
   server::PingRequest request;
@@ -50,9 +50,8 @@ absl::StatusOr<std::unique_ptr<Server>> CreateOnFreePort(
   absl::StatusOr<std::unique_ptr<Server>> server =
       absl::UnavailableError("not tried");
   for (int attempt = 0; attempt < 5; ++attempt) {
-    auto ports = PickFreePorts(1);
-    if (!ports.ok()) return ports.status();
-    server = Server::Create(make_spec((*ports)[0]), job, 0, options);
+    ASSIGN_OR_RETURN(auto ports, PickFreePorts(1));
+    server = Server::Create(make_spec(ports[0]), job, 0, options);
     if (server.status().code() != absl::StatusCode::kUnavailable) break;
   }
   return server;

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "devices/transport.h"
 #include "distribute/server/channel.h"
 #include "distribute/server/grpc_transport.h"
@@ -69,9 +70,8 @@ class TlsTest : public ::testing::Test {
 };
 
 absl::Status Ping(const std::string& target, const ChannelOptions& options) {
-  auto channel = CreateChannel(target, options);
-  if (!channel.ok()) return channel.status();
-  auto stub = server::WorkerService::NewStub(*channel);
+  ASSIGN_OR_RETURN(auto channel, CreateChannel(target, options));
+  auto stub = server::WorkerService::NewStub(channel);
   grpc::ClientContext context;
   PrepareClientContext(options, absl::Seconds(5), context);
   server::PingRequest request;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace tpu {
@@ -354,31 +355,27 @@ absl::Status DeviceAssignment::CheckIndex(int replica, int logical_core) const {
 
 absl::StatusOr<DeviceAssignment::Coordinates> DeviceAssignment::coordinates(
     int replica, int logical_core) const {
-  absl::Status valid = CheckIndex(replica, logical_core);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(CheckIndex(replica, logical_core));
   return assignment_[static_cast<size_t>(replica)]
                     [static_cast<size_t>(logical_core)];
 }
 
 absl::StatusOr<int> DeviceAssignment::TpuOrdinal(int replica,
                                                  int logical_core) const {
-  absl::StatusOr<Coordinates> c = coordinates(replica, logical_core);
-  if (!c.ok()) return c.status();
-  return topology_.TpuDeviceOrdinalAtCoordinates(*c);
+  ASSIGN_OR_RETURN(Coordinates c, coordinates(replica, logical_core));
+  return topology_.TpuDeviceOrdinalAtCoordinates(c);
 }
 
 absl::StatusOr<std::string> DeviceAssignment::TpuDevice(
     int replica, int logical_core) const {
-  absl::StatusOr<Coordinates> c = coordinates(replica, logical_core);
-  if (!c.ok()) return c.status();
-  return topology_.TpuDeviceNameAtCoordinates(*c);
+  ASSIGN_OR_RETURN(Coordinates c, coordinates(replica, logical_core));
+  return topology_.TpuDeviceNameAtCoordinates(c);
 }
 
 absl::StatusOr<std::string> DeviceAssignment::HostDevice(
     int replica, int logical_core) const {
-  absl::StatusOr<Coordinates> c = coordinates(replica, logical_core);
-  if (!c.ok()) return c.status();
-  return topology_.CpuDeviceNameAtCoordinates(*c);
+  ASSIGN_OR_RETURN(Coordinates c, coordinates(replica, logical_core));
+  return topology_.CpuDeviceNameAtCoordinates(c);
 }
 
 absl::StatusOr<std::vector<int>> DeviceAssignment::LookupReplicas(

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "devices/dtype.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "distribute/context.h"
 #include "distribute/strategy_devices.h"
 
@@ -36,48 +37,44 @@ absl::StatusOr<std::unique_ptr<TPUStrategy>> TPUStrategy::Create(
   }
   if (!topology.ok()) return topology.status();
   if (!options.device_assignment.has_value()) {
-    absl::StatusOr<tpu::DeviceAssignment> every = EveryCore(*topology);
-    if (!every.ok()) return every.status();
-    options.device_assignment = *std::move(every);
+    ASSIGN_OR_RETURN(tpu::DeviceAssignment every, EveryCore(*topology));
+    options.device_assignment = std::move(every);
   }
   const tpu::DeviceAssignment& assignment = *options.device_assignment;
   std::vector<std::string> replicas;
   for (int r = 0; r < assignment.num_replicas(); ++r) {
     // Every logical core must be a device of this platform.
     for (int k = 0; k < assignment.num_cores_per_replica(); ++k) {
-      absl::StatusOr<std::string> name = assignment.TpuDevice(r, k);
-      if (!name.ok()) return name.status();
+      ASSIGN_OR_RETURN(std::string name, assignment.TpuDevice(r, k));
       // The platform's core at the same place must be that device: an
       // assignment of another slice may name devices this one also has.
       const devices::TpuCoordinates at = *assignment.coordinates(r, k);
       absl::StatusOr<std::string> here =
           topology->TpuDeviceNameAtCoordinates(at);
-      absl::StatusOr<devices::Device*> device = platform.FindDevice(*name);
-      if (!here.ok() || *here != *name || !device.ok()) {
+      absl::StatusOr<devices::Device*> device = platform.FindDevice(name);
+      if (!here.ok() || *here != name || !device.ok()) {
         return absl::NotFoundError(absl::StrCat(
             "logical core ", k, " of replica ", r, " of the device assignment ",
-            "is ", *name, " at ", at.DebugString(), ", which platform ",
+            "is ", name, " at ", at.DebugString(), ", which platform ",
             platform.name(),
             " does not have there: build the assignment from this platform's "
             "GetTpuTopology()"));
       }
       if ((*device)->kind() != devices::DeviceKind::kTPU) {
         return absl::InvalidArgumentError(
-            absl::StrCat("logical core ", k, " of replica ", r, " is ", *name,
+            absl::StrCat("logical core ", k, " of replica ", r, " is ", name,
                          ", which is not a TPU"));
       }
     }
     replicas.push_back(*assignment.TpuDevice(r, 0));
   }
-  absl::StatusOr<std::vector<std::string>> resolved =
-      ResolveDevices(platform, replicas);
-  if (!resolved.ok()) return resolved.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> resolved,
+                   ResolveDevices(platform, replicas));
   std::shared_ptr<CrossDeviceOps> ops = options.cross_device_ops;
   if (ops == nullptr) ops = std::make_shared<CollectiveAllReduce>();
-  absl::Status bound = ops->Bind(platform, *resolved);
-  if (!bound.ok()) return bound;
+  RETURN_IF_ERROR(ops->Bind(platform, resolved));
   return std::unique_ptr<TPUStrategy>(new TPUStrategy(
-      std::make_unique<StrategyExtended>(&platform, *std::move(resolved),
+      std::make_unique<StrategyExtended>(&platform, std::move(resolved),
                                          std::nullopt, std::move(ops)),
       *std::move(options.device_assignment)));
 }
@@ -100,32 +97,27 @@ absl::StatusOr<int> TPUStrategy::CurrentReplica(absl::string_view what) const {
 
 absl::StatusOr<devices::Tensor> TPUStrategy::OnLogicalCore(
     const devices::Tensor& tensor, int replica, int logical_core) const {
-  absl::StatusOr<std::string> name =
-      assignment_.TpuDevice(replica, logical_core);
-  if (!name.ok()) return name.status();
-  if (tensor.device() == *name) return tensor;
+  ASSIGN_OR_RETURN(std::string name,
+                   assignment_.TpuDevice(replica, logical_core));
+  if (tensor.device() == name) return tensor;
   devices::Platform& platform = extended().platform();
-  absl::StatusOr<devices::Device*> device = platform.FindDevice(*name);
-  if (!device.ok()) return device.status();
-  return devices::CopyTensorTo(platform, tensor, **device);
+  ASSIGN_OR_RETURN(devices::Device * device, platform.FindDevice(name));
+  return devices::CopyTensorTo(platform, tensor, *device);
 }
 
 absl::StatusOr<devices::Tensor> TPUStrategy::AssignToLogicalDevice(
     const devices::Tensor& tensor, int logical_core) const {
-  absl::StatusOr<int> replica = CurrentReplica("AssignToLogicalDevice");
-  if (!replica.ok()) return replica.status();
-  return OnLogicalCore(tensor, *replica, logical_core);
+  ASSIGN_OR_RETURN(int replica, CurrentReplica("AssignToLogicalDevice"));
+  return OnLogicalCore(tensor, replica, logical_core);
 }
 
 absl::StatusOr<std::vector<devices::Tensor>>
 TPUStrategy::ReplicateToLogicalDevices(const devices::Tensor& tensor) const {
-  absl::StatusOr<int> replica = CurrentReplica("ReplicateToLogicalDevices");
-  if (!replica.ok()) return replica.status();
+  ASSIGN_OR_RETURN(int replica, CurrentReplica("ReplicateToLogicalDevices"));
   std::vector<devices::Tensor> out;
   for (int k = 0; k < num_cores_per_replica(); ++k) {
-    absl::StatusOr<devices::Tensor> t = OnLogicalCore(tensor, *replica, k);
-    if (!t.ok()) return t.status();
-    out.push_back(*std::move(t));
+    ASSIGN_OR_RETURN(devices::Tensor t, OnLogicalCore(tensor, replica, k));
+    out.push_back(std::move(t));
   }
   return out;
 }
@@ -133,8 +125,7 @@ TPUStrategy::ReplicateToLogicalDevices(const devices::Tensor& tensor) const {
 absl::StatusOr<std::vector<devices::Tensor>> TPUStrategy::SplitToLogicalDevices(
     const devices::Tensor& tensor,
     const std::vector<int64_t>& partition_dimensions) const {
-  absl::StatusOr<int> replica = CurrentReplica("SplitToLogicalDevices");
-  if (!replica.ok()) return replica.status();
+  ASSIGN_OR_RETURN(int replica, CurrentReplica("SplitToLogicalDevices"));
   const devices::Shape& shape = tensor.shape();
   const int rank = shape.rank();
   if (static_cast<int>(partition_dimensions.size()) != rank) {
@@ -170,13 +161,11 @@ absl::StatusOr<std::vector<devices::Tensor>> TPUStrategy::SplitToLogicalDevices(
         " tiles but each replica has ", num_cores_per_replica(),
         " logical cores: their product must equal that"));
   }
-  absl::StatusOr<devices::Shape> tile_shape = devices::Shape::Make(tile_dims);
-  if (!tile_shape.ok()) return tile_shape.status();
+  ASSIGN_OR_RETURN(devices::Shape tile_shape, devices::Shape::Make(tile_dims));
 
   devices::Platform& platform = extended().platform();
-  absl::StatusOr<devices::Tensor> host =
-      devices::ToHostTensor(platform, tensor);
-  if (!host.ok()) return host.status();
+  ASSIGN_OR_RETURN(devices::Tensor host,
+                   devices::ToHostTensor(platform, tensor));
   const size_t element = devices::DTypeSize(tensor.dtype());
   // Row-major strides of the whole tensor, in elements.
   std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
@@ -197,17 +186,16 @@ absl::StatusOr<std::vector<devices::Tensor>> TPUStrategy::SplitToLogicalDevices(
       rest /= parts;
     }
     devices::Tensor tile;
-    if (!host->has_data()) {
-      tile = devices::Tensor::ShapeOnly(tensor.dtype(), *tile_shape, "");
+    if (!host.has_data()) {
+      tile = devices::Tensor::ShapeOnly(tensor.dtype(), tile_shape, "");
     } else {
-      absl::StatusOr<devices::Tensor> made =
-          devices::Tensor::Host(tensor.dtype(), *tile_shape);
-      if (!made.ok()) return made.status();
-      tile = *std::move(made);
+      ASSIGN_OR_RETURN(devices::Tensor made,
+                       devices::Tensor::Host(tensor.dtype(), tile_shape));
+      tile = std::move(made);
       // Copy the tile's innermost rows one by one.
       const int64_t row = rank == 0 ? 1 : tile_dims.back();
-      const int64_t rows = row == 0 ? 0 : tile_shape->num_elements() / row;
-      const char* src = static_cast<const char*>(host->raw_data());
+      const int64_t rows = row == 0 ? 0 : tile_shape.num_elements() / row;
+      const char* src = static_cast<const char*>(host.raw_data());
       char* dst = static_cast<char*>(tile.raw_data());
       std::vector<int64_t> at(static_cast<size_t>(rank), 0);
       for (int64_t r = 0; r < rows; ++r) {
@@ -230,10 +218,9 @@ absl::StatusOr<std::vector<devices::Tensor>> TPUStrategy::SplitToLogicalDevices(
         }
       }
     }
-    absl::StatusOr<devices::Tensor> placed =
-        OnLogicalCore(tile, *replica, static_cast<int>(k));
-    if (!placed.ok()) return placed.status();
-    out.push_back(*std::move(placed));
+    ASSIGN_OR_RETURN(devices::Tensor placed,
+                     OnLogicalCore(tile, replica, static_cast<int>(k)));
+    out.push_back(std::move(placed));
   }
   return out;
 }

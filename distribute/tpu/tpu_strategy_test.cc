@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "devices/platform.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/strategy.h"
 #include "distribute/tpu/device_assignment.h"
@@ -80,10 +81,9 @@ TEST(TPUStrategyTest, EveryCoreIsAReplicaByDefault) {
       [](ReplicaContext& ctx,
          const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
         const float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-        absl::StatusOr<Tensor> mine =
-            Tensor::FromVector<float>({id, 1}, Shape({2}));
-        if (!mine.ok()) return mine.status();
-        return ctx.AllReduce(ReduceOp::kSum, {*mine});
+        ASSIGN_OR_RETURN(Tensor mine,
+                         Tensor::FromVector<float>({id, 1}, Shape({2})));
+        return ctx.AllReduce(ReduceOp::kSum, {mine});
       });
   ASSERT_TRUE(out.ok()) << out.status();
   for (int r = 0; r < 8; ++r) {
@@ -125,21 +125,16 @@ TEST(TPUStrategyTest, TensorsMoveToTheReplicasLogicalCores) {
       values.push_back(10 * id + i);
       values.push_back(-i);
     }
-    absl::StatusOr<Tensor> x = Tensor::FromVector<float>(values, Shape({4, 2}));
-    if (!x.ok()) return x.status();
-    absl::StatusOr<Tensor> second = s->AssignToLogicalDevice(*x, 1);
-    if (!second.ok()) return second.status();
-    absl::StatusOr<std::vector<Tensor>> both = s->ReplicateToLogicalDevices(*x);
-    if (!both.ok()) return both.status();
-    absl::StatusOr<std::vector<Tensor>> rows =
-        s->SplitToLogicalDevices(*x, {2, 1});
-    if (!rows.ok()) return rows.status();
-    absl::StatusOr<std::vector<Tensor>> columns =
-        s->SplitToLogicalDevices(*x, {1, 2});
-    if (!columns.ok()) return columns.status();
-    return std::vector<Tensor>{*second,      (*both)[0], (*both)[1],
-                               (*rows)[0],   (*rows)[1], (*columns)[0],
-                               (*columns)[1]};
+    ASSIGN_OR_RETURN(Tensor x,
+                     Tensor::FromVector<float>(values, Shape({4, 2})));
+    ASSIGN_OR_RETURN(Tensor second, s->AssignToLogicalDevice(x, 1));
+    ASSIGN_OR_RETURN(std::vector<Tensor> both, s->ReplicateToLogicalDevices(x));
+    ASSIGN_OR_RETURN(std::vector<Tensor> rows,
+                     s->SplitToLogicalDevices(x, {2, 1}));
+    ASSIGN_OR_RETURN(std::vector<Tensor> columns,
+                     s->SplitToLogicalDevices(x, {1, 2}));
+    return std::vector<Tensor>{second,  both[0],    both[1],   rows[0],
+                               rows[1], columns[0], columns[1]};
   });
   ASSERT_TRUE(out.ok()) << out.status();
   for (int r = 0; r < 4; ++r) {
@@ -196,10 +191,9 @@ TEST(TPUStrategyTest, SplitsTileEveryDimensionInRowMajorOrder) {
   auto out = s->Run(
       [&](ReplicaContext&,
           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-        absl::StatusOr<Tensor> x =
-            Tensor::FromVector<float>(values, Shape({2, 3, 4}));
-        if (!x.ok()) return x.status();
-        return s->SplitToLogicalDevices(*x, {2, 1, 2});
+        ASSIGN_OR_RETURN(Tensor x,
+                         Tensor::FromVector<float>(values, Shape({2, 3, 4})));
+        return s->SplitToLogicalDevices(x, {2, 1, 2});
       });
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), 4u);

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "simulator/validation/validation.h"
 
 namespace simulator {
@@ -25,9 +26,8 @@ absl::StatusOr<double> MeanAbsLogError(const std::vector<PreparedPoint>& points,
                                        const NcclModelParams& params) {
   double sum = 0;
   for (const PreparedPoint& p : points) {
-    absl::StatusOr<PointResult> r = PredictPrepared(p, params);
-    if (!r.ok()) return r.status();
-    sum += std::fabs(r->log_ratio);
+    ASSIGN_OR_RETURN(PointResult r, PredictPrepared(p, params));
+    sum += std::fabs(r.log_ratio);
   }
   return sum / static_cast<double>(points.size());
 }
@@ -55,8 +55,7 @@ absl::StatusOr<FitResult> FitNcclModelParams(
         absl::StrCat("no point to fit on: none of the ", points.size(),
                      " points is in split '", options.split, "'"));
   }
-  absl::StatusOr<std::vector<PreparedPoint>> prepared = PreparePoints(chosen);
-  if (!prepared.ok()) return prepared.status();
+  ASSIGN_OR_RETURN(std::vector<PreparedPoint> prepared, PreparePoints(chosen));
 
   FitResult result;
   result.params = options.start;
@@ -91,10 +90,9 @@ absl::StatusOr<FitResult> FitNcclModelParams(
     }
     return options.prior_weight * sum / static_cast<double>(free.size());
   };
-  absl::StatusOr<double> start = MeanAbsLogError(*prepared, result.params);
-  if (!start.ok()) return start.status();
-  double loss = *start;
-  result.points = static_cast<int>(prepared->size());
+  ASSIGN_OR_RETURN(double start, MeanAbsLogError(prepared, result.params));
+  double loss = start;
+  result.points = static_cast<int>(prepared.size());
   result.error_before = std::exp(loss) - 1;
   result.evaluations = 1;
   double data_loss = loss;
@@ -111,8 +109,7 @@ absl::StatusOr<FitResult> FitNcclModelParams(
         if (efficiency) value = std::min(value, 1.0);
         if (!(value > 0) || value == old_value) continue;
         *p.value = value;
-        absl::StatusOr<double> trial =
-            MeanAbsLogError(*prepared, result.params);
+        absl::StatusOr<double> trial = MeanAbsLogError(prepared, result.params);
         ++result.evaluations;
         if (!trial.ok()) return trial.status();
         const double objective = *trial + prior();
@@ -172,13 +169,11 @@ absl::StatusOr<PriorChoice> ChoosePriorWeight(
       }
       FitOptions fold = options;
       fold.prior_weight = weights[w];
-      absl::StatusOr<FitResult> fitted = FitNcclModelParams(train, fold);
-      if (!fitted.ok()) return fitted.status();
-      absl::StatusOr<std::vector<PreparedPoint>> prepared = PreparePoints(test);
-      if (!prepared.ok()) return prepared.status();
-      absl::StatusOr<double> error = MeanAbsLogError(*prepared, fitted->params);
-      if (!error.ok()) return error.status();
-      sum += *error * static_cast<double>(test.size());
+      ASSIGN_OR_RETURN(FitResult fitted, FitNcclModelParams(train, fold));
+      ASSIGN_OR_RETURN(std::vector<PreparedPoint> prepared,
+                       PreparePoints(test));
+      ASSIGN_OR_RETURN(double error, MeanAbsLogError(prepared, fitted.params));
+      sum += error * static_cast<double>(test.size());
       count += static_cast<int>(test.size());
     }
     const double error = std::exp(sum / count) - 1;
@@ -190,9 +185,8 @@ absl::StatusOr<PriorChoice> ChoosePriorWeight(
   }
   FitOptions unfitted = options;
   unfitted.prior_weight = std::numeric_limits<double>::infinity();
-  absl::StatusOr<FitResult> start = FitNcclModelParams(points, unfitted);
-  if (!start.ok()) return start.status();
-  choice.start_error = start->error_before;
+  ASSIGN_OR_RETURN(FitResult start, FitNcclModelParams(points, unfitted));
+  choice.start_error = start.error_before;
   if (choice.start_error <= best) choice.weight = unfitted.prior_weight;
   return choice;
 }

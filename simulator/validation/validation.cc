@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "google/protobuf/text_format.h"
 #include "simulator/builtin_topologies.h"
 #include "simulator/group_hardware.h"
@@ -86,9 +87,8 @@ class TopologyCache {
   absl::StatusOr<const Topology*> Get(const std::string& name) {
     auto it = cache_.find(name);
     if (it != cache_.end()) return it->second.get();
-    absl::StatusOr<Topology> t = BuiltinTopology(name);
-    if (!t.ok()) return t.status();
-    auto owned = std::make_unique<Topology>(*std::move(t));
+    ASSIGN_OR_RETURN(Topology t, BuiltinTopology(name));
+    auto owned = std::make_unique<Topology>(std::move(t));
     const Topology* raw = owned.get();
     cache_.emplace(name, std::move(owned));
     return raw;
@@ -131,9 +131,8 @@ absl::StatusOr<PreparedPoint> Prepare(const ValidationPoint& point,
 absl::StatusOr<PointResult> Predict(const ValidationPoint& point,
                                     const NcclModelParams& params,
                                     TopologyCache& cache) {
-  absl::StatusOr<PreparedPoint> prepared = Prepare(point, cache);
-  if (!prepared.ok()) return prepared.status();
-  return PredictPrepared(*prepared, params);
+  ASSIGN_OR_RETURN(PreparedPoint prepared, Prepare(point, cache));
+  return PredictPrepared(prepared, params);
 }
 
 struct Accumulator {
@@ -148,13 +147,12 @@ absl::StatusOr<std::vector<ValidationPoint>> BuiltinValidationPoints() {
   std::vector<ValidationPoint> all;
   for (const validation::EmbeddedFile& file :
        validation::EmbeddedValidationFiles()) {
-    absl::StatusOr<std::vector<ValidationPoint>> points =
-        ParseSet(file.text, absl::StrCat("simulator/validation/", file.name));
-    if (!points.ok()) return points.status();
-    all.insert(all.end(), points->begin(), points->end());
+    ASSIGN_OR_RETURN(
+        std::vector<ValidationPoint> points,
+        ParseSet(file.text, absl::StrCat("simulator/validation/", file.name)));
+    all.insert(all.end(), points.begin(), points.end());
   }
-  absl::Status checked = CheckValidationPoints(all);
-  if (!checked.ok()) return checked;
+  RETURN_IF_ERROR(CheckValidationPoints(all));
   return all;
 }
 
@@ -167,11 +165,9 @@ absl::StatusOr<std::vector<ValidationPoint>> LoadValidationPoints(
   }
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<std::vector<ValidationPoint>> points =
-      ParseSet(text.str(), path);
-  if (!points.ok()) return points.status();
-  absl::Status checked = CheckValidationPoints(*points);
-  if (!checked.ok()) return checked;
+  ASSIGN_OR_RETURN(std::vector<ValidationPoint> points,
+                   ParseSet(text.str(), path));
+  RETURN_IF_ERROR(CheckValidationPoints(points));
   return points;
 }
 
@@ -243,9 +239,8 @@ absl::StatusOr<std::vector<PreparedPoint>> PreparePoints(
   std::vector<PreparedPoint> prepared;
   prepared.reserve(points.size());
   for (const ValidationPoint& point : points) {
-    absl::StatusOr<PreparedPoint> p = Prepare(point, cache);
-    if (!p.ok()) return p.status();
-    prepared.push_back(*std::move(p));
+    ASSIGN_OR_RETURN(PreparedPoint p, Prepare(point, cache));
+    prepared.push_back(std::move(p));
   }
   return prepared;
 }
@@ -296,9 +291,8 @@ absl::StatusOr<ValidationReport> Validate(
     it->second.sum += log_ratio;
   };
   for (const ValidationPoint& point : points) {
-    absl::StatusOr<PointResult> r = Predict(point, params, cache);
-    if (!r.ok()) return r.status();
-    const double x = r->log_ratio;
+    ASSIGN_OR_RETURN(PointResult r, Predict(point, params, cache));
+    const double x = r.log_ratio;
     const std::vector<std::string> facets = {
         absl::StrCat("size=", SizeClass(point.bytes())),
         absl::StrCat("nodes=", point.nodes() > 1 ? "multi" : "single"),
@@ -310,7 +304,7 @@ absl::StatusOr<ValidationReport> Validate(
     for (const std::string& f : facets) {
       add(absl::StrCat(point.split(), "/", f), x);
     }
-    report.results.push_back(*std::move(r));
+    report.results.push_back(std::move(r));
   }
   // "all", the splits, then each facet over all points, then within the
   // fit and the held-out parts.

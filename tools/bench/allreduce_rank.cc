@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/reduce_op.h"
+#include "devices/status_macros.h"
 #include "devices/transport.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/collective/schedule.h"
@@ -20,19 +21,18 @@ absl::StatusOr<std::unique_ptr<GrpcAllReduceRank>> GrpcAllReduceRank::Start(
   }
   // Only this task's address goes into the spec: the others' may not be
   // known yet (ports chosen by the system); the transport gets them all.
-  absl::StatusOr<distribute::cluster::ClusterSpec> spec =
-      distribute::cluster::ClusterSpec::CreateSparse(
-          {{"worker", {{options.rank, address}}}});
-  if (!spec.ok()) return spec.status();
+  ASSIGN_OR_RETURN(distribute::cluster::ClusterSpec spec,
+                   distribute::cluster::ClusterSpec::CreateSparse(
+                       {{"worker", {{options.rank, address}}}}));
   distribute::ServerOptions server_options;
   server_options.protocol = options.protocol;
   // Each rank's spec holds only its own address, so the ranks' specs differ.
   server_options.refuse_other_clusters = false;
-  absl::StatusOr<std::unique_ptr<distribute::Server>> server =
-      distribute::Server::Create(*spec, "worker", options.rank, server_options);
-  if (!server.ok()) return server.status();
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<distribute::Server> server,
+      distribute::Server::Create(spec, "worker", options.rank, server_options));
   return std::unique_ptr<GrpcAllReduceRank>(
-      new GrpcAllReduceRank(std::move(options), *std::move(server)));
+      new GrpcAllReduceRank(std::move(options), std::move(server)));
 }
 
 GrpcAllReduceRank::~GrpcAllReduceRank() {
@@ -51,38 +51,36 @@ absl::Status GrpcAllReduceRank::Connect(
   transport_options.rank_targets = addresses;
   transport_options.rank = options_.rank;
   transport_options.connect_timeout = options_.connect_timeout;
-  absl::StatusOr<std::unique_ptr<devices::Transport>> transport =
-      distribute::GrpcTransport::Create(*server_, transport_options);
-  if (!transport.ok()) return transport.status();
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<devices::Transport> transport,
+      distribute::GrpcTransport::Create(*server_, transport_options));
   std::vector<std::unique_ptr<devices::Transport>> endpoints;
-  endpoints.push_back(*std::move(transport));
+  endpoints.push_back(std::move(transport));
   distribute::collective::ScheduleCommunicatorOptions comm_options;
   comm_options.chunk_bytes = options_.chunk_bytes;
   comm_options.topology = distribute::GrpcGroupTopology(options_.protocol);
   if (options_.algorithm != "auto") {
-    absl::StatusOr<distribute::collective::Algorithm> forced =
-        distribute::collective::AlgorithmFromName(options_.algorithm);
-    if (!forced.ok()) return forced.status();
-    comm_options.all_reduce_algorithm = *forced;
+    ASSIGN_OR_RETURN(
+        distribute::collective::Algorithm forced,
+        distribute::collective::AlgorithmFromName(options_.algorithm));
+    comm_options.all_reduce_algorithm = forced;
   }
-  absl::StatusOr<std::unique_ptr<distribute::collective::ScheduleCommunicator>>
-      comm = distribute::collective::ScheduleCommunicator::Create(
-          std::move(endpoints), std::move(comm_options));
-  if (!comm.ok()) return comm.status();
-  comm_ = *std::move(comm);
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<distribute::collective::ScheduleCommunicator> comm,
+      distribute::collective::ScheduleCommunicator::Create(
+          std::move(endpoints), std::move(comm_options)));
+  comm_ = std::move(comm);
   return absl::OkStatus();
 }
 
 absl::Status GrpcAllReduceRank::Resize(int64_t bytes) {
   const devices::Shape shape({bytes / 4});
-  absl::StatusOr<devices::Tensor> in =
-      devices::Tensor::Host(devices::DType::kFloat32, shape);
-  if (!in.ok()) return in.status();
-  absl::StatusOr<devices::Tensor> out =
-      devices::Tensor::Host(devices::DType::kFloat32, shape);
-  if (!out.ok()) return out.status();
-  in_ = *std::move(in);
-  out_ = *std::move(out);
+  ASSIGN_OR_RETURN(devices::Tensor in,
+                   devices::Tensor::Host(devices::DType::kFloat32, shape));
+  ASSIGN_OR_RETURN(devices::Tensor out,
+                   devices::Tensor::Host(devices::DType::kFloat32, shape));
+  in_ = std::move(in);
+  out_ = std::move(out);
   in_.flat<float>().setConstant(static_cast<float>(options_.rank));
   bytes_ = bytes;
   return absl::OkStatus();

@@ -66,6 +66,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
+#include "devices/status_macros.h"
 #include "distribute/server/server.h"
 #include "tools/bench/allreduce_rank.h"
 
@@ -540,10 +541,9 @@ absl::StatusOr<RankGroup*> GroupFor(int n, const std::string& protocol) {
     ReleaseGroup();
   }
   if (group == nullptr) {
-    absl::StatusOr<std::unique_ptr<RankGroup>> started =
-        RankGroup::Start(n, protocol);
-    if (!started.ok()) return started.status();
-    group = *std::move(started);
+    ASSIGN_OR_RETURN(std::unique_ptr<RankGroup> started,
+                     RankGroup::Start(n, protocol));
+    group = std::move(started);
   }
   return group.get();
 }

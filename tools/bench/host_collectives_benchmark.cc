@@ -59,6 +59,7 @@
 #include "devices/dtype.h"
 #include "devices/host_transport.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/collective/cost_model.h"
 #include "distribute/collective/schedule.h"
@@ -100,17 +101,17 @@ struct Buffers {
 
 absl::Status MakeBuffers(int n, int64_t count, Buffers* buffers) {
   for (int r = 0; r < n; ++r) {
-    absl::StatusOr<devices::Tensor> in = devices::Tensor::Host(
-        devices::DType::kFloat32, devices::Shape({count}));
-    if (!in.ok()) return in.status();
-    absl::StatusOr<devices::Tensor> out = devices::Tensor::Host(
-        devices::DType::kFloat32, devices::Shape({count}));
-    if (!out.ok()) return out.status();
-    float* p = in->data<float>();
+    ASSIGN_OR_RETURN(devices::Tensor in,
+                     devices::Tensor::Host(devices::DType::kFloat32,
+                                           devices::Shape({count})));
+    ASSIGN_OR_RETURN(devices::Tensor out,
+                     devices::Tensor::Host(devices::DType::kFloat32,
+                                           devices::Shape({count})));
+    float* p = in.data<float>();
     for (int64_t i = 0; i < count; ++i) p[i] = static_cast<float>(r + 1);
-    std::memset(out->raw_data(), 0, static_cast<size_t>(count) * sizeof(float));
-    buffers->inputs.push_back(*std::move(in));
-    buffers->outputs.push_back(*std::move(out));
+    std::memset(out.raw_data(), 0, static_cast<size_t>(count) * sizeof(float));
+    buffers->inputs.push_back(std::move(in));
+    buffers->outputs.push_back(std::move(out));
   }
   return absl::OkStatus();
 }
@@ -176,9 +177,8 @@ void BM_AllReduce(benchmark::State& state, std::optional<Algorithm> forced,
   const int64_t calls = back_to_back ? tools_bench::TimedIterations(bytes) : 1;
   const std::function<absl::Status(int)> all_reduce = [&](int rank) {
     for (int64_t i = 0; i < calls; ++i) {
-      absl::Status s = comm->AllReduce(rank, buffers.inputs[rank],
-                                       buffers.outputs[rank], options);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(comm->AllReduce(rank, buffers.inputs[rank],
+                                      buffers.outputs[rank], options));
     }
     return absl::OkStatus();
   };

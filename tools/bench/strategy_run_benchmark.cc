@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "benchmark/benchmark.h"
 #include "devices/host_platform.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/mirrored_strategy.h"
 #include "distribute/reduce_op.h"
@@ -64,10 +65,10 @@ void BM_MirroredRunAllReduce4KiB(benchmark::State& state) {
     auto out = s.strategy->Run(
         [](ReplicaContext& ctx, const std::vector<devices::Tensor>&)
             -> absl::StatusOr<std::vector<devices::Tensor>> {
-          absl::StatusOr<devices::Tensor> t = ctx.device().Allocate(
-              devices::DType::kFloat32, devices::Shape({1024}));
-          if (!t.ok()) return t.status();
-          return ctx.AllReduce(distribute::ReduceOp::kSum, {*t});
+          ASSIGN_OR_RETURN(devices::Tensor t,
+                           ctx.device().Allocate(devices::DType::kFloat32,
+                                                 devices::Shape({1024})));
+          return ctx.AllReduce(distribute::ReduceOp::kSum, {t});
         });
     if (!out.ok()) {
       state.SkipWithError(out.status().ToString().c_str());

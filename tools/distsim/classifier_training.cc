@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "devices/device.h"
 #include "devices/platform.h"
+#include "devices/status_macros.h"
 #include "distribute/checkpoint/checkpoint.h"
 #include "distribute/checkpoint/checkpoint_manager.h"
 #include "distribute/checkpoint/file_util.h"
@@ -36,17 +37,16 @@ using distribute::Variable;
 absl::StatusOr<std::unique_ptr<distribute::models::Optimizer>> MakeOptimizer(
     const TrainOptions& options) {
   if (options.optimizer == "sgd") {
-    auto sgd = distribute::models::SGD::Create(options.learning_rate,
-                                               options.momentum);
-    if (!sgd.ok()) return sgd.status();
+    ASSIGN_OR_RETURN(auto sgd, distribute::models::SGD::Create(
+                                   options.learning_rate, options.momentum));
     return std::unique_ptr<distribute::models::Optimizer>(
-        new distribute::models::SGD(*std::move(sgd)));
+        new distribute::models::SGD(std::move(sgd)));
   }
   if (options.optimizer == "adam") {
-    auto adam = distribute::models::Adam::Create(options.learning_rate);
-    if (!adam.ok()) return adam.status();
+    ASSIGN_OR_RETURN(auto adam,
+                     distribute::models::Adam::Create(options.learning_rate));
     return std::unique_ptr<distribute::models::Optimizer>(
-        new distribute::models::Adam(*std::move(adam)));
+        new distribute::models::Adam(std::move(adam)));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown optimizer '", options.optimizer, "': use sgd or adam"));
@@ -61,12 +61,10 @@ UpdateOn(distribute::Strategy& strategy,
          const Tensor& grad) {
   distribute::models::ExecutionContext on = exec;
   devices::Platform& platform = strategy.extended().platform();
-  auto device = platform.FindDevice(w.device());
-  if (!device.ok()) return device.status();
-  on.compute_device = *device;
-  auto readable = devices::ReadableOn(platform, grad, **device);
-  if (!readable.ok()) return readable.status();
-  return std::make_pair(on, *std::move(readable));
+  ASSIGN_OR_RETURN(auto device, platform.FindDevice(w.device()));
+  on.compute_device = device;
+  ASSIGN_OR_RETURN(auto readable, devices::ReadableOn(platform, grad, *device));
+  return std::make_pair(on, std::move(readable));
 }
 
 }  // namespace
@@ -112,20 +110,17 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
   std::vector<int64_t> sizes = {options.num_features};
   sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
   sizes.push_back(options.num_classes);
-  auto mlp = distribute::models::Mlp::Create(sizes);
-  if (!mlp.ok()) return mlp.status();
-  auto optimizer = MakeOptimizer(options);
-  if (!optimizer.ok()) return optimizer.status();
+  ASSIGN_OR_RETURN(auto mlp, distribute::models::Mlp::Create(sizes));
+  ASSIGN_OR_RETURN(auto optimizer, MakeOptimizer(options));
   distribute::models::ExecutionContext host;
-  auto init = mlp->InitParams(host, options.seed);
-  if (!init.ok()) return init.status();
+  ASSIGN_OR_RETURN(auto init, mlp.InitParams(host, options.seed));
 
   // Variables (and optimizer slots) placed by the strategy.
-  auto state = distribute::models::CreateTrainingVariables(
-      strategy, mlp->ParamNames(), *init, **optimizer, host);
-  if (!state.ok()) return state.status();
-  std::vector<std::shared_ptr<Variable>>& vars = state->params;
-  std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state->slots;
+  ASSIGN_OR_RETURN(auto state,
+                   distribute::models::CreateTrainingVariables(
+                       strategy, mlp.ParamNames(), init, *optimizer, host));
+  std::vector<std::shared_ptr<Variable>>& vars = state.params;
+  std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state.slots;
 
   // Preemption: resume from the checkpoint directory's latest checkpoint
   // (weights, optimizer slots and the steps done; the data set is read from
@@ -134,23 +129,22 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
   std::unique_ptr<distribute::PreemptionCheckpointHandler> preemption;
   int64_t first_step = 0;
   if (!options.checkpoint_dir.empty()) {
-    auto made = distribute::checkpoint::Checkpoint::ForStrategy(strategy);
-    if (!made.ok()) return made.status();
-    ckpt.emplace(*std::move(made));
-    const std::vector<std::string> names = mlp->ParamNames();
+    ASSIGN_OR_RETURN(auto made,
+                     distribute::checkpoint::Checkpoint::ForStrategy(strategy));
+    ckpt.emplace(std::move(made));
+    const std::vector<std::string> names = mlp.ParamNames();
     for (size_t i = 0; i < vars.size(); ++i) {
-      absl::Status s = ckpt->TrackVariable(names[i], vars[i]);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(ckpt->TrackVariable(names[i], vars[i]));
       for (size_t k = 0; k < slots[i].size(); ++k) {
-        s = ckpt->TrackVariable(absl::StrCat(names[i], "/slot_", k),
-                                slots[i][k]);
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(ckpt->TrackVariable(absl::StrCat(names[i], "/slot_", k),
+                                            slots[i][k]));
       }
     }
-    auto handler = distribute::PreemptionCheckpointHandler::Create(
-        strategy, *ckpt, options.checkpoint_dir, options.termination);
-    if (!handler.ok()) return handler.status();
-    preemption = *std::move(handler);
+    ASSIGN_OR_RETURN(
+        auto handler,
+        distribute::PreemptionCheckpointHandler::Create(
+            strategy, *ckpt, options.checkpoint_dir, options.termination));
+    preemption = std::move(handler);
     first_step = std::min(preemption->total_run_calls(), options.steps);
     if (preemption->restored_from().has_value() && options.on_resume) {
       options.on_resume(*preemption->restored_from(),
@@ -164,121 +158,119 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                                : options.steps * options.global_batch;
   // Generated as the batches are read (memory O(batch), the first step at
   // once), the same examples as MakeClassificationData's.
-  auto source = distribute::models::ClassificationSource::Create(
-      examples, options.num_features, options.num_classes, options.seed + 1);
-  if (!source.ok()) return source.status();
+  ASSIGN_OR_RETURN(auto source,
+                   distribute::models::ClassificationSource::Create(
+                       examples, options.num_features, options.num_classes,
+                       options.seed + 1));
   auto generator = std::make_shared<distribute::models::ClassificationSource>(
-      *std::move(source));
+      std::move(source));
   const int64_t num_features = options.num_features;
   // Global batches of example indices, made into examples batch by batch.
-  auto batches = distribute::data::Dataset::Range(examples).Repeat().Batch(
-      options.global_batch);
-  if (!batches.ok()) return batches.status();
+  ASSIGN_OR_RETURN(auto batches,
+                   distribute::data::Dataset::Range(examples).Repeat().Batch(
+                       options.global_batch));
   // A resumed run starts at the batch of its first step.
-  const distribute::data::Dataset indices = batches->Skip(first_step);
+  const distribute::data::Dataset indices = batches.Skip(first_step);
   // Batches are made on one thread per core, in order (tf.data's
   // map(num_parallel_calls=AUTOTUNE)): making one takes longer than a GPU
   // step, so a single producer would hold the steps back.
-  auto batched = indices.Map(
-      [generator, num_features](distribute::data::Element batch)
-          -> absl::StatusOr<distribute::data::Element> {
-        const int64_t rows = batch[0].num_elements();
-        const int64_t* index = batch[0].data<int64_t>();
-        absl::StatusOr<Tensor> features = Tensor::Host(
-            devices::DType::kFloat32, devices::Shape({rows, num_features}));
-        if (!features.ok()) return features.status();
-        absl::StatusOr<Tensor> labels =
-            Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
-        if (!labels.ok()) return labels.status();
-        for (int64_t r = 0; r < rows; ++r) {
-          labels->data<int32_t>()[r] = generator->Example(
-              index[r], features->data<float>() + r * num_features);
-        }
-        return distribute::data::Element{*std::move(features),
-                                         *std::move(labels)};
-      },
-      distribute::data::Dataset::kAutotune);
-  if (!batched.ok()) return batched.status();
+  ASSIGN_OR_RETURN(
+      auto batched,
+      indices.Map(
+          [generator, num_features](distribute::data::Element batch)
+              -> absl::StatusOr<distribute::data::Element> {
+            const int64_t rows = batch[0].num_elements();
+            const int64_t* index = batch[0].data<int64_t>();
+            ASSIGN_OR_RETURN(
+                Tensor features,
+                Tensor::Host(devices::DType::kFloat32,
+                             devices::Shape({rows, num_features})));
+            ASSIGN_OR_RETURN(
+                Tensor labels,
+                Tensor::Host(devices::DType::kInt32, devices::Shape({rows})));
+            for (int64_t r = 0; r < rows; ++r) {
+              labels.data<int32_t>()[r] = generator->Example(
+                  index[r], features.data<float>() + r * num_features);
+            }
+            return distribute::data::Element{std::move(features),
+                                             std::move(labels)};
+          },
+          distribute::data::Dataset::kAutotune));
   // The next batches are made on a background thread while a step runs
   // (tf.data's prefetch), as a GPU step takes less time than making its
   // batch on the host.
-  auto prefetched = batched->Prefetch(2);
-  if (!prefetched.ok()) return prefetched.status();
-  auto dist = distribute::ExperimentalDistributeDataset(strategy, *prefetched);
-  if (!dist.ok()) return dist.status();
-  auto iterator = dist->MakeIterator();
-  if (!iterator.ok()) return iterator.status();
+  ASSIGN_OR_RETURN(auto prefetched, batched.Prefetch(2));
+  ASSIGN_OR_RETURN(auto dist, distribute::ExperimentalDistributeDataset(
+                                  strategy, prefetched));
+  ASSIGN_OR_RETURN(auto iterator, dist.MakeIterator());
 
-  const distribute::models::Mlp& model = *mlp;
-  const distribute::models::Optimizer& opt = **optimizer;
+  const distribute::models::Mlp& model = mlp;
+  const distribute::models::Optimizer& opt = *optimizer;
   TrainResult result;
   const auto one_step = [&](int64_t step) -> absl::Status {
-    auto batch = (*iterator)->GetNext();
-    if (!batch.ok()) return batch.status();
-    auto out = strategy.Run(
-        [&](ReplicaContext& ctx, const std::vector<Tensor>& args)
-            -> absl::StatusOr<std::vector<Tensor>> {
-          absl::Status charge;
-          distribute::models::ExecutionContext exec =
-              ReplicaExecution(ctx, &charge);
-          std::vector<Tensor> params;
-          for (const auto& v : vars) {
-            auto value = v->Read();
-            if (!value.ok()) return value.status();
-            params.push_back(*std::move(value));
-          }
-          auto acts = model.Forward(exec, params, args[0]);
-          if (!acts.ok()) return acts.status();
-          if (!charge.ok()) return charge;
-          auto loss = distribute::models::SparseSoftmaxCrossEntropyLoss(
-              exec, acts->logits, args[1], options.global_batch);
-          if (!loss.ok()) return loss.status();
-          auto grads = model.Backward(exec, params, *acts, loss->dlogits);
-          if (!grads.ok()) return grads.status();
-          if (!charge.ok()) return charge;
-          // The values read for this step are done with: the updates below
-          // then write the variables in place instead of copying them first
-          // (copy on write keeps values that are still held).
-          params.clear();
-          auto reduced = ctx.AllReduce(distribute::ReduceOp::kSum, *grads,
-                                       options.communication);
-          if (!reduced.ok()) return reduced.status();
-          const int r = ctx.ReplicaIdInSyncGroup();
-          for (size_t i = 0; i < vars.size(); ++i) {
-            absl::Status s = strategy.extended().Update(
-                *vars[i],
-                [&](Tensor& w, const std::vector<Tensor>& a) {
-                  std::vector<Tensor> s_local;
-                  for (const auto& slot : slots[i]) {
-                    s_local.push_back(slot->component_for_replica(r));
-                  }
-                  // The update runs where the variable lives (a central
-                  // variable's parameter device), with the gradient there.
-                  auto on = UpdateOn(strategy, exec, w, a[0]);
-                  if (!on.ok()) return on.status();
-                  return opt.ApplyToVariable(on->first, w, on->second,
-                                             absl::MakeSpan(s_local), step);
-                },
-                {(*reduced)[i]});
-            if (!s.ok()) return s;
-          }
-          if (!charge.ok()) return charge;
-          return std::vector<Tensor>{loss->loss};
-        },
-        {(*batch)[0], (*batch)[1]});
-    if (!out.ok()) return out.status();
+    ASSIGN_OR_RETURN(auto batch, iterator->GetNext());
+    ASSIGN_OR_RETURN(
+        auto out,
+        strategy.Run(
+            [&](ReplicaContext& ctx, const std::vector<Tensor>& args)
+                -> absl::StatusOr<std::vector<Tensor>> {
+              absl::Status charge;
+              distribute::models::ExecutionContext exec =
+                  ReplicaExecution(ctx, &charge);
+              std::vector<Tensor> params;
+              for (const auto& v : vars) {
+                ASSIGN_OR_RETURN(auto value, v->Read());
+                params.push_back(std::move(value));
+              }
+              ASSIGN_OR_RETURN(auto acts, model.Forward(exec, params, args[0]));
+              if (!charge.ok()) return charge;
+              ASSIGN_OR_RETURN(
+                  auto loss,
+                  distribute::models::SparseSoftmaxCrossEntropyLoss(
+                      exec, acts.logits, args[1], options.global_batch));
+              ASSIGN_OR_RETURN(
+                  auto grads, model.Backward(exec, params, acts, loss.dlogits));
+              if (!charge.ok()) return charge;
+              // The values read for this step are done with: the updates below
+              // then write the variables in place instead of copying them first
+              // (copy on write keeps values that are still held).
+              params.clear();
+              ASSIGN_OR_RETURN(auto reduced,
+                               ctx.AllReduce(distribute::ReduceOp::kSum, grads,
+                                             options.communication));
+              const int r = ctx.ReplicaIdInSyncGroup();
+              for (size_t i = 0; i < vars.size(); ++i) {
+                RETURN_IF_ERROR(strategy.extended().Update(
+                    *vars[i],
+                    [&](Tensor& w, const std::vector<Tensor>& a) {
+                      std::vector<Tensor> s_local;
+                      for (const auto& slot : slots[i]) {
+                        s_local.push_back(slot->component_for_replica(r));
+                      }
+                      // The update runs where the variable lives (a central
+                      // variable's parameter device), with the gradient there.
+                      ASSIGN_OR_RETURN(auto on,
+                                       UpdateOn(strategy, exec, w, a[0]));
+                      return opt.ApplyToVariable(on.first, w, on.second,
+                                                 absl::MakeSpan(s_local), step);
+                    },
+                    {reduced[i]}));
+              }
+              if (!charge.ok()) return charge;
+              return std::vector<Tensor>{loss.loss};
+            },
+            {batch[0], batch[1]}));
     StepReport report;
     report.step = step + 1;
-    if ((*out)[0].value(0).has_data()) {
-      auto total = strategy.Reduce(distribute::ReduceOp::kSum, (*out)[0]);
-      if (!total.ok()) return total.status();
-      report.loss = static_cast<double>(total->data<float>()[0]);
+    if (out[0].value(0).has_data()) {
+      ASSIGN_OR_RETURN(auto total,
+                       strategy.Reduce(distribute::ReduceOp::kSum, out[0]));
+      report.loss = static_cast<double>(total.data<float>()[0]);
       if (!result.initial_loss.has_value()) result.initial_loss = report.loss;
       result.final_loss = report.loss;
     }
     if (on_step) {
-      absl::Status s = on_step(report);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(on_step(report));
     }
     if (report.loss.has_value() && !std::isfinite(*report.loss)) {
       return absl::FailedPreconditionError(
@@ -290,17 +282,15 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
     return absl::OkStatus();
   };
   for (int64_t step = first_step; step < options.steps; ++step) {
-    absl::Status s = preemption != nullptr
-                         ? preemption->Run([&] { return one_step(step); })
-                         : one_step(step);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(preemption != nullptr
+                        ? preemption->Run([&] { return one_step(step); })
+                        : one_step(step));
     // Periodic checkpoints (every worker saves together; the chief writes),
     // the last one after the last step, for a side-car evaluator.
     if (preemption != nullptr && options.checkpoint_every > 0 &&
         ((step + 1) % options.checkpoint_every == 0 ||
          step + 1 == options.steps)) {
-      absl::StatusOr<std::string> saved = preemption->manager().Save();
-      if (!saved.ok()) return saved.status();
+      ASSIGN_OR_RETURN(std::string saved, preemption->manager().Save());
     }
   }
   for (const auto& v : vars) {
@@ -309,18 +299,16 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
       result.weights.push_back(w);
       continue;
     }
-    auto copy = Tensor::Host(w.dtype(), w.shape());
-    if (!copy.ok()) return copy.status();
+    ASSIGN_OR_RETURN(auto copy, Tensor::Host(w.dtype(), w.shape()));
     if (w.host_accessible()) {
-      std::memcpy(copy->raw_data(), w.raw_data(), w.bytes());
+      std::memcpy(copy.raw_data(), w.raw_data(), w.bytes());
     } else {
       // Device memory (a GPU's): copied out by its device.
-      auto device = strategy.extended().platform().FindDevice(w.device());
-      if (!device.ok()) return device.status();
-      absl::Status s = (*device)->CopyToHost(w, copy->raw_data());
-      if (!s.ok()) return s;
+      ASSIGN_OR_RETURN(auto device,
+                       strategy.extended().platform().FindDevice(w.device()));
+      RETURN_IF_ERROR(device->CopyToHost(w, copy.raw_data()));
     }
-    result.weights.push_back(*std::move(copy));
+    result.weights.push_back(std::move(copy));
   }
   result.weights_checksum = WeightsChecksum(result.weights);
   return result;
@@ -335,33 +323,31 @@ absl::StatusOr<double> EvaluateClassifier(const TrainOptions& options,
   std::vector<int64_t> sizes = {options.num_features};
   sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
   sizes.push_back(options.num_classes);
-  auto mlp = distribute::models::Mlp::Create(sizes);
-  if (!mlp.ok()) return mlp.status();
+  ASSIGN_OR_RETURN(auto mlp, distribute::models::Mlp::Create(sizes));
   // The training set's examples continue past its end with the same
   // teacher: the rows after the last one trained on are held out.
   const int64_t trained = options.num_examples > 0
                               ? options.num_examples
                               : options.steps * options.global_batch;
-  auto source = distribute::models::ClassificationSource::Create(
-      trained, options.num_features, options.num_classes, options.seed + 1);
-  if (!source.ok()) return source.status();
+  ASSIGN_OR_RETURN(auto source,
+                   distribute::models::ClassificationSource::Create(
+                       trained, options.num_features, options.num_classes,
+                       options.seed + 1));
   const int64_t rows = options.eval_examples;
-  auto features = Tensor::Host(devices::DType::kFloat32,
-                               devices::Shape({rows, options.num_features}));
-  if (!features.ok()) return features.status();
-  auto labels = Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
-  if (!labels.ok()) return labels.status();
+  ASSIGN_OR_RETURN(auto features,
+                   Tensor::Host(devices::DType::kFloat32,
+                                devices::Shape({rows, options.num_features})));
+  ASSIGN_OR_RETURN(auto labels, Tensor::Host(devices::DType::kInt32,
+                                             devices::Shape({rows})));
   for (int64_t r = 0; r < rows; ++r) {
-    labels->data<int32_t>()[r] = source->Example(
-        trained + r, features->data<float>() + r * options.num_features);
+    labels.data<int32_t>()[r] = source.Example(
+        trained + r, features.data<float>() + r * options.num_features);
   }
   distribute::models::ExecutionContext host;
-  auto acts = mlp->Forward(host, weights, *features);
-  if (!acts.ok()) return acts.status();
-  auto loss = distribute::models::SparseSoftmaxCrossEntropyLoss(
-      host, acts->logits, *labels, rows);
-  if (!loss.ok()) return loss.status();
-  return static_cast<double>(loss->loss.data<float>()[0]);
+  ASSIGN_OR_RETURN(auto acts, mlp.Forward(host, weights, features));
+  ASSIGN_OR_RETURN(auto loss, distribute::models::SparseSoftmaxCrossEntropyLoss(
+                                  host, acts.logits, labels, rows));
+  return static_cast<double>(loss.loss.data<float>()[0]);
 }
 
 absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
@@ -377,52 +363,45 @@ absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
   std::vector<int64_t> sizes = {options.num_features};
   sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
   sizes.push_back(options.num_classes);
-  auto mlp = distribute::models::Mlp::Create(sizes);
-  if (!mlp.ok()) return mlp.status();
+  ASSIGN_OR_RETURN(auto mlp, distribute::models::Mlp::Create(sizes));
   distribute::models::ExecutionContext host;
   // Host tensors of the parameters' shapes, restored in place.
-  auto weights = mlp->InitParams(host, options.seed);
-  if (!weights.ok()) return weights.status();
+  ASSIGN_OR_RETURN(auto weights, mlp.InitParams(host, options.seed));
   distribute::checkpoint::Checkpoint ckpt;
-  const std::vector<std::string> names = mlp->ParamNames();
+  const std::vector<std::string> names = mlp.ParamNames();
   for (size_t i = 0; i < names.size(); ++i) {
-    absl::Status s = ckpt.TrackTensor(names[i], (*weights)[i]);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(ckpt.TrackTensor(names[i], weights[i]));
   }
   int64_t step = 0;
-  absl::Status s = ckpt.TrackInt64(
-      distribute::PreemptionCheckpointHandler::kRunCallsName, &step);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(ckpt.TrackInt64(
+      distribute::PreemptionCheckpointHandler::kRunCallsName, &step));
 
   std::vector<EvaluationReport> reports;
   std::string last;
   absl::Time quiet_since = absl::Now();
   absl::Time next_report = quiet_since + absl::Seconds(5);
   while (true) {
-    auto latest =
-        distribute::checkpoint::LatestCheckpoint(options.checkpoint_dir);
-    if (!latest.ok()) return latest.status();
-    if (latest->has_value() && **latest != last) {
-      absl::Status read = ckpt.Read(**latest);
+    ASSIGN_OR_RETURN(auto latest, distribute::checkpoint::LatestCheckpoint(
+                                      options.checkpoint_dir));
+    if (latest.has_value() && *latest != last) {
+      absl::Status read = ckpt.Read(*latest);
       if (absl::IsNotFound(read) &&
-          !distribute::checkpoint::PathExists(**latest)) {
+          !distribute::checkpoint::PathExists(*latest)) {
         // Replaced by a newer one meanwhile: read that one next. (A file
         // that is there but lacks this model's entries is an error.)
         absl::SleepFor(poll);
         continue;
       }
       if (!read.ok()) return read;
-      last = **latest;
+      last = *latest;
       EvaluationReport report;
       report.checkpoint = last;
       report.step = step;
-      auto loss = EvaluateClassifier(options, *weights);
-      if (!loss.ok()) return loss.status();
-      report.loss = *loss;
-      report.weights_checksum = WeightsChecksum(*weights);
+      ASSIGN_OR_RETURN(auto loss, EvaluateClassifier(options, weights));
+      report.loss = loss;
+      report.weights_checksum = WeightsChecksum(weights);
       if (on_eval) {
-        absl::Status reported = on_eval(report);
-        if (!reported.ok()) return reported;
+        RETURN_IF_ERROR(on_eval(report));
       }
       reports.push_back(std::move(report));
       if (step >= options.steps) return reports;

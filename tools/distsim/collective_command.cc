@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "simulator/nccl_model.h"
 #include "tools/distsim/collective_sweep.h"
 #include "tools/distsim/plot.h"
@@ -174,8 +175,7 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   options.trace_path = UserPath(std::move(options.trace_path));
   plot_path = UserPath(std::move(plot_path));
   if (!plot_path.empty()) {
-    absl::Status checked = CheckPlotPath(plot_path);
-    if (!checked.ok()) return checked;
+    RETURN_IF_ERROR(CheckPlotPath(plot_path));
   }
   for (auto [value, field] :
        {std::pair{gpus_per_thread, &options.nccl.gpus_per_thread},
@@ -195,12 +195,10 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
     }
     options.dims.push_back(d);
   }
-  absl::StatusOr<int64_t> min = ParseByteSize(min_bytes);
-  if (!min.ok()) return min.status();
-  absl::StatusOr<int64_t> max = ParseByteSize(max_bytes);
-  if (!max.ok()) return max.status();
-  options.min_bytes = *min;
-  options.max_bytes = *max;
+  ASSIGN_OR_RETURN(int64_t min, ParseByteSize(min_bytes));
+  ASSIGN_OR_RETURN(int64_t max, ParseByteSize(max_bytes));
+  options.min_bytes = min;
+  options.max_bytes = max;
 
   const absl::Time start = absl::Now();
   // The table is printed a row at a time, as rows are computed, so that a
@@ -221,16 +219,15 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
       std::fflush(stdout);
     };
   }
-  absl::StatusOr<SweepResult> result = RunCollectiveSweep(options, print_row);
-  if (!result.ok()) return result.status();
+  ASSIGN_OR_RETURN(SweepResult result, RunCollectiveSweep(options, print_row));
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (json) {
-    std::fputs(SweepRowsToJson(result->rows).c_str(), stdout);
+    std::fputs(SweepRowsToJson(result.rows).c_str(), stdout);
   } else if (!csv) {
-    if (result->rows.empty()) {
-      std::fputs(FormatSweepTable(*result).c_str(), stdout);
+    if (result.rows.empty()) {
+      std::fputs(FormatSweepTable(result).c_str(), stdout);
     } else {
-      std::fputs(FormatSweepFooter(*result).c_str(), stdout);
+      std::fputs(FormatSweepFooter(result).c_str(), stdout);
     }
     if (!options.trace_path.empty()) {
       std::printf("# trace of the largest size written to %s\n",
@@ -241,7 +238,7 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   // Rows replayed by symmetry, and the most classes one of them simulated.
   int64_t classes = 0;
   int rows_by_symmetry = 0;
-  for (const SweepRow& row : result->rows) {
+  for (const SweepRow& row : result.rows) {
     classes = std::max(classes, row.rank_classes);
     if (row.rank_classes > 0) ++rows_by_symmetry;
   }
@@ -251,12 +248,11 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
           : absl::StrCat("; ", rows_by_symmetry, " by symmetry, simulating ",
                          classes == 1 ? "one rank" : "at most ",
                          classes == 1 ? "" : absl::StrCat(classes, " ranks"),
-                         " for ", result->ranks);
+                         " for ", result.ranks);
   std::fprintf(stderr, "distsim collective: %zu size(s) in %.2f s%s\n",
-               result->rows.size(), seconds, symmetry.c_str());
+               result.rows.size(), seconds, symmetry.c_str());
   if (!plot_path.empty()) {
-    absl::Status drawn = WritePlot(SweepPlot(options, result->rows), plot_path);
-    if (!drawn.ok()) return drawn;
+    RETURN_IF_ERROR(WritePlot(SweepPlot(options, result.rows), plot_path));
     std::fprintf(json || csv ? stderr : stdout, "# plot written to %s\n",
                  plot_path.c_str());
   }

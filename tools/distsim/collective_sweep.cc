@@ -19,6 +19,7 @@
 #include "devices/device.h"
 #include "devices/dtype.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/collective/builders.h"
 #include "distribute/collective/cost_model.h"
@@ -288,11 +289,11 @@ dc::ScheduleOptions Unchunked(const Setup& setup, const Plan& plan) {
 absl::StatusOr<int64_t> BudgetedChunk(const Setup& setup, const Plan& plan,
                                       int64_t preferred) {
   if (preferred <= 0) return 0;
-  absl::StatusOr<dc::Schedule> unchunked = dc::BuildSchedule(
-      ScheduleOp(setup.op), plan.algorithm, Unchunked(setup, plan));
-  if (!unchunked.ok()) return unchunked.status();
-  const int64_t messages = unchunked->NumMessages();
-  const int64_t elements = unchunked->ElementsSent();
+  ASSIGN_OR_RETURN(dc::Schedule unchunked,
+                   dc::BuildSchedule(ScheduleOp(setup.op), plan.algorithm,
+                                     Unchunked(setup, plan)));
+  const int64_t messages = unchunked.NumMessages();
+  const int64_t elements = unchunked.ElementsSent();
   // Chunks of c elements send at most messages + elements / c messages.
   if (messages >= setup.message_budget) return 0;
   const int64_t spare = setup.message_budget - messages;
@@ -338,27 +339,25 @@ absl::StatusOr<Plan> PlanSize(const Setup& setup, int64_t bytes) {
   if (setup.op == SweepOp::kAllReduce) {
     std::optional<dc::Algorithm> forced;
     if (!setup.is_auto) forced = setup.algorithm;
-    absl::StatusOr<dc::AllReduceSelection> selection =
-        dc::SelectAllReduce(plan.bytes, setup.topology, forced);
-    if (!selection.ok()) return selection.status();
-    plan.algorithm = selection->algorithm;
-    preferred = selection->chunk_bytes / setup.element_size;
+    ASSIGN_OR_RETURN(dc::AllReduceSelection selection,
+                     dc::SelectAllReduce(plan.bytes, setup.topology, forced));
+    plan.algorithm = selection.algorithm;
+    preferred = selection.chunk_bytes / setup.element_size;
   } else if (setup.op == SweepOp::kBroadcast || setup.op == SweepOp::kReduce) {
     preferred = std::max<int64_t>(
         1, (elements + kPipelinePieces - 1) / kPipelinePieces);
   } else if (setup.is_auto && (setup.op == SweepOp::kReduceScatter ||
                                setup.op == SweepOp::kAllGather)) {
-    absl::StatusOr<dc::Algorithm> chosen = dc::SelectShardedCollective(
-        ScheduleOp(setup.op), plan.bytes, setup.topology);
-    if (!chosen.ok()) return chosen.status();
-    plan.algorithm = *chosen;
+    ASSIGN_OR_RETURN(dc::Algorithm chosen,
+                     dc::SelectShardedCollective(ScheduleOp(setup.op),
+                                                 plan.bytes, setup.topology));
+    plan.algorithm = chosen;
   }
   plan.label = std::string(dc::AlgorithmName(plan.algorithm));
   if (setup.is_auto) plan.label = absl::StrCat("auto:", plan.label);
   plan.channels = ChannelsFor(setup, plan.algorithm, plan.bytes);
-  absl::StatusOr<int64_t> chunk = BudgetedChunk(setup, plan, preferred);
-  if (!chunk.ok()) return chunk.status();
-  plan.chunk_elements = *chunk;
+  ASSIGN_OR_RETURN(int64_t chunk, BudgetedChunk(setup, plan, preferred));
+  plan.chunk_elements = chunk;
   return plan;
 }
 
@@ -379,23 +378,21 @@ absl::Status RunRank(const Setup& setup, const Plan& plan, int rank,
   if (setup.op == SweepOp::kBarrier) {
     return comm.Barrier(rank, kCollectiveTimeout);
   }
-  absl::StatusOr<devices::Tensor> in = tensor(in_count);
-  if (!in.ok()) return in.status();
+  ASSIGN_OR_RETURN(devices::Tensor in, tensor(in_count));
   if (setup.op == SweepOp::kBroadcast)
-    return comm.Broadcast(rank, 0, *in, options);
-  absl::StatusOr<devices::Tensor> out = tensor(out_count);
-  if (!out.ok()) return out.status();
+    return comm.Broadcast(rank, 0, in, options);
+  ASSIGN_OR_RETURN(devices::Tensor out, tensor(out_count));
   switch (setup.op) {
     case SweepOp::kAllReduce:
-      return comm.AllReduce(rank, *in, *out, options);
+      return comm.AllReduce(rank, in, out, options);
     case SweepOp::kAllGather:
-      return comm.AllGather(rank, *in, *out, options);
+      return comm.AllGather(rank, in, out, options);
     case SweepOp::kReduceScatter:
-      return comm.ReduceScatter(rank, *in, *out, options);
+      return comm.ReduceScatter(rank, in, out, options);
     case SweepOp::kReduce:
-      return comm.Reduce(rank, 0, *in, *out, options);
+      return comm.Reduce(rank, 0, in, out, options);
     case SweepOp::kAllToAll:
-      return comm.AllToAll(rank, *in, *out, options);
+      return comm.AllToAll(rank, in, out, options);
     default:
       return absl::InternalError("unexpected collective");
   }
@@ -433,10 +430,10 @@ dc::ScheduleCommunicatorOptions CommunicatorOptions(const Setup& setup,
 // its schedule as one state machine per rank (schedule_replay.h).
 absl::StatusOr<double> Replay(const Setup& setup, const Plan& plan, bool trace,
                               int64_t* events, int64_t* rank_classes) {
-  absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> platform =
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<simulator::SimPlatform> platform,
       simulator::SimPlatform::FromSpec(
-          trace ? setup.spec : absl::StrCat(setup.spec, ";notrace"));
-  if (!platform.ok()) return platform.status();
+          trace ? setup.spec : absl::StrCat(setup.spec, ";notrace")));
   const int64_t n = setup.hardware.n;
   // The count each rank's call passes (see dc::PlanCall).
   int64_t count = plan.count;
@@ -446,25 +443,24 @@ absl::StatusOr<double> Replay(const Setup& setup, const Plan& plan, bool trace,
     count = 0;
     element_size = 1;
   }
-  absl::StatusOr<dc::PlannedCall> call =
+  ASSIGN_OR_RETURN(
+      dc::PlannedCall call,
       dc::PlanCall(CommunicatorOptions(setup, plan), static_cast<int>(n),
                    ScheduleOp(setup.op), count,
-                   static_cast<size_t>(element_size), /*root=*/0);
-  if (!call.ok()) return call.status();
-  if (call->selection.has_value() &&
-      call->selection->algorithm != plan.algorithm) {
+                   static_cast<size_t>(element_size), /*root=*/0));
+  if (call.selection.has_value() &&
+      call.selection->algorithm != plan.algorithm) {
     return absl::InternalError(absl::StrCat(
         "the communicator would run a different all-reduce than planned (",
         plan.label, ")"));
   }
-  absl::StatusOr<dc::Schedule> schedule =
-      dc::BuildSchedule(ScheduleOp(setup.op), call->algorithm, call->schedule);
-  if (!schedule.ok()) return schedule.status();
+  ASSIGN_OR_RETURN(
+      dc::Schedule schedule,
+      dc::BuildSchedule(ScheduleOp(setup.op), call.algorithm, call.schedule));
   ScheduleReplayOptions replay_options;
   replay_options.use_symmetry = setup.symmetry;
-  absl::StatusOr<ScheduleReplayResult> replayed =
-      ReplaySchedule(**platform, setup.device_indices, *schedule, element_size,
-                     replay_options);
+  absl::StatusOr<ScheduleReplayResult> replayed = ReplaySchedule(
+      *platform, setup.device_indices, schedule, element_size, replay_options);
   if (!replayed.ok()) {
     return absl::Status(
         replayed.status().code(),
@@ -472,10 +468,9 @@ absl::StatusOr<double> Replay(const Setup& setup, const Plan& plan, bool trace,
                      plan.label, ": ", replayed.status().message()));
   }
   if (trace && !setup.trace_path.empty()) {
-    absl::Status written = (*platform)->WriteTrace(setup.trace_path);
-    if (!written.ok()) return written;
+    RETURN_IF_ERROR(platform->WriteTrace(setup.trace_path));
   }
-  *events = (*platform)->EventsProcessed() + replayed->class_events;
+  *events = platform->EventsProcessed() + replayed->class_events;
   *rank_classes = replayed->rank_classes;
   return static_cast<double>(replayed->elapsed) / 1e6;
 }
@@ -485,30 +480,28 @@ absl::StatusOr<double> Replay(const Setup& setup, const Plan& plan, bool trace,
 // strategies run.
 absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
                                 bool trace, int64_t* events) {
-  absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> platform =
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<simulator::SimPlatform> platform,
       simulator::SimPlatform::FromSpec(
-          trace ? setup.spec : absl::StrCat(setup.spec, ";notrace"));
-  if (!platform.ok()) return platform.status();
-  simulator::SimPlatform& p = **platform;
-  absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>> endpoints =
-      p.CreateTransportGroup(setup.device_names);
-  if (!endpoints.ok()) return endpoints.status();
+          trace ? setup.spec : absl::StrCat(setup.spec, ";notrace")));
+  simulator::SimPlatform& p = *platform;
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<devices::Transport>> endpoints,
+                   p.CreateTransportGroup(setup.device_names));
   dc::ScheduleCommunicatorOptions options = CommunicatorOptions(setup, plan);
-  absl::StatusOr<std::unique_ptr<dc::ScheduleCommunicator>> comm =
-      dc::ScheduleCommunicator::Create(*std::move(endpoints), options);
-  if (!comm.ok()) return comm.status();
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<dc::ScheduleCommunicator> comm,
+      dc::ScheduleCommunicator::Create(std::move(endpoints), options));
   std::vector<devices::Device*> devices;
   for (const std::string& name : setup.device_names) {
-    absl::StatusOr<devices::Device*> d = p.FindDevice(name);
-    if (!d.ok()) return d.status();
-    devices.push_back(*d);
+    ASSIGN_OR_RETURN(devices::Device * d, p.FindDevice(name));
+    devices.push_back(d);
   }
   const size_t n = devices.size();
   std::vector<absl::Status> status(n);
   std::vector<simulator::SimTime> start(n), end(n);
   distribute::internal::RunBoundThreads(devices, [&](int rank) {
     start[rank] = p.now();
-    status[rank] = RunRank(setup, plan, rank, *devices[rank], **comm);
+    status[rank] = RunRank(setup, plan, rank, *devices[rank], *comm);
     end[rank] = p.now();
   });
   for (size_t r = 0; r < n; ++r) {
@@ -521,8 +514,7 @@ absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
     }
   }
   if (setup.op == SweepOp::kAllReduce) {
-    std::optional<dc::AllReduceSelection> ran =
-        (*comm)->LastAllReduceSelection(0);
+    std::optional<dc::AllReduceSelection> ran = comm->LastAllReduceSelection(0);
     if (!ran.has_value() || ran->algorithm != plan.algorithm) {
       return absl::InternalError(absl::StrCat(
           "the communicator ran a different all-reduce than planned (",
@@ -530,8 +522,7 @@ absl::StatusOr<double> Simulate(const Setup& setup, const Plan& plan,
     }
   }
   if (trace && !setup.trace_path.empty()) {
-    absl::Status written = p.WriteTrace(setup.trace_path);
-    if (!written.ok()) return written;
+    RETURN_IF_ERROR(p.WriteTrace(setup.trace_path));
   }
   *events = p.EventsProcessed();
   const simulator::SimTime elapsed =
@@ -546,15 +537,12 @@ absl::StatusOr<simulator::NcclOp> NcclOpOf(SweepOp op) {
 
 absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
   Setup setup;
-  absl::StatusOr<SweepOp> op = SweepOpFromName(options.op);
-  if (!op.ok()) return op.status();
-  setup.op = *op;
-  absl::Status resolved = ResolveAlgorithm(options.algorithm, setup);
-  if (!resolved.ok()) return resolved;
-  absl::StatusOr<devices::DType> dtype = devices::ParseDType(options.dtype);
-  if (!dtype.ok()) return dtype.status();
-  setup.dtype = *dtype;
-  setup.element_size = static_cast<int64_t>(devices::DTypeSize(*dtype));
+  ASSIGN_OR_RETURN(SweepOp op, SweepOpFromName(options.op));
+  setup.op = op;
+  RETURN_IF_ERROR(ResolveAlgorithm(options.algorithm, setup));
+  ASSIGN_OR_RETURN(devices::DType dtype, devices::ParseDType(options.dtype));
+  setup.dtype = dtype;
+  setup.element_size = static_cast<int64_t>(devices::DTypeSize(dtype));
   if (options.min_bytes < 1 || options.max_bytes < options.min_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "sizes from ", options.min_bytes, " to ", options.max_bytes,
@@ -579,9 +567,7 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
                      ": give 0 (fill each node) or the ranks per node"));
   }
   setup.nccl_options = options.nccl;
-  absl::Status nccl_valid =
-      simulator::ValidateNcclRunOptions(setup.nccl_options);
-  if (!nccl_valid.ok()) return nccl_valid;
+  RETURN_IF_ERROR(simulator::ValidateNcclRunOptions(setup.nccl_options));
   setup.message_budget = options.message_budget;
   setup.trace_path = options.trace_path;
   setup.spec = absl::StrCat("sim:", options.topology, ";timing");
@@ -592,18 +578,16 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
   std::unique_ptr<simulator::SimPlatform> platform;
   std::optional<simulator::Topology> loaded;
   if (setup.nccl) {
-    absl::StatusOr<simulator::SimPlatformSpec> spec =
-        simulator::ParseSimPlatformSpec(setup.spec);
-    if (!spec.ok()) return spec.status();
-    absl::StatusOr<simulator::Topology> t =
-        simulator::LoadSimTopology(spec->topology);
-    if (!t.ok()) return t.status();
-    loaded = *std::move(t);
+    ASSIGN_OR_RETURN(simulator::SimPlatformSpec spec,
+                     simulator::ParseSimPlatformSpec(setup.spec));
+    ASSIGN_OR_RETURN(simulator::Topology t,
+                     simulator::LoadSimTopology(spec.topology));
+    loaded = std::move(t);
   } else {
-    absl::StatusOr<std::unique_ptr<simulator::SimPlatform>> p =
-        simulator::SimPlatform::FromSpec(absl::StrCat(setup.spec, ";notrace"));
-    if (!p.ok()) return p.status();
-    platform = *std::move(p);
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<simulator::SimPlatform> p,
+        simulator::SimPlatform::FromSpec(absl::StrCat(setup.spec, ";notrace")));
+    platform = std::move(p);
   }
   const simulator::Topology& topology =
       platform != nullptr ? platform->topology() : *loaded;
@@ -642,10 +626,9 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
     const std::vector<std::string> names = platform->DeviceNames();
     for (int index : *chosen) setup.device_names.push_back(names[index]);
   }
-  absl::StatusOr<simulator::GroupHardware> hw =
-      simulator::DescribeGroupHardware(topology, *chosen);
-  if (!hw.ok()) return hw.status();
-  setup.hardware = *std::move(hw);
+  ASSIGN_OR_RETURN(simulator::GroupHardware hw,
+                   simulator::DescribeGroupHardware(topology, *chosen));
+  setup.hardware = std::move(hw);
   setup.topology = CostModelTopology(setup.hardware);
   if (!torus.empty()) {
     // One ICI network: rings along an axis use neighbour links, and
@@ -716,16 +699,15 @@ bool SweepRow::operator==(const SweepRow& other) const {
 
 absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options,
                                                const SweepRowCallback& on_row) {
-  absl::StatusOr<Setup> setup = MakeSetup(options);
-  if (!setup.ok()) return setup.status();
-  const int n = setup->hardware.n;
+  ASSIGN_OR_RETURN(Setup setup, MakeSetup(options));
+  const int n = setup.hardware.n;
   SweepResult result;
-  result.platform = setup->spec;
+  result.platform = setup.spec;
   result.ranks = n;
-  result.hardware = setup->hardware.DebugString();
+  result.hardware = setup.hardware.DebugString();
 
   std::vector<int64_t> sizes;
-  if (setup->op == SweepOp::kBarrier) {
+  if (setup.op == SweepOp::kBarrier) {
     sizes.push_back(0);
   } else {
     const int64_t last = std::min(options.max_bytes, kMaxBytes);
@@ -736,40 +718,38 @@ absl::StatusOr<SweepResult> RunCollectiveSweep(const SweepOptions& options,
     }
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
-    absl::StatusOr<Plan> plan = PlanSize(*setup, sizes[i]);
-    if (!plan.ok()) return plan.status();
-    if (setup->op != SweepOp::kBarrier && plan->count == 0) continue;
+    ASSIGN_OR_RETURN(Plan plan, PlanSize(setup, sizes[i]));
+    if (setup.op != SweepOp::kBarrier && plan.count == 0) continue;
     SweepRow row;
-    row.op = std::string(SweepOpName(setup->op));
-    row.bytes = plan->bytes;
-    row.count = plan->count;
-    if (setup->op == SweepOp::kAllGather ||
-        setup->op == SweepOp::kReduceScatter) {
-      row.count = plan->count / n;  // per rank, as nccl-tests counts
+    row.op = std::string(SweepOpName(setup.op));
+    row.bytes = plan.bytes;
+    row.count = plan.count;
+    if (setup.op == SweepOp::kAllGather ||
+        setup.op == SweepOp::kReduceScatter) {
+      row.count = plan.count / n;  // per rank, as nccl-tests counts
     }
-    row.dtype = std::string(devices::DTypeName(setup->dtype));
-    if (setup->nccl) {
-      absl::StatusOr<simulator::NcclOp> op = NcclOpOf(setup->op);
-      if (!op.ok()) return op.status();
-      absl::StatusOr<simulator::NcclPrediction> p = simulator::PredictNcclOn(
-          setup->hardware, *op, plan->bytes, setup->nccl_options);
-      if (!p.ok()) return p.status();
-      row.algorithm = absl::StrCat("nccl:", p->Label());
-      row.time_us = p->time_us;
+    row.dtype = std::string(devices::DTypeName(setup.dtype));
+    if (setup.nccl) {
+      ASSIGN_OR_RETURN(simulator::NcclOp op, NcclOpOf(setup.op));
+      ASSIGN_OR_RETURN(simulator::NcclPrediction p,
+                       simulator::PredictNcclOn(setup.hardware, op, plan.bytes,
+                                                setup.nccl_options));
+      row.algorithm = absl::StrCat("nccl:", p.Label());
+      row.time_us = p.time_us;
     } else {
-      const bool trace = i + 1 == sizes.size() && !setup->trace_path.empty();
-      absl::StatusOr<double> us =
-          setup->rank_threads
-              ? Simulate(*setup, *plan, trace, &row.events)
-              : Replay(*setup, *plan, trace, &row.events, &row.rank_classes);
-      if (!us.ok()) return us.status();
-      row.algorithm = plan->label;
-      row.time_us = *us;
+      const bool trace = i + 1 == sizes.size() && !setup.trace_path.empty();
+      ASSIGN_OR_RETURN(
+          double us,
+          setup.rank_threads
+              ? Simulate(setup, plan, trace, &row.events)
+              : Replay(setup, plan, trace, &row.events, &row.rank_classes));
+      row.algorithm = plan.label;
+      row.time_us = us;
     }
     if (row.time_us > 0) {
       row.algbw = static_cast<double>(row.bytes) / (row.time_us * 1e3);
     }
-    row.busbw = row.algbw * BusBandwidthFactor(setup->op, n);
+    row.busbw = row.algbw * BusBandwidthFactor(setup.op, n);
     result.rows.push_back(std::move(row));
     if (on_row) on_row(result, result.rows.back());
   }

@@ -11,6 +11,7 @@
 #include "devices/device.h"
 #include "devices/platform.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 #include "simulator/builtin_topologies.h"
 #include "tools/distsim/platforms.h"
 #include "tools/distsim/subcommands.h"
@@ -35,17 +36,15 @@ absl::Status RunDevices(const std::vector<std::string>& args) {
        simulator::ListBuiltinTopologies()) {
     std::printf("  %-24s %s\n", info.name.c_str(), info.description.c_str());
   }
-  absl::StatusOr<std::unique_ptr<devices::Platform>> platform =
-      devices::CreatePlatform(spec);
-  if (!platform.ok()) return platform.status();
-  std::printf("platform %s: %zu device(s)\n", (*platform)->name().c_str(),
-              (*platform)->DeviceNames().size());
-  for (const std::string& name : (*platform)->DeviceNames()) {
-    absl::StatusOr<devices::Device*> device = (*platform)->FindDevice(name);
-    if (!device.ok()) return device.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<devices::Platform> platform,
+                   devices::CreatePlatform(spec));
+  std::printf("platform %s: %zu device(s)\n", platform->name().c_str(),
+              platform->DeviceNames().size());
+  for (const std::string& name : platform->DeviceNames()) {
+    ASSIGN_OR_RETURN(devices::Device * device, platform->FindDevice(name));
     std::printf("  %-48s %-4s %10.2f GiB\n", name.c_str(),
-                std::string(devices::DeviceKindName((*device)->kind())).c_str(),
-                static_cast<double>((*device)->memory_capacity()) /
+                std::string(devices::DeviceKindName(device->kind())).c_str(),
+                static_cast<double>(device->memory_capacity()) /
                     (1024.0 * 1024.0 * 1024.0));
   }
   return absl::OkStatus();

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "tools/distsim/subcommands.h"
 
 namespace distsim {
@@ -115,8 +116,7 @@ absl::Status FlagSet::Parse(const std::vector<std::string>& args) {
       *static_cast<bool*>(found->value) = true;
       continue;
     }
-    absl::Status s = Set(*found, body.substr(eq + 1));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(Set(*found, body.substr(eq + 1)));
   }
   return absl::OkStatus();
 }

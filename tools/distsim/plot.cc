@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/child_process.h"
 
 namespace distsim {
@@ -48,8 +49,7 @@ absl::Status CheckPlotPath(absl::string_view path) {
 
 absl::StatusOr<std::string> GnuplotScript(const Plot& plot,
                                           absl::string_view path) {
-  absl::Status checked = CheckPlotPath(path);
-  if (!checked.ok()) return checked;
+  RETURN_IF_ERROR(CheckPlotPath(path));
   const std::string terminal =
       absl::EndsWith(absl::AsciiStrToLower(path), ".png")
           ? "pngcairo size 1000,650 noenhanced"
@@ -108,16 +108,14 @@ absl::StatusOr<std::string> GnuplotScript(const Plot& plot,
 }
 
 absl::Status WritePlot(const Plot& plot, absl::string_view path) {
-  absl::Status checked = CheckPlotPath(path);
-  if (!checked.ok()) return checked;
+  RETURN_IF_ERROR(CheckPlotPath(path));
   // gnuplot draws into a file of its own beside `path`, renamed over it
   // only once drawn: a picture already at `path` is lost only to a new one.
   const std::string out(path);
   const size_t dot = out.rfind('.');
   const std::string partial =
       absl::StrCat(out.substr(0, dot), ".partial", out.substr(dot));
-  absl::StatusOr<std::string> script = GnuplotScript(plot, partial);
-  if (!script.ok()) return script.status();
+  ASSIGN_OR_RETURN(std::string script, GnuplotScript(plot, partial));
   const char* tmp = std::getenv("TMPDIR");
   std::string name = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
                                   "/distsim_plot_XXXXXX");
@@ -136,7 +134,7 @@ absl::Status WritePlot(const Plot& plot, absl::string_view path) {
         absl::StrCat("fdopen ", name, ": ", std::strerror(errno)));
   }
   const bool written =
-      std::fwrite(script->data(), 1, script->size(), file) == script->size();
+      std::fwrite(script.data(), 1, script.size(), file) == script.size();
   if (std::fclose(file) != 0 || !written) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot write gnuplot's script to ", name));

@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "devices/elementwise_kernels.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/input/dataset.h"
@@ -51,14 +52,13 @@ namespace models = distribute::models;
 absl::StatusOr<std::unique_ptr<models::Optimizer>> MakePsOptimizer(
     const TrainOptions& options) {
   if (options.optimizer == "sgd") {
-    auto sgd = models::SGD::Create(options.learning_rate, options.momentum);
-    if (!sgd.ok()) return sgd.status();
-    return std::unique_ptr<models::Optimizer>(new models::SGD(*sgd));
+    ASSIGN_OR_RETURN(
+        auto sgd, models::SGD::Create(options.learning_rate, options.momentum));
+    return std::unique_ptr<models::Optimizer>(new models::SGD(sgd));
   }
   if (options.optimizer == "adam") {
-    auto adam = models::Adam::Create(options.learning_rate);
-    if (!adam.ok()) return adam.status();
-    return std::unique_ptr<models::Optimizer>(new models::Adam(*adam));
+    ASSIGN_OR_RETURN(auto adam, models::Adam::Create(options.learning_rate));
+    return std::unique_ptr<models::Optimizer>(new models::Adam(adam));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown optimizer '", options.optimizer, "': use sgd or adam"));
@@ -88,23 +88,20 @@ absl::StatusOr<PsModel> MakePsModel(const TrainOptions& options) {
   std::vector<int64_t> sizes = {options.num_features};
   sizes.insert(sizes.end(), options.hidden.begin(), options.hidden.end());
   sizes.push_back(options.num_classes);
-  auto mlp = models::Mlp::Create(sizes);
-  if (!mlp.ok()) return mlp.status();
-  auto optimizer = MakePsOptimizer(options);
-  if (!optimizer.ok()) return optimizer.status();
+  ASSIGN_OR_RETURN(auto mlp, models::Mlp::Create(sizes));
+  ASSIGN_OR_RETURN(auto optimizer, MakePsOptimizer(options));
   PsModel out;
-  out.model = std::make_shared<const models::Mlp>(*std::move(mlp));
-  out.optimizer = *std::move(optimizer);
+  out.model = std::make_shared<const models::Mlp>(std::move(mlp));
+  out.optimizer = std::move(optimizer);
   out.names = out.model->ParamNames();
   out.slots = out.optimizer->SlotNames();
   out.examples = options.num_examples > 0
                      ? options.num_examples
                      : options.steps * options.global_batch;
-  auto source = models::ClassificationSource::Create(
-      out.examples, options.num_features, options.num_classes,
-      options.seed + 1);
-  if (!source.ok()) return source.status();
-  out.data = std::make_shared<models::ClassificationSource>(*source);
+  ASSIGN_OR_RETURN(auto source, models::ClassificationSource::Create(
+                                    out.examples, options.num_features,
+                                    options.num_classes, options.seed + 1));
+  out.data = std::make_shared<models::ClassificationSource>(source);
   return out;
 }
 
@@ -120,19 +117,16 @@ absl::StatusOr<PsVariables> MakeVariables(distribute::Strategy& strategy,
                                           const TrainOptions& options,
                                           const PsModel& m) {
   models::ExecutionContext host;
-  auto init = m.model->InitParams(host, options.seed);
-  if (!init.ok()) return init.status();
-  auto scope = strategy.Scope();
-  if (!scope.ok()) return scope.status();
+  ASSIGN_OR_RETURN(auto init, m.model->InitParams(host, options.seed));
+  ASSIGN_OR_RETURN(auto scope, strategy.Scope());
   PsVariables out;
   for (size_t i = 0; i < m.names.size(); ++i) {
     distribute::VariableOptions param;
     param.name = m.names[i];
-    auto made = strategy.CreateVariable((*init)[i], param);
-    if (!made.ok()) return made.status();
-    out.params.push_back(*std::move(made));
-    auto zeros = m.optimizer->CreateSlotsForVariable(host, (*init)[i]);
-    if (!zeros.ok()) return zeros.status();
+    ASSIGN_OR_RETURN(auto made, strategy.CreateVariable(init[i], param));
+    out.params.push_back(std::move(made));
+    ASSIGN_OR_RETURN(auto zeros,
+                     m.optimizer->CreateSlotsForVariable(host, init[i]));
     out.slots.emplace_back();
     for (size_t k = 0; k < m.slots.size(); ++k) {
       distribute::VariableOptions slot;
@@ -141,9 +135,8 @@ absl::StatusOr<PsVariables> MakeVariables(distribute::Strategy& strategy,
       // Every replica of a worker computes the same change of a slot (from
       // the all-reduced gradient); it is applied once.
       slot.aggregation = distribute::VariableAggregation::kOnlyFirstReplica;
-      auto made_slot = strategy.CreateVariable((*zeros)[k], slot);
-      if (!made_slot.ok()) return made_slot.status();
-      out.slots.back().push_back(*std::move(made_slot));
+      ASSIGN_OR_RETURN(auto made_slot, strategy.CreateVariable(zeros[k], slot));
+      out.slots.back().push_back(std::move(made_slot));
     }
   }
   return out;
@@ -154,23 +147,23 @@ absl::StatusOr<PsVariables> MakeVariables(distribute::Strategy& strategy,
 absl::StatusOr<distribute::data::Dataset> WorkerBatches(
     const TrainOptions& o, std::shared_ptr<models::ClassificationSource> data,
     int64_t examples, int workers, int id) {
-  auto batches = distribute::data::Dataset::Range(examples).Shard(workers, id);
-  if (!batches.ok()) return batches.status();
-  auto batched = batches->Repeat().Batch(o.global_batch);
-  if (!batched.ok()) return batched.status();
-  return batched->Map([o, data](distribute::data::Element e)
-                          -> absl::StatusOr<distribute::data::Element> {
+  ASSIGN_OR_RETURN(
+      auto batches,
+      distribute::data::Dataset::Range(examples).Shard(workers, id));
+  ASSIGN_OR_RETURN(auto batched, batches.Repeat().Batch(o.global_batch));
+  return batched.Map([o, data](distribute::data::Element e)
+                         -> absl::StatusOr<distribute::data::Element> {
     const int64_t rows = e[0].num_elements();
-    auto x = Tensor::Host(devices::DType::kFloat32,
-                          devices::Shape({rows, o.num_features}));
-    if (!x.ok()) return x.status();
-    auto y = Tensor::Host(devices::DType::kInt32, devices::Shape({rows}));
-    if (!y.ok()) return y.status();
+    ASSIGN_OR_RETURN(auto x,
+                     Tensor::Host(devices::DType::kFloat32,
+                                  devices::Shape({rows, o.num_features})));
+    ASSIGN_OR_RETURN(
+        auto y, Tensor::Host(devices::DType::kInt32, devices::Shape({rows})));
     for (int64_t r = 0; r < rows; ++r) {
-      y->data<int32_t>()[r] = data->Example(
-          e[0].data<int64_t>()[r], x->data<float>() + r * o.num_features);
+      y.data<int32_t>()[r] = data->Example(
+          e[0].data<int64_t>()[r], x.data<float>() + r * o.num_features);
     }
-    return distribute::data::Element{*std::move(x), *std::move(y)};
+    return distribute::data::Element{std::move(x), std::move(y)};
   });
 }
 
@@ -188,99 +181,96 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
   // ones take a row more when they do not divide); every replica's loss
   // and gradient are scaled by the global batch, so their sum is the
   // batch's.
-  auto args = [&]() -> absl::StatusOr<std::vector<distribute::RunArg>> {
-    const int replicas = worker.NumReplicasInSync();
-    std::vector<distribute::RunArg> out;
-    if (replicas == 1) {
-      for (size_t c = 0; c < 2; ++c) {
-        out.emplace_back(std::in_place_type<Tensor>, batch[c]);
-      }
-      return out;
-    }
-    const int64_t rows = batch[0].shape().dim(0);
-    std::vector<distribute::data::Element> parts;
-    for (int r = 0; r < replicas; ++r) {
-      const int64_t begin = rows * r / replicas;
-      const int64_t end = rows * (r + 1) / replicas;
-      auto part = distribute::data::SliceElement(batch, begin, end);
-      if (!part.ok()) return part.status();
-      parts.push_back(*std::move(part));
-    }
-    for (size_t c = 0; c < 2; ++c) {
-      auto value = worker.ExperimentalDistributeValuesFromFunction(
-          [&](const distribute::ValueContext& ctx) -> absl::StatusOr<Tensor> {
-            return parts[static_cast<size_t>(ctx.replica_id_in_sync_group())]
-                        [c];
-          });
-      if (!value.ok()) return value.status();
-      out.emplace_back(std::in_place_type<distribute::DistributedValues>,
-                       *std::move(value));
-    }
-    return out;
-  }();
-  if (!args.ok()) return args.status();
-  auto out = worker.Run(
-      [&](distribute::ReplicaContext& ctx,
-          const std::vector<Tensor>& a) -> absl::StatusOr<std::vector<Tensor>> {
-        absl::Status charge;
-        models::ExecutionContext exec = ReplicaExecution(ctx, &charge);
-        std::vector<Tensor> params;
-        for (const auto& v : vars.params) {
-          auto value = v->Read();
+  ASSIGN_OR_RETURN(
+      auto args, [&]() -> absl::StatusOr<std::vector<distribute::RunArg>> {
+        const int replicas = worker.NumReplicasInSync();
+        std::vector<distribute::RunArg> out;
+        if (replicas == 1) {
+          for (size_t c = 0; c < 2; ++c) {
+            out.emplace_back(std::in_place_type<Tensor>, batch[c]);
+          }
+          return out;
+        }
+        const int64_t rows = batch[0].shape().dim(0);
+        std::vector<distribute::data::Element> parts;
+        for (int r = 0; r < replicas; ++r) {
+          const int64_t begin = rows * r / replicas;
+          const int64_t end = rows * (r + 1) / replicas;
+          ASSIGN_OR_RETURN(auto part,
+                           distribute::data::SliceElement(batch, begin, end));
+          parts.push_back(std::move(part));
+        }
+        for (size_t c = 0; c < 2; ++c) {
+          auto value = worker.ExperimentalDistributeValuesFromFunction(
+              [&](const distribute::ValueContext& ctx)
+                  -> absl::StatusOr<Tensor> {
+                return parts[static_cast<size_t>(
+                    ctx.replica_id_in_sync_group())][c];
+              });
           if (!value.ok()) return value.status();
-          params.push_back(*std::move(value));
+          out.emplace_back(std::in_place_type<distribute::DistributedValues>,
+                           *std::move(value));
         }
-        auto acts = m.model->Forward(exec, params, a[0]);
-        if (!acts.ok()) return acts.status();
-        auto loss = models::SparseSoftmaxCrossEntropyLoss(exec, acts->logits,
-                                                          a[1], o.global_batch);
-        if (!loss.ok()) return loss.status();
-        auto grads = m.model->Backward(exec, params, *acts, loss->dlogits);
-        if (!grads.ok()) return grads.status();
-        if (!charge.ok()) return charge;
-        auto reduced = ctx.AllReduce(distribute::ReduceOp::kSum, *grads);
-        if (!reduced.ok()) return reduced.status();
-        for (size_t i = 0; i < vars.params.size(); ++i) {
-          // The optimizer on copies of the slots; what it changed in them
-          // is added on the ps tasks, as the variable's update.
-          std::vector<Tensor> before, slots;
-          for (const auto& slot : vars.slots[i]) {
-            auto read = slot->Read();
-            if (!read.ok()) return read.status();
-            auto value =
-                devices::ToHostTensor(worker.extended().platform(), *read);
-            if (!value.ok()) return value.status();
-            auto copy = Tensor::Host(value->dtype(), value->shape());
-            if (!copy.ok()) return copy.status();
-            if (value->bytes() > 0) {
-              std::memcpy(copy->raw_data(), value->raw_data(), value->bytes());
+        return out;
+      }());
+  ASSIGN_OR_RETURN(
+      auto out,
+      worker.Run(
+          [&](distribute::ReplicaContext& ctx, const std::vector<Tensor>& a)
+              -> absl::StatusOr<std::vector<Tensor>> {
+            absl::Status charge;
+            models::ExecutionContext exec = ReplicaExecution(ctx, &charge);
+            std::vector<Tensor> params;
+            for (const auto& v : vars.params) {
+              ASSIGN_OR_RETURN(auto value, v->Read());
+              params.push_back(std::move(value));
             }
-            before.push_back(*std::move(value));
-            slots.push_back(*std::move(copy));
-          }
-          absl::Status s = worker.extended().Update(
-              *vars.params[i],
-              [&](Tensor& w, const std::vector<Tensor>& g) {
-                return m.optimizer->ApplyToVariable(
-                    exec, w, g[0], absl::MakeSpan(slots), step);
-              },
-              {(*reduced)[i]});
-          if (!s.ok()) return s;
-          for (size_t k = 0; k < slots.size(); ++k) {
-            auto delta = Tensor::Host(slots[k].dtype(), slots[k].shape());
-            if (!delta.ok()) return delta.status();
-            auto sub = devices::Sub(slots[k], before[k], *delta);
-            if (!sub.ok()) return sub.status();
-            s = vars.slots[i][k]->AssignAdd(*delta);
-            if (!s.ok()) return s;
-          }
-        }
-        if (!charge.ok()) return charge;
-        return std::vector<Tensor>{loss->loss};
-      },
-      *args);
-  if (!out.ok()) return out.status();
-  return worker.Reduce(distribute::ReduceOp::kSum, (*out)[0]);
+            ASSIGN_OR_RETURN(auto acts, m.model->Forward(exec, params, a[0]));
+            ASSIGN_OR_RETURN(auto loss,
+                             models::SparseSoftmaxCrossEntropyLoss(
+                                 exec, acts.logits, a[1], o.global_batch));
+            ASSIGN_OR_RETURN(auto grads, m.model->Backward(exec, params, acts,
+                                                           loss.dlogits));
+            if (!charge.ok()) return charge;
+            ASSIGN_OR_RETURN(auto reduced,
+                             ctx.AllReduce(distribute::ReduceOp::kSum, grads));
+            for (size_t i = 0; i < vars.params.size(); ++i) {
+              // The optimizer on copies of the slots; what it changed in them
+              // is added on the ps tasks, as the variable's update.
+              std::vector<Tensor> before, slots;
+              for (const auto& slot : vars.slots[i]) {
+                ASSIGN_OR_RETURN(auto read, slot->Read());
+                ASSIGN_OR_RETURN(
+                    auto value,
+                    devices::ToHostTensor(worker.extended().platform(), read));
+                ASSIGN_OR_RETURN(auto copy,
+                                 Tensor::Host(value.dtype(), value.shape()));
+                if (value.bytes() > 0) {
+                  std::memcpy(copy.raw_data(), value.raw_data(), value.bytes());
+                }
+                before.push_back(std::move(value));
+                slots.push_back(std::move(copy));
+              }
+              RETURN_IF_ERROR(worker.extended().Update(
+                  *vars.params[i],
+                  [&](Tensor& w, const std::vector<Tensor>& g) {
+                    return m.optimizer->ApplyToVariable(
+                        exec, w, g[0], absl::MakeSpan(slots), step);
+                  },
+                  {reduced[i]}));
+              for (size_t k = 0; k < slots.size(); ++k) {
+                ASSIGN_OR_RETURN(auto delta, Tensor::Host(slots[k].dtype(),
+                                                          slots[k].shape()));
+                ASSIGN_OR_RETURN(auto sub,
+                                 devices::Sub(slots[k], before[k], delta));
+                RETURN_IF_ERROR(vars.slots[i][k]->AssignAdd(delta));
+              }
+            }
+            if (!charge.ok()) return charge;
+            return std::vector<Tensor>{loss.loss};
+          },
+          args));
+  return worker.Reduce(distribute::ReduceOp::kSum, out[0]);
 }
 
 // A worker task's functions: its input pipeline ("batches": its shard of
@@ -291,19 +281,18 @@ absl::Status RegisterWorker(distribute::Server& server,
   const TrainOptions o = options;
   const std::shared_ptr<models::ClassificationSource> data = m.data;
   const int64_t examples = m.examples;
-  absl::Status registered = ps::RegisterWorkerDataset(
+  RETURN_IF_ERROR(ps::RegisterWorkerDataset(
       *self, "batches",
       [o, data, examples](const distribute::InputContext& ctx)
           -> absl::StatusOr<distribute::data::Dataset> {
         return WorkerBatches(o, data, examples, ctx.num_input_pipelines(),
                              ctx.input_pipeline_id());
-      });
-  if (!registered.ok()) return registered;
+      }));
   // The worker's strategy, bound to the coordinator's variables, lives as
   // long as the function that uses it.
-  auto strategy = ps::ParameterServerStrategy::CreateForWorker(server);
-  if (!strategy.ok()) return strategy.status();
-  std::shared_ptr<ps::ParameterServerStrategy> worker = *std::move(strategy);
+  ASSIGN_OR_RETURN(auto strategy,
+                   ps::ParameterServerStrategy::CreateForWorker(server));
+  std::shared_ptr<ps::ParameterServerStrategy> worker = std::move(strategy);
   auto vars = MakeVariables(*worker, options, m);
   if (!vars.ok()) return vars.status();
   return ps::RegisterWorkerFunction(
@@ -311,15 +300,14 @@ absl::Status RegisterWorker(distribute::Server& server,
       [self, o, m, worker, vars = *std::move(vars)](
           ps::PsClient&,
           std::vector<Tensor> args) -> absl::StatusOr<std::vector<Tensor>> {
-        auto batch = ps::NextElement(*self, args[0]);
-        if (!batch.ok()) return batch.status();
-        if (!batch->has_value()) {
+        ASSIGN_OR_RETURN(auto batch, ps::NextElement(*self, args[0]));
+        if (!batch.has_value()) {
           return absl::OutOfRangeError("the worker's data ended");
         }
         const int64_t step = args[1].data<int64_t>()[0];
-        auto loss = PsTrainStep(*worker, vars, m, o, **batch, step);
-        if (!loss.ok()) return loss.status();
-        return std::vector<Tensor>{*std::move(loss)};
+        ASSIGN_OR_RETURN(auto loss,
+                         PsTrainStep(*worker, vars, m, o, *batch, step));
+        return std::vector<Tensor>{std::move(loss)};
       });
 }
 
@@ -331,43 +319,37 @@ absl::StatusOr<TrainResult> Coordinate(
     const distribute::ChannelOptions& channel, const StepCallback& on_step) {
   ps::ParameterServerStrategyOptions strategy_options;
   strategy_options.channel = channel;
-  auto strategy = ps::ParameterServerStrategy::Create(spec, strategy_options);
-  if (!strategy.ok()) return strategy.status();
-  auto vars = MakeVariables(**strategy, options, m);
-  if (!vars.ok()) return vars.status();
-  auto coordinator = ps::ClusterCoordinator::Create(**strategy);
-  if (!coordinator.ok()) return coordinator.status();
-  auto iterator = (*coordinator)->CreatePerWorkerDataset("batches");
-  if (!iterator.ok()) return iterator.status();
+  ASSIGN_OR_RETURN(auto strategy,
+                   ps::ParameterServerStrategy::Create(spec, strategy_options));
+  ASSIGN_OR_RETURN(auto vars, MakeVariables(*strategy, options, m));
+  ASSIGN_OR_RETURN(auto coordinator, ps::ClusterCoordinator::Create(*strategy));
+  ASSIGN_OR_RETURN(auto iterator,
+                   coordinator->CreatePerWorkerDataset("batches"));
   std::vector<ps::RemoteValue> losses;
   for (int64_t step = 0; step < options.steps; ++step) {
-    auto value =
-        (*coordinator)
-            ->Schedule("train_step", {iterator->handle(),
-                                      Tensor::FromVector<int64_t>({step})});
-    if (!value.ok()) return value.status();
-    losses.push_back(*std::move(value));
+    ASSIGN_OR_RETURN(
+        auto value,
+        (coordinator)
+            ->Schedule("train_step", {iterator.handle(),
+                                      Tensor::FromVector<int64_t>({step})}));
+    losses.push_back(std::move(value));
   }
   TrainResult result;
   for (int64_t step = 0; step < options.steps; ++step) {
-    auto loss = losses[static_cast<size_t>(step)].Get();
-    if (!loss.ok()) return loss.status();
+    ASSIGN_OR_RETURN(auto loss, losses[static_cast<size_t>(step)].Get());
     StepReport report;
     report.step = step + 1;
-    report.loss = static_cast<double>((*loss)[0].data<float>()[0]);
+    report.loss = static_cast<double>(loss[0].data<float>()[0]);
     if (!result.initial_loss.has_value()) result.initial_loss = report.loss;
     result.final_loss = report.loss;
     if (on_step) {
-      absl::Status s = on_step(report);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(on_step(report));
     }
   }
-  absl::Status joined = (*coordinator)->Join(absl::InfiniteDuration());
-  if (!joined.ok()) return joined;
-  for (const auto& v : vars->params) {
-    auto w = v->Read();
-    if (!w.ok()) return w.status();
-    result.weights.push_back(*std::move(w));
+  RETURN_IF_ERROR(coordinator->Join(absl::InfiniteDuration()));
+  for (const auto& v : vars.params) {
+    ASSIGN_OR_RETURN(auto w, v->Read());
+    result.weights.push_back(std::move(w));
   }
   result.weights_checksum = WeightsChecksum(result.weights);
   return result;
@@ -440,11 +422,9 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
     const TrainOptions& options, devices::Platform& platform, int workers,
     int num_ps, const StepCallback& on_step,
     std::vector<std::string>* replica_devices) {
-  absl::StatusOr<PsModel> m = MakePsModel(options);
-  if (!m.ok()) return m.status();
-  auto tasks = distribute::DevicesByTask(platform);
-  if (!tasks.ok()) return tasks.status();
-  const int hosts = static_cast<int>(tasks->size());
+  ASSIGN_OR_RETURN(PsModel m, MakePsModel(options));
+  ASSIGN_OR_RETURN(auto tasks, distribute::DevicesByTask(platform));
+  const int hosts = static_cast<int>(tasks.size());
   if (workers < 1 || num_ps < 1 || workers + num_ps > hosts) {
     return absl::InvalidArgumentError(
         absl::StrCat("parameter_server on platform ", platform.name(),
@@ -457,7 +437,7 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
   }
   // A task's host device: its CPU, else its first GPU.
   auto host_of = [&](int task) -> absl::StatusOr<std::string> {
-    const distribute::TaskDeviceGroup& t = (*tasks)[static_cast<size_t>(task)];
+    const distribute::TaskDeviceGroup& t = tasks[static_cast<size_t>(task)];
     if (!t.cpus.empty()) return t.cpus[0];
     if (!t.gpus.empty()) return t.gpus[0];
     return absl::InvalidArgumentError(absl::StrCat(
@@ -465,21 +445,18 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
   };
   std::vector<std::string> ps_devices;
   for (int p = 0; p < num_ps; ++p) {
-    auto device = host_of(workers + p);
-    if (!device.ok()) return device.status();
-    ps_devices.push_back(*std::move(device));
+    ASSIGN_OR_RETURN(auto device, host_of(workers + p));
+    ps_devices.push_back(std::move(device));
   }
-  auto servers = ps::InProcessParameterServers::Create(platform, ps_devices);
-  if (!servers.ok()) return servers.status();
+  ASSIGN_OR_RETURN(auto servers,
+                   ps::InProcessParameterServers::Create(platform, ps_devices));
   ps::ParameterServerStrategyOptions strategy_options;
-  auto chief_device = host_of(0);
-  if (!chief_device.ok()) return chief_device.status();
-  strategy_options.devices = {*chief_device};
-  auto coordinator = ps::ParameterServerStrategy::CreateInProcess(
-      *servers, /*coordinator=*/true, strategy_options);
-  if (!coordinator.ok()) return coordinator.status();
-  auto vars = MakeVariables(**coordinator, options, *m);
-  if (!vars.ok()) return vars.status();
+  ASSIGN_OR_RETURN(auto chief_device, host_of(0));
+  strategy_options.devices = {chief_device};
+  ASSIGN_OR_RETURN(auto coordinator,
+                   ps::ParameterServerStrategy::CreateInProcess(
+                       servers, /*coordinator=*/true, strategy_options));
+  ASSIGN_OR_RETURN(auto vars, MakeVariables(*coordinator, options, m));
 
   std::vector<std::unique_ptr<ps::ParameterServerStrategy>> strategies;
   std::vector<PsVariables> worker_vars;
@@ -487,54 +464,47 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
   std::vector<devices::Device*> threads;
   for (int w = 0; w < workers; ++w) {
     // A worker's replicas are its host's GPUs, else its CPU (TF's).
-    std::vector<std::string> replicas = (*tasks)[static_cast<size_t>(w)].gpus;
+    std::vector<std::string> replicas = tasks[static_cast<size_t>(w)].gpus;
     if (replicas.empty()) {
-      auto cpu = host_of(w);
-      if (!cpu.ok()) return cpu.status();
-      replicas = {*cpu};
+      ASSIGN_OR_RETURN(auto cpu, host_of(w));
+      replicas = {cpu};
     }
     if (replica_devices != nullptr) {
       replica_devices->insert(replica_devices->end(), replicas.begin(),
                               replicas.end());
     }
     strategy_options.devices = replicas;
-    auto strategy = ps::ParameterServerStrategy::CreateInProcess(
-        *servers, /*coordinator=*/false, strategy_options);
-    if (!strategy.ok()) return strategy.status();
-    auto bound = MakeVariables(**strategy, options, *m);
-    if (!bound.ok()) return bound.status();
-    auto batches = WorkerBatches(options, m->data, m->examples, workers, w);
-    if (!batches.ok()) return batches.status();
+    ASSIGN_OR_RETURN(auto strategy,
+                     ps::ParameterServerStrategy::CreateInProcess(
+                         servers, /*coordinator=*/false, strategy_options));
+    ASSIGN_OR_RETURN(auto bound, MakeVariables(*strategy, options, m));
+    ASSIGN_OR_RETURN(auto batches,
+                     WorkerBatches(options, m.data, m.examples, workers, w));
     std::unique_ptr<distribute::data::Iterator> iterator =
-        batches->MakeIterator();
-    auto host = host_of(w);
-    if (!host.ok()) return host.status();
-    auto thread = platform.FindDevice(*host);
-    if (!thread.ok()) return thread.status();
-    strategies.push_back(*std::move(strategy));
-    worker_vars.push_back(*std::move(bound));
+        batches.MakeIterator();
+    ASSIGN_OR_RETURN(auto host, host_of(w));
+    ASSIGN_OR_RETURN(auto thread, platform.FindDevice(host));
+    strategies.push_back(std::move(strategy));
+    worker_vars.push_back(std::move(bound));
     inputs.push_back(std::move(iterator));
-    threads.push_back(*thread);
+    threads.push_back(thread);
   }
   std::vector<std::optional<double>> losses(static_cast<size_t>(options.steps));
-  absl::Status ran = ps::RunOnWorkers(
+  RETURN_IF_ERROR(ps::RunOnWorkers(
       threads, options.steps, [&](int w, int64_t step) -> absl::Status {
         const size_t k = static_cast<size_t>(w);
-        auto batch = inputs[k]->GetNext();
-        if (!batch.ok()) return batch.status();
-        if (!batch->has_value()) {
+        ASSIGN_OR_RETURN(auto batch, inputs[k]->GetNext());
+        if (!batch.has_value()) {
           return absl::OutOfRangeError("the worker's data ended");
         }
-        auto loss = PsTrainStep(*strategies[k], worker_vars[k], *m, options,
-                                **batch, step);
-        if (!loss.ok()) return loss.status();
-        if (loss->has_data()) {
+        ASSIGN_OR_RETURN(auto loss, PsTrainStep(*strategies[k], worker_vars[k],
+                                                m, options, *batch, step));
+        if (loss.has_data()) {
           losses[static_cast<size_t>(step)] =
-              static_cast<double>(loss->data<float>()[0]);
+              static_cast<double>(loss.data<float>()[0]);
         }
         return absl::OkStatus();
-      });
-  if (!ran.ok()) return ran;
+      }));
   TrainResult result;
   for (int64_t step = 0; step < options.steps; ++step) {
     StepReport report;
@@ -545,16 +515,13 @@ absl::StatusOr<TrainResult> TrainClassifierOnSimulatedParameterServers(
       result.final_loss = report.loss;
     }
     if (on_step) {
-      absl::Status s = on_step(report);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(on_step(report));
     }
   }
-  for (const auto& v : vars->params) {
-    auto w = v->Read();
-    if (!w.ok()) return w.status();
-    auto host = devices::ToHostTensor(platform, *w);
-    if (!host.ok()) return host.status();
-    result.weights.push_back(*std::move(host));
+  for (const auto& v : vars.params) {
+    ASSIGN_OR_RETURN(auto w, v->Read());
+    ASSIGN_OR_RETURN(auto host, devices::ToHostTensor(platform, w));
+    result.weights.push_back(std::move(host));
   }
   result.weights_checksum = WeightsChecksum(result.weights);
   return result;
@@ -568,47 +535,41 @@ absl::StatusOr<TrainResult> TrainClassifierOnParameterServers(
         absl::StrCat("parameter_server training needs at least one worker (",
                      workers, ") and one ps task (", num_ps, ")"));
   }
-  absl::StatusOr<PsModel> m = MakePsModel(options);
-  if (!m.ok()) return m.status();
+  ASSIGN_OR_RETURN(PsModel m, MakePsModel(options));
 
   // The cluster: servers of this process.
-  absl::StatusOr<std::vector<int>> ports =
-      distribute::UnusedLocalPorts(workers + num_ps);
-  if (!ports.ok()) return ports.status();
+  ASSIGN_OR_RETURN(std::vector<int> ports,
+                   distribute::UnusedLocalPorts(workers + num_ps));
   std::vector<std::string> worker_addresses, ps_addresses;
   for (int i = 0; i < workers + num_ps; ++i) {
     (i < workers ? worker_addresses : ps_addresses)
-        .push_back(
-            absl::StrCat("127.0.0.1:", (*ports)[static_cast<size_t>(i)]));
+        .push_back(absl::StrCat("127.0.0.1:", ports[static_cast<size_t>(i)]));
   }
-  auto spec = distribute::cluster::ClusterSpec::Create(
-      {{"worker", worker_addresses}, {"ps", ps_addresses}});
-  if (!spec.ok()) return spec.status();
+  ASSIGN_OR_RETURN(auto spec,
+                   distribute::cluster::ClusterSpec::Create(
+                       {{"worker", worker_addresses}, {"ps", ps_addresses}}));
   std::vector<std::unique_ptr<distribute::Server>> servers;
   for (int w = 0; w < workers; ++w) {
-    auto server = distribute::Server::Create(*spec, "worker", w);
-    if (!server.ok()) return server.status();
-    absl::Status registered = RegisterWorker(**server, options, *m);
-    if (!registered.ok()) return registered;
-    servers.push_back(*std::move(server));
+    ASSIGN_OR_RETURN(auto server,
+                     distribute::Server::Create(spec, "worker", w));
+    RETURN_IF_ERROR(RegisterWorker(*server, options, m));
+    servers.push_back(std::move(server));
   }
   // The stores live as long as their servers serve (the registry holds
   // them weakly).
   std::vector<std::shared_ptr<ps::VariableStore>> stores;
   for (int p = 0; p < num_ps; ++p) {
-    auto server = distribute::Server::Create(*spec, "ps", p);
-    if (!server.ok()) return server.status();
-    auto store = ps::VariableStore::Install((*server)->function_registry());
-    if (!store.ok()) return store.status();
-    stores.push_back(*std::move(store));
-    servers.push_back(*std::move(server));
+    ASSIGN_OR_RETURN(auto server, distribute::Server::Create(spec, "ps", p));
+    ASSIGN_OR_RETURN(auto store,
+                     ps::VariableStore::Install(server->function_registry()));
+    stores.push_back(std::move(store));
+    servers.push_back(std::move(server));
   }
   for (auto& server : servers) {
-    absl::Status started = server->Start();
-    if (!started.ok()) return started;
+    RETURN_IF_ERROR(server->Start());
   }
   absl::StatusOr<TrainResult> result =
-      Coordinate(options, *m, *spec, {}, on_step);
+      Coordinate(options, m, spec, {}, on_step);
   for (auto& server : servers) server->Stop();
   return result;
 }
@@ -624,48 +585,44 @@ absl::Status ServeParameterServerTask(
         "one is '",
         task_type, "'"));
   }
-  absl::StatusOr<PsModel> m = MakePsModel(options);
-  if (!m.ok()) return m.status();
+  ASSIGN_OR_RETURN(PsModel m, MakePsModel(options));
   distribute::ServerOptions start_later = server_options;
   start_later.start = false;
-  auto server =
-      distribute::Server::Create(spec, task_type, task_index, start_later);
-  if (!server.ok()) return server.status();
+  ASSIGN_OR_RETURN(auto server, distribute::Server::Create(
+                                    spec, task_type, task_index, start_later));
   std::shared_ptr<ps::VariableStore> store;
   if (task_type == "worker") {
-    absl::Status registered = RegisterWorker(**server, options, *m);
-    if (!registered.ok()) return registered;
+    RETURN_IF_ERROR(RegisterWorker(*server, options, m));
   } else {
-    auto installed = ps::VariableStore::Install((*server)->function_registry());
-    if (!installed.ok()) return installed.status();
-    store = *std::move(installed);
+    ASSIGN_OR_RETURN(auto installed,
+                     ps::VariableStore::Install(server->function_registry()));
+    store = std::move(installed);
   }
   auto done = std::make_shared<absl::Notification>();
   // Shutdown calls may come at once (a retried call): one notifies.
   auto once = std::make_shared<absl::once_flag>();
   const Tensor flags = EncodeFlags(options);
-  absl::Status registered = (*server)->function_registry().Register(
+  absl::Status registered = server->function_registry().Register(
       kReadyFunction,
       [flags](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
         return std::vector<Tensor>{flags};
       });
   if (!registered.ok()) return registered;
-  registered = (*server)->function_registry().Register(
+  registered = server->function_registry().Register(
       kShutdownFunction,
       [done, once](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
         absl::call_once(*once, [&] { done->Notify(); });
         return std::vector<Tensor>{};
       });
   if (!registered.ok()) return registered;
-  absl::Status started = (*server)->Start();
-  if (!started.ok()) return started;
+  RETURN_IF_ERROR(server->Start());
   if (log) {
     log(absl::StrCat(task_type, " ", task_index, " serving at ",
-                     (*server)->target(), " until the chief is done"));
+                     server->target(), " until the chief is done"));
   }
   done->WaitForNotification();
   // Stop lets calls in flight (the chief's shutdown call) finish first.
-  (*server)->Stop();
+  server->Stop();
   return absl::OkStatus();
 }
 
@@ -674,8 +631,7 @@ absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
     const distribute::ChannelOptions& channel, absl::Duration startup_timeout,
     const StepCallback& on_step,
     const std::function<void(const std::string&)>& log) {
-  absl::StatusOr<PsModel> m = MakePsModel(options);
-  if (!m.ok()) return m.status();
+  ASSIGN_OR_RETURN(PsModel m, MakePsModel(options));
   std::vector<std::pair<std::string, std::string>> tasks;  // (name, target)
   for (const std::string& job : {std::string("worker"), std::string("ps")}) {
     absl::StatusOr<std::vector<int64_t>> indices = spec.task_indices(job);
@@ -685,9 +641,8 @@ absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
                        " tasks; give TF_CONFIG's cluster a \"", job, "\" job"));
     }
     for (const int64_t i : *indices) {
-      absl::StatusOr<std::string> target = spec.task_address(job, i);
-      if (!target.ok()) return target.status();
-      tasks.emplace_back(absl::StrCat(job, " ", i), *target);
+      ASSIGN_OR_RETURN(std::string target, spec.task_address(job, i));
+      tasks.emplace_back(absl::StrCat(job, " ", i), target);
     }
   }
   // Every task up, and started with the chief's flags, before the
@@ -738,7 +693,7 @@ absl::StatusOr<TrainResult> CoordinateParameterServerTraining(
     return startup;
   }
   absl::StatusOr<TrainResult> result =
-      Coordinate(options, *m, spec, channel, on_step);
+      Coordinate(options, m, spec, channel, on_step);
   // The tasks end with the job, whether it succeeded or not.
   StopTasks(client, tasks, log);
   return result;

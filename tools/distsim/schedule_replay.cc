@@ -17,6 +17,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "simulator/actor_runtime.h"
 #include "simulator/engine.h"
 #include "simulator/network_model.h"
@@ -376,11 +377,10 @@ class PlatformReplay final : public ReplayCore {
         static_cast<uint32_t>(dst);
     auto it = routes_.find(key);
     if (it == routes_.end()) {
-      absl::StatusOr<std::vector<int>> route =
-          context_.Route(devices_[static_cast<size_t>(src)],
-                         devices_[static_cast<size_t>(dst)]);
-      if (!route.ok()) return route.status();
-      it = routes_.emplace(key, *std::move(route)).first;
+      ASSIGN_OR_RETURN(std::vector<int> route,
+                       context_.Route(devices_[static_cast<size_t>(src)],
+                                      devices_[static_cast<size_t>(dst)]));
+      it = routes_.emplace(key, std::move(route)).first;
     }
     return &it->second;
   }

@@ -52,6 +52,7 @@
 #include "devices/device.h"
 #include "devices/platform.h"
 #include "devices/platform_registry.h"
+#include "devices/status_macros.h"
 #include "distribute/central_storage_strategy.h"
 #include "distribute/cluster/environment_resolver.h"
 #include "distribute/cluster/slurm_cluster_resolver.h"
@@ -78,10 +79,9 @@ absl::StatusOr<std::vector<std::string>> ReplicaDevices(devices::Platform& p,
                                                         int64_t replicas) {
   std::vector<std::string> gpus, cpus;
   for (const std::string& n : p.DeviceNames()) {
-    absl::StatusOr<devices::Device*> d = p.FindDevice(n);
-    if (!d.ok()) return d.status();
-    if ((*d)->kind() == devices::DeviceKind::kGPU) gpus.push_back(n);
-    if ((*d)->kind() == devices::DeviceKind::kCPU) cpus.push_back(n);
+    ASSIGN_OR_RETURN(devices::Device * d, p.FindDevice(n));
+    if (d->kind() == devices::DeviceKind::kGPU) gpus.push_back(n);
+    if (d->kind() == devices::DeviceKind::kCPU) cpus.push_back(n);
   }
   std::vector<std::string> all = gpus.empty() ? cpus : gpus;
   if (replicas < 0 || replicas > static_cast<int64_t>(all.size())) {
@@ -136,11 +136,10 @@ absl::StatusOr<std::unique_ptr<distribute::TPUStrategy>> MakeTpuStrategy(
         absl::StrCat("--replicas=", replicas, " is too large"));
   }
   build.num_replicas = static_cast<int>(replicas);
-  absl::StatusOr<distribute::tpu::DeviceAssignment> assignment =
-      distribute::tpu::DeviceAssignment::Build(*topology, build);
-  if (!assignment.ok()) return assignment.status();
+  ASSIGN_OR_RETURN(distribute::tpu::DeviceAssignment assignment,
+                   distribute::tpu::DeviceAssignment::Build(*topology, build));
   distribute::TPUStrategy::Options options;
-  options.device_assignment = *std::move(assignment);
+  options.device_assignment = std::move(assignment);
   return distribute::TPUStrategy::Create(platform, std::move(options));
 }
 
@@ -210,8 +209,7 @@ absl::Status PrintResults(const TrainResult& result,
   if (timer != nullptr) {
     std::printf("%s", timer->Summary().c_str());
     if (!trace_path.empty()) {
-      absl::Status s = timer->WriteTrace(trace_path);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(timer->WriteTrace(trace_path));
       std::printf("trace written to %s (open it in Perfetto)\n",
                   trace_path.c_str());
     }
@@ -251,33 +249,34 @@ absl::Status RunEvaluator(const TrainOptions& options, bool json) {
       "%lld\n",
       options.checkpoint_dir.c_str(), static_cast<long long>(options.steps));
   std::fflush(stdout);
-  absl::StatusOr<std::vector<EvaluationReport>> reports = RunSidecarEvaluation(
-      options,
-      [&](const EvaluationReport& r) {
-        std::printf("eval  step %5lld/%lld  loss %.6f  (%s)\n",
-                    static_cast<long long>(r.step),
-                    static_cast<long long>(options.steps), r.loss,
-                    r.checkpoint.c_str());
-        std::fflush(stdout);
-        return absl::OkStatus();
-      },
-      absl::Milliseconds(200),
-      [](const std::string& line) {
-        std::fprintf(stderr, "distsim train: evaluator: %s\n", line.c_str());
-        std::fflush(stderr);
-      });
-  if (!reports.ok()) return reports.status();
-  const EvaluationReport& last = reports->back();
+  ASSIGN_OR_RETURN(std::vector<EvaluationReport> reports,
+                   RunSidecarEvaluation(
+                       options,
+                       [&](const EvaluationReport& r) {
+                         std::printf("eval  step %5lld/%lld  loss %.6f  (%s)\n",
+                                     static_cast<long long>(r.step),
+                                     static_cast<long long>(options.steps),
+                                     r.loss, r.checkpoint.c_str());
+                         std::fflush(stdout);
+                         return absl::OkStatus();
+                       },
+                       absl::Milliseconds(200),
+                       [](const std::string& line) {
+                         std::fprintf(stderr, "distsim train: evaluator: %s\n",
+                                      line.c_str());
+                         std::fflush(stderr);
+                       }));
+  const EvaluationReport& last = reports.back();
   std::printf(
       "summary: evaluated %zu checkpoint(s), last at step %lld: eval "
       "loss %.9g, weights checksum %s\n",
-      reports->size(), static_cast<long long>(last.step), last.loss,
+      reports.size(), static_cast<long long>(last.step), last.loss,
       last.weights_checksum.c_str());
   if (json) {
     std::printf(
         "{\"role\":\"evaluator\",\"checkpoints\":%zu,\"final_step\":%lld,"
         "\"final_eval_loss\":%s,\"weights_checksum\":\"%s\"}\n",
-        reports->size(), static_cast<long long>(last.step),
+        reports.size(), static_cast<long long>(last.step),
         JsonNumber(last.loss).c_str(), last.weights_checksum.c_str());
   }
   std::fflush(stdout);
@@ -289,10 +288,9 @@ absl::Status RunSimulatedCluster(devices::Platform& platform,
                                  const distribute::CommunicationOptions& comm,
                                  const TrainOptions& options,
                                  const std::string& trace_path, bool json) {
-  absl::StatusOr<std::unique_ptr<distribute::InProcessCluster>> cluster =
-      distribute::InProcessCluster::Create(platform, comm);
-  if (!cluster.ok()) return cluster.status();
-  distribute::InProcessCluster& workers = **cluster;
+  ASSIGN_OR_RETURN(std::unique_ptr<distribute::InProcessCluster> cluster,
+                   distribute::InProcessCluster::Create(platform, comm));
+  distribute::InProcessCluster& workers = *cluster;
   // Every replica of every worker, for the step times.
   std::vector<std::string> all_devices;
   for (int w = 0; w < workers.num_workers(); ++w) {
@@ -309,10 +307,11 @@ absl::Status RunSimulatedCluster(devices::Platform& platform,
   std::vector<double> step_us;
   std::optional<TrainResult> chief_result;
   if (timer != nullptr) timer->StartStep();
-  absl::Status ran =
+  RETURN_IF_ERROR(
       workers.Run([&](distribute::MultiWorkerMirroredStrategy& strategy) {
         const bool is_chief = strategy.IsChief();
-        absl::StatusOr<TrainResult> result =
+        ASSIGN_OR_RETURN(
+            TrainResult result,
             TrainClassifier(strategy, options, [&](const StepReport& report) {
               // Only the chief's thread touches the timer and stdout.
               if (is_chief) {
@@ -320,12 +319,10 @@ absl::Status RunSimulatedCluster(devices::Platform& platform,
                           step_us);
               }
               return absl::OkStatus();
-            });
-        if (!result.ok()) return result.status();
-        if (is_chief) chief_result = *std::move(result);
+            }));
+        if (is_chief) chief_result = std::move(result);
         return absl::OkStatus();
-      });
-  if (!ran.ok()) return ran;
+      }));
   if (!chief_result.has_value()) {
     return absl::InternalError("the chief finished without a result");
   }
@@ -369,15 +366,13 @@ absl::Status RunSimulatedParameterServers(const TrainOptions& options,
                                           const std::string& trace_path,
                                           bool json) {
   RegisterAllPlatforms();
-  absl::StatusOr<std::unique_ptr<devices::Platform>> platform =
-      devices::CreatePlatform(platform_spec);
-  if (!platform.ok()) return platform.status();
-  auto tasks = distribute::DevicesByTask(**platform);
-  if (!tasks.ok()) return tasks.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<devices::Platform> platform,
+                   devices::CreatePlatform(platform_spec));
+  ASSIGN_OR_RETURN(auto tasks, distribute::DevicesByTask(*platform));
   if (num_ps == 0) num_ps = 1;
   if (num_workers == 0) {
     num_workers =
-        std::max<int64_t>(1, static_cast<int64_t>(tasks->size()) - num_ps);
+        std::max<int64_t>(1, static_cast<int64_t>(tasks.size()) - num_ps);
   }
   if (num_workers < 1 || num_ps < 1) {
     return absl::InvalidArgumentError(
@@ -392,20 +387,20 @@ absl::Status RunSimulatedParameterServers(const TrainOptions& options,
       static_cast<long long>(options.global_batch),
       static_cast<long long>(options.steps));
   std::fflush(stdout);
-  std::unique_ptr<StepTimer> timer = MakeStepTimer(**platform);
+  std::unique_ptr<StepTimer> timer = MakeStepTimer(*platform);
   if (timer != nullptr) timer->StartStep();
   std::vector<std::string> replicas;
   std::vector<double> none;
-  absl::StatusOr<TrainResult> result =
+  ASSIGN_OR_RETURN(
+      TrainResult result,
       TrainClassifierOnSimulatedParameterServers(
-          options, **platform, static_cast<int>(num_workers),
+          options, *platform, static_cast<int>(num_workers),
           static_cast<int>(num_ps),
           [steps = options.steps, &none](const StepReport& report) {
             PrintStep(report, steps, nullptr, {}, none);
             return absl::OkStatus();
           },
-          &replicas);
-  if (!result.ok()) return result.status();
+          &replicas));
   std::vector<double> step_us;
   if (timer != nullptr) {
     StepTime t = timer->EndStep(replicas);
@@ -417,7 +412,7 @@ absl::Status RunSimulatedParameterServers(const TrainOptions& options,
         static_cast<long long>(num_workers), t.compute_us, t.communication_us,
         t.idle_us);
   }
-  return PrintResults(*result, step_us, timer.get(), trace_path, platform_spec,
+  return PrintResults(result, step_us, timer.get(), trace_path, platform_spec,
                       json, "parameter_server", static_cast<int>(num_workers),
                       options.steps, "");
 }
@@ -439,30 +434,27 @@ absl::Status RunParameterServerTask(const TrainOptions& options,
         "); launch each task with its TF_CONFIG, or run the whole cluster in "
         "one process outside srun"));
   }
-  absl::StatusOr<std::unique_ptr<distribute::cluster::ClusterResolver>>
-      resolver = distribute::cluster::ResolverFromEnvironment(launched, {});
-  if (!resolver.ok()) return resolver.status();
-  absl::StatusOr<distribute::cluster::ClusterSpec> spec =
-      (*resolver)->cluster_spec();
-  if (!spec.ok()) return spec.status();
-  const std::string type = (*resolver)->task_type().value_or("");
-  const int index = static_cast<int>((*resolver)->task_id().value_or(0));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<distribute::cluster::ClusterResolver> resolver,
+      distribute::cluster::ResolverFromEnvironment(launched, {}));
+  ASSIGN_OR_RETURN(distribute::cluster::ClusterSpec spec,
+                   resolver->cluster_spec());
+  const std::string type = resolver->task_type().value_or("");
+  const int index = static_cast<int>(resolver->task_id().value_or(0));
   distribute::ServerOptions server;
   server.tls = tls;
   if (!token_file.empty()) {
-    absl::StatusOr<std::string> token =
-        distribute::ReadClusterTokenFile(token_file);
-    if (!token.ok()) return token.status();
-    server.cluster_token = *std::move(token);
+    ASSIGN_OR_RETURN(std::string token,
+                     distribute::ReadClusterTokenFile(token_file));
+    server.cluster_token = std::move(token);
   }
   auto log = [](const std::string& line) {
     std::fprintf(stderr, "distsim train: %s\n", line.c_str());
     std::fflush(stderr);
   };
   if (type == "worker" || type == "ps") {
-    absl::Status served =
-        ServeParameterServerTask(options, *spec, type, index, server, log);
-    if (!served.ok()) return served;
+    RETURN_IF_ERROR(
+        ServeParameterServerTask(options, spec, type, index, server, log));
     log(absl::StrCat(type, " ", index, ": the chief is done"));
     if (json) {
       std::printf("{\"role\":\"%s\",\"task\":%d}\n", type.c_str(), index);
@@ -478,8 +470,8 @@ absl::Status RunParameterServerTask(const TrainOptions& options,
   distribute::ChannelOptions channel;
   channel.cluster_token = server.cluster_token;
   channel.tls = tls;
-  const int64_t workers = spec->num_tasks("worker").value_or(0);
-  const int64_t ps = spec->num_tasks("ps").value_or(0);
+  const int64_t workers = spec.num_tasks("worker").value_or(0);
+  const int64_t ps = spec.num_tasks("ps").value_or(0);
   if (workers < 1 || ps < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the parameter-server cluster has no ", workers < 1 ? "worker" : "ps",
@@ -494,11 +486,10 @@ absl::Status RunParameterServerTask(const TrainOptions& options,
       static_cast<long long>(options.global_batch),
       static_cast<long long>(options.steps));
   std::fflush(stdout);
-  return PrintParameterServerRun(CoordinateParameterServerTraining(
-                                     options, *spec, channel, startup_timeout,
-                                     PrintParameterServerStep(options), log),
-                                 options, static_cast<int>(workers), trace_path,
-                                 json);
+  return PrintParameterServerRun(
+      CoordinateParameterServerTraining(options, spec, channel, startup_timeout,
+                                        PrintParameterServerStep(options), log),
+      options, static_cast<int>(workers), trace_path, json);
 }
 
 }  // namespace
@@ -631,17 +622,16 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
     std::fclose(file);
   }
   const bool multi_worker = strategy_name == "multi_worker_mirrored";
-  absl::StatusOr<distribute::cluster::ResolverKind> resolver_kind =
-      distribute::cluster::ParseResolverKind(resolver_name);
-  if (!resolver_kind.ok()) return resolver_kind.status();
+  ASSIGN_OR_RETURN(distribute::cluster::ResolverKind resolver_kind,
+                   distribute::cluster::ParseResolverKind(resolver_name));
   // Whether this process was launched as a worker of a cluster (TF_CONFIG,
   // or a Slurm step for --cluster_resolver=auto or slurm).
   const std::optional<distribute::cluster::ResolverKind> launched =
-      distribute::cluster::DetectCluster(*resolver_kind);
+      distribute::cluster::DetectCluster(resolver_kind);
   const bool launched_as_worker =
       launched.has_value() ||
       (multi_worker &&
-       *resolver_kind == distribute::cluster::ResolverKind::kSlurm);
+       resolver_kind == distribute::cluster::ResolverKind::kSlurm);
   const bool simulated_ps = strategy_name == "parameter_server" &&
                             absl::StartsWith(platform_spec, "sim:");
   if (strategy_name == "parameter_server") {
@@ -769,17 +759,15 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
     } else if (!cuda) {
       slurm.gpus_per_node = 0;  // The replicas are CPUs.
     }
-    absl::StatusOr<std::unique_ptr<distribute::cluster::ClusterResolver>> made =
-        distribute::cluster::ResolverFromEnvironment(*resolver_kind,
-                                                     std::move(slurm));
-    if (!made.ok()) return made.status();
-    resolver = *std::move(made);
+    ASSIGN_OR_RETURN(std::unique_ptr<distribute::cluster::ClusterResolver> made,
+                     distribute::cluster::ResolverFromEnvironment(
+                         resolver_kind, std::move(slurm)));
+    resolver = std::move(made);
     auto* slurm_resolver =
         dynamic_cast<distribute::cluster::SlurmClusterResolver*>(
             resolver.get());
     if (slurm_resolver != nullptr && cuda) {
-      absl::Status applied = slurm_resolver->ApplyCudaVisibleDevices();
-      if (!applied.ok()) return applied;
+      RETURN_IF_ERROR(slurm_resolver->ApplyCudaVisibleDevices());
     }
   }
 
@@ -788,46 +776,44 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   }
 
   RegisterAllPlatforms();
-  absl::StatusOr<std::unique_ptr<devices::Platform>> platform =
-      devices::CreatePlatform(platform_spec);
-  if (!platform.ok()) return platform.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<devices::Platform> platform,
+                   devices::CreatePlatform(platform_spec));
   if (simulated_cluster) {
     distribute::CommunicationOptions communication;
     if (timeout_seconds > 0) communication.timeout_seconds = timeout_seconds;
-    return RunSimulatedCluster(**platform, platform_spec, communication,
-                               options, trace_path, json);
+    return RunSimulatedCluster(*platform, platform_spec, communication, options,
+                               trace_path, json);
   }
-  absl::StatusOr<std::vector<std::string>> devs =
-      tpu ? std::vector<std::string>{} : ReplicaDevices(**platform, replicas);
-  if (!devs.ok()) return devs.status();
+  ASSIGN_OR_RETURN(
+      std::vector<std::string> devs,
+      tpu ? std::vector<std::string>{} : ReplicaDevices(*platform, replicas));
 
   std::unique_ptr<distribute::Strategy> strategy;
   if (tpu) {
-    auto s = MakeTpuStrategy(**platform, replicas, tpu_computation_shape);
-    if (!s.ok()) return s.status();
-    strategy = *std::move(s);
+    ASSIGN_OR_RETURN(
+        auto s, MakeTpuStrategy(*platform, replicas, tpu_computation_shape));
+    strategy = std::move(s);
   } else if (strategy_name == "one_device") {
-    auto s = distribute::OneDeviceStrategy::Create(**platform, (*devs)[0]);
-    if (!s.ok()) return s.status();
-    strategy = *std::move(s);
+    ASSIGN_OR_RETURN(auto s,
+                     distribute::OneDeviceStrategy::Create(*platform, devs[0]));
+    strategy = std::move(s);
   } else if (strategy_name == "mirrored") {
-    auto s = distribute::MirroredStrategy::Create(**platform, *devs);
-    if (!s.ok()) return s.status();
-    strategy = *std::move(s);
+    ASSIGN_OR_RETURN(auto s,
+                     distribute::MirroredStrategy::Create(*platform, devs));
+    strategy = std::move(s);
   } else if (strategy_name == "central_storage") {
-    auto s = distribute::CentralStorageStrategy::Create(**platform, *devs);
-    if (!s.ok()) return s.status();
-    strategy = *std::move(s);
+    ASSIGN_OR_RETURN(
+        auto s, distribute::CentralStorageStrategy::Create(*platform, devs));
+    strategy = std::move(s);
   } else if (multi_worker) {
     distribute::CommunicationOptions communication;
     if (timeout_seconds > 0) communication.timeout_seconds = timeout_seconds;
     distribute::ServerOptions server_options;
     server_options.tls = tls;
     if (!token_file.empty()) {
-      absl::StatusOr<std::string> token =
-          distribute::ReadClusterTokenFile(token_file);
-      if (!token.ok()) return token.status();
-      server_options.cluster_token = *std::move(token);
+      ASSIGN_OR_RETURN(std::string token,
+                       distribute::ReadClusterTokenFile(token_file));
+      server_options.cluster_token = std::move(token);
     }
     // A worker whose peers are late says so every few seconds.
     distribute::SetWaitReporter([](const std::string& line) {
@@ -837,20 +823,18 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
     // --replicas=0 leaves the choice to the strategy (TF's: the GPUs, else
     // the first CPU); every worker must give the same.
     std::vector<std::string> local;
-    if (replicas > 0) local = *devs;
+    if (replicas > 0) local = devs;
     distribute::MultiWorkerMirroredStrategy::Options mw;
     mw.cluster_resolver = std::move(resolver);
     mw.communication = communication;
     mw.server = server_options;
     mw.local_devices = std::move(local);
-    auto s = distribute::MultiWorkerMirroredStrategy::Create(**platform,
-                                                             std::move(mw));
-    if (!s.ok()) return s.status();
+    ASSIGN_OR_RETURN(auto s, distribute::MultiWorkerMirroredStrategy::Create(
+                                 *platform, std::move(mw)));
     // Workers started with different training flags would train to
     // different weights, or fail later without saying why.
-    absl::Status agreed = (*s)->AgreeOnSettings(TrainingFlags(options));
-    if (!agreed.ok()) return agreed;
-    strategy = *std::move(s);
+    RETURN_IF_ERROR(s->AgreeOnSettings(TrainingFlags(options)));
+    strategy = std::move(s);
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown --strategy=", strategy_name,
@@ -858,7 +842,7 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                      "multi_worker_mirrored or tpu"));
   }
 
-  std::unique_ptr<StepTimer> timer = MakeStepTimer(**platform);
+  std::unique_ptr<StepTimer> timer = MakeStepTimer(*platform);
   const int n = strategy->NumReplicasInSync();
   const std::string worker =
       multi_worker
@@ -868,19 +852,19 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   PrintHeader(*strategy, worker, platform_spec, options);
   std::vector<double> step_us;
   if (timer != nullptr) timer->StartStep();
-  absl::StatusOr<TrainResult> result =
+  ASSIGN_OR_RETURN(
+      TrainResult result,
       TrainClassifier(*strategy, options, [&](const StepReport& report) {
         PrintStep(report, options.steps, timer.get(),
                   strategy->extended().WorkerDevices(), step_us);
         return absl::OkStatus();
-      });
-  if (!result.ok()) return result.status();
+      }));
   const std::string workers =
       multi_worker
           ? absl::StrFormat(",\"worker_index\":%d,\"num_workers\":%d",
                             strategy->WorkerIndex(), strategy->NumWorkers())
           : "";
-  return PrintResults(*result, step_us, timer.get(), trace_path, platform_spec,
+  return PrintResults(result, step_us, timer.get(), trace_path, platform_spec,
                       json, strategy_name, n, options.steps, workers);
 }
 

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "devices/status_macros.h"
 #include "distribute/cluster/json.h"
 #include "simulator/nccl_model.h"
 #include "simulator/validation/fit.h"
@@ -186,8 +187,7 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
   points_file = UserPath(std::move(points_file));
   plot_path = UserPath(std::move(plot_path));
   if (!plot_path.empty()) {
-    absl::Status checked = CheckPlotPath(plot_path);
-    if (!checked.ok()) return checked;
+    RETURN_IF_ERROR(CheckPlotPath(plot_path));
   }
   // A path that cannot be written fails at once rather than after the
   // search; the file is only replaced once the fit has succeeded.
@@ -200,12 +200,12 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
     }
     if (!existed) std::remove(fit_out.c_str());
   }
-  absl::StatusOr<std::vector<simulator::ValidationPoint>> points =
-      points_file.empty() ? simulator::BuiltinValidationPoints()
-                          : simulator::LoadValidationPoints(points_file);
-  if (!points.ok()) return points.status();
+  ASSIGN_OR_RETURN(std::vector<simulator::ValidationPoint> points,
+                   points_file.empty()
+                       ? simulator::BuiltinValidationPoints()
+                       : simulator::LoadValidationPoints(points_file));
   std::vector<simulator::ValidationPoint> chosen;
-  for (const simulator::ValidationPoint& p : *points) {
+  for (const simulator::ValidationPoint& p : points) {
     if (split == "all" || p.split() == split) chosen.push_back(p);
   }
   if (chosen.empty()) {
@@ -215,10 +215,9 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
   simulator::NcclModelParams params;
   model_path = UserPath(std::move(model_path));
   if (!model_path.empty()) {
-    absl::StatusOr<simulator::NcclModelParams> loaded =
-        simulator::LoadNcclModelParams(model_path);
-    if (!loaded.ok()) return loaded.status();
-    params = *loaded;
+    ASSIGN_OR_RETURN(simulator::NcclModelParams loaded,
+                     simulator::LoadNcclModelParams(model_path));
+    params = loaded;
   }
   std::string fit_summary;
   if (!fit.empty()) {
@@ -235,7 +234,7 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
       simulator::FitOptions check = fit_options;
       check.prior_weight = std::numeric_limits<double>::infinity();
       absl::StatusOr<simulator::FitResult> checked =
-          simulator::FitNcclModelParams(*points, check);
+          simulator::FitNcclModelParams(points, check);
       if (!checked.ok()) {
         return absl::Status(
             checked.status().code(),
@@ -246,7 +245,7 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
     if (prior == "auto") {
       const std::vector<double> weights = {0, 0.01, 0.1, 1, 10};
       absl::StatusOr<simulator::PriorChoice> chosen_prior =
-          simulator::ChoosePriorWeight(*points, fit_options, weights);
+          simulator::ChoosePriorWeight(points, fit_options, weights);
       if (!chosen_prior.ok()) {
         return absl::Status(
             chosen_prior.status().code(),
@@ -275,7 +274,7 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
     }
     // Fitted on the fit split of every point given, whatever --split shows.
     absl::StatusOr<simulator::FitResult> fitted =
-        simulator::FitNcclModelParams(*points, fit_options);
+        simulator::FitNcclModelParams(points, fit_options);
     if (!fitted.ok()) {
       return absl::Status(
           fitted.status().code(),
@@ -315,15 +314,13 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
       absl::StrAppend(&fit_summary, "# constants written to ", fit_out, "\n");
     }
   }
-  absl::StatusOr<simulator::ValidationReport> report =
-      simulator::Validate(chosen, params);
-  if (!report.ok()) return report.status();
+  ASSIGN_OR_RETURN(simulator::ValidationReport report,
+                   simulator::Validate(chosen, params));
   std::fputs(fit_summary.c_str(), json ? stderr : stdout);
-  std::fputs(json ? ToJson(*report).c_str() : ToText(*report).c_str(), stdout);
+  std::fputs(json ? ToJson(report).c_str() : ToText(report).c_str(), stdout);
   std::fflush(stdout);
   if (!plot_path.empty()) {
-    absl::Status drawn = WritePlot(ValidationPlot(*report), plot_path);
-    if (!drawn.ok()) return drawn;
+    RETURN_IF_ERROR(WritePlot(ValidationPlot(report), plot_path));
     std::fprintf(json ? stderr : stdout, "# plot written to %s\n",
                  plot_path.c_str());
   }

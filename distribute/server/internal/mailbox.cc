@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace server_internal {
@@ -516,8 +517,7 @@ absl::Status MailboxRegistry::GroupStatus(absl::string_view group_key) {
   const auto [first, last] = GroupEntries(group_key);
   for (auto it = first; it != last; ++it) {
     if (it->second.mailbox == nullptr) continue;
-    absl::Status status = it->second.mailbox->status();
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(it->second.mailbox->status());
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "gtest/gtest.h"
 
 namespace distribute {
@@ -32,17 +33,17 @@ absl::Span<std::byte> Span(std::string& s) {
 // Delivers `data` as one message in chunks of `pack` bytes.
 absl::Status DeliverAll(GroupMailbox& box, int src, uint64_t tag,
                         const std::string& data, size_t pack) {
-  auto message = box.BeginMessage(Header(src, tag, data.size()));
-  if (!message.ok()) return message.status();
+  ASSIGN_OR_RETURN(auto message,
+                   box.BeginMessage(Header(src, tag, data.size())));
   absl::Status status;
   size_t offset = 0;
   do {
     const size_t n = std::min(pack, data.size() - offset);
-    status = box.AddChunk(**message, offset,
+    status = box.AddChunk(*message, offset,
                           absl::string_view(data).substr(offset, n));
     offset += n;
   } while (status.ok() && offset < data.size());
-  absl::Status ended = box.EndMessage(*message, status);
+  absl::Status ended = box.EndMessage(message, status);
   return status.ok() ? ended : status;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/dtype.h"
 #include "devices/shape.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace server_internal {
@@ -66,10 +67,9 @@ absl::StatusOr<devices::Tensor> TensorFromProto(
       }
     }
   }
-  absl::StatusOr<devices::Tensor> tensor =
-      devices::Tensor::Host(*dtype, *std::move(shape));
-  if (!tensor.ok()) return tensor.status();
-  if (bytes > 0) std::memcpy(tensor->raw_data(), proto.data().data(), bytes);
+  ASSIGN_OR_RETURN(devices::Tensor tensor,
+                   devices::Tensor::Host(*dtype, *std::move(shape)));
+  if (bytes > 0) std::memcpy(tensor.raw_data(), proto.data().data(), bytes);
   return tensor;
 }
 

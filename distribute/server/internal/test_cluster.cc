@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "distribute/server/grpc_transport.h"
 #include "distribute/server/local_ports.h"
 
@@ -35,16 +36,15 @@ absl::StatusOr<TestCluster> TestCluster::Start(int n, ServerOptions options) {
   // test, or as a client's ephemeral port); then pick again.
   absl::Status last;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    absl::StatusOr<std::vector<int>> ports = PickFreePorts(n);
-    if (!ports.ok()) return ports.status();
+    ASSIGN_OR_RETURN(std::vector<int> ports, PickFreePorts(n));
     TestCluster cluster;
-    for (int port : *ports) {
+    for (int port : ports) {
       cluster.addresses.push_back(absl::StrCat("127.0.0.1:", port));
     }
-    absl::StatusOr<cluster::ClusterSpec> spec =
-        cluster::ClusterSpec::Create({{"worker", cluster.addresses}});
-    if (!spec.ok()) return spec.status();
-    cluster.spec = *std::move(spec);
+    ASSIGN_OR_RETURN(
+        cluster::ClusterSpec spec,
+        cluster::ClusterSpec::Create({{"worker", cluster.addresses}}));
+    cluster.spec = std::move(spec);
     last = absl::OkStatus();
     for (int i = 0; i < n && last.ok(); ++i) {
       absl::StatusOr<std::unique_ptr<Server>> server =
@@ -70,10 +70,9 @@ GrpcTransportGroup(const TestCluster& cluster, const std::string& key) {
     transport.rank_targets = cluster.addresses;
     transport.rank = static_cast<int>(r);
     transport.connect_timeout = absl::Seconds(10);
-    absl::StatusOr<std::unique_ptr<devices::Transport>> endpoint =
-        GrpcTransport::Create(*cluster.servers[r], transport);
-    if (!endpoint.ok()) return endpoint.status();
-    endpoints.push_back(*std::move(endpoint));
+    ASSIGN_OR_RETURN(std::unique_ptr<devices::Transport> endpoint,
+                     GrpcTransport::Create(*cluster.servers[r], transport));
+    endpoints.push_back(std::move(endpoint));
   }
   return endpoints;
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "devices/tensor.h"
 #include "devices/transport.h"
 #include "distribute/server/internal/grpc_status.h"
@@ -92,21 +93,20 @@ absl::Status WorkerServiceImpl::Run(const server::RunFunctionRequest& request,
   std::vector<devices::Tensor> args;
   args.reserve(static_cast<size_t>(request.args_size()));
   for (int i = 0; i < request.args_size(); ++i) {
-    absl::StatusOr<devices::Tensor> arg = TensorFromProto(
-        request.args(i),
-        absl::StrCat("argument ", i, " of function \"", request.name(), "\""));
-    if (!arg.ok()) return arg.status();
-    args.push_back(*std::move(arg));
+    ASSIGN_OR_RETURN(
+        devices::Tensor arg,
+        TensorFromProto(request.args(i),
+                        absl::StrCat("argument ", i, " of function \"",
+                                     request.name(), "\"")));
+    args.push_back(std::move(arg));
   }
-  absl::StatusOr<std::vector<devices::Tensor>> outputs =
-      config_.functions->Run(request.name(), std::move(args));
-  if (!outputs.ok()) return outputs.status();
-  for (size_t i = 0; i < outputs->size(); ++i) {
-    absl::Status encoded = TensorToProto(
-        (*outputs)[i],
+  ASSIGN_OR_RETURN(std::vector<devices::Tensor> outputs,
+                   config_.functions->Run(request.name(), std::move(args)));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    RETURN_IF_ERROR(TensorToProto(
+        outputs[i],
         absl::StrCat("output ", i, " of function \"", request.name(), "\""),
-        *response.add_outputs());
-    if (!encoded.ok()) return encoded;
+        *response.add_outputs()));
   }
   const size_t bytes = response.ByteSizeLong();
   if (bytes > static_cast<size_t>(config_.max_message_bytes)) {
@@ -186,16 +186,14 @@ WorkerServiceImpl::BeginDelivery(const server::DeliverChunk& first) {
         "the first chunk of a Deliver stream has no header");
   }
   const server::MessageHeader& header = first.header();
-  absl::Status valid = CheckMessageHeader(header);
-  if (!valid.ok()) return valid;
-  absl::StatusOr<std::shared_ptr<GroupMailbox>> mailbox =
-      config_.mailboxes->ForIncoming(header.group_key(), header.dst_rank());
-  if (!mailbox.ok()) return mailbox.status();
-  absl::StatusOr<std::shared_ptr<Inbound>> message =
-      (*mailbox)->BeginMessage(header);
-  if (!message.ok()) return message.status();
+  RETURN_IF_ERROR(CheckMessageHeader(header));
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<GroupMailbox> mailbox,
+      config_.mailboxes->ForIncoming(header.group_key(), header.dst_rank()));
+  ASSIGN_OR_RETURN(std::shared_ptr<Inbound> message,
+                   mailbox->BeginMessage(header));
   config_.received->Message();
-  return std::make_pair(*std::move(mailbox), *std::move(message));
+  return std::make_pair(std::move(mailbox), std::move(message));
 }
 
 grpc::Status WorkerServiceImpl::AbortGroup(
