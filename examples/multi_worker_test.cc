@@ -16,7 +16,7 @@
 namespace {
 
 using ::distsim_test::ChildProcess;
-using ::distsim_test::RunfilePath;
+using ::distsim_test::Runfile;
 
 constexpr absl::Duration kWait = absl::Seconds(120);
 
@@ -36,7 +36,7 @@ std::vector<float> Weights(const std::string& out, int workers) {
 
 TEST(MultiWorkerExampleTest, ASimulatedClusterInOneProcess) {
   auto run =
-      distsim_test::RunToEnd(RunfilePath("examples/multi_worker"), {},
+      distsim_test::RunToEnd(Runfile("examples/multi_worker"), {},
                              distsim_test::TestTmpPath("simulated"), kWait);
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_TRUE(run->ok()) << run->err;
@@ -55,7 +55,7 @@ TEST(MultiWorkerExampleTest, TwoWorkerProcessesWithTfConfig) {
   std::vector<std::unique_ptr<ChildProcess>> workers;
   for (int w = 0; w < 2; ++w) {
     auto child = ChildProcess::Spawn(
-        RunfilePath("examples/multi_worker"), {},
+        Runfile("examples/multi_worker"), {},
         {{"TF_CONFIG", distsim_test::TfConfig(cluster, "worker", w)}},
         distsim_test::TestTmpPath(absl::StrCat("worker", w)));
     ASSERT_TRUE(child.ok()) << child.status();

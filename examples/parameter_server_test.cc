@@ -12,7 +12,7 @@ namespace {
 
 TEST(ParameterServerExampleTest, TwoWorkersLearnTheWeight) {
   auto run = distsim_test::RunToEnd(
-      distsim_test::RunfilePath("examples/parameter_server"), {},
+      distsim_test::Runfile("examples/parameter_server"), {},
       distsim_test::TestTmpPath("parameter_server"), absl::Seconds(120));
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_TRUE(run->ok()) << run->err;

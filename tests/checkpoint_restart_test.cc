@@ -28,14 +28,14 @@ namespace {
 namespace ckpt = distribute::checkpoint;
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
-using ::distsim_test::RunfilePath;
+using ::distsim_test::Runfile;
 using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(60);
 constexpr int64_t kSteps = 6;
 
-std::string WorkerBinary() { return RunfilePath("tests/ckpt_worker"); }
+std::string WorkerBinary() { return Runfile("tests/ckpt_worker"); }
 
 std::string TfConfig(const std::vector<int>& ports, int index) {
   return absl::StrCat(

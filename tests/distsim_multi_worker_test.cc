@@ -40,7 +40,7 @@ namespace {
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
 using ::distsim_test::JsonField;
-using ::distsim_test::RunfilePath;
+using ::distsim_test::Runfile;
 using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -49,7 +49,7 @@ constexpr absl::Duration kWait = absl::Seconds(90);
 constexpr int64_t kSteps = 3;
 constexpr int64_t kGlobalBatch = 32;
 
-std::string Distsim() { return RunfilePath("tools/distsim"); }
+std::string Distsim() { return Runfile("tools/distsim/distsim"); }
 
 std::vector<std::string> TrainArgs(std::vector<std::string> extra) {
   std::vector<std::string> args = {

@@ -26,14 +26,14 @@ namespace {
 
 using ::distsim_test::ChildProcess;
 using ::distsim_test::JsonField;
-using ::distsim_test::RunfilePath;
+using ::distsim_test::Runfile;
 using ::distsim_test::TestTmpPath;
 using ::distsim_test::TfConfig;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(120);
 
-std::string Distsim() { return RunfilePath("tools/distsim"); }
+std::string Distsim() { return Runfile("tools/distsim/distsim"); }
 
 // {"chief": [...], "worker": [...], "ps": [...]} on the given ports.
 std::string Cluster(const std::vector<int>& ports, int workers, int ps) {

@@ -22,13 +22,13 @@ namespace {
 
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
-using ::distsim_test::RunfilePath;
+using ::distsim_test::Runfile;
 using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(90);
 
-std::string Distsim() { return RunfilePath("tools/distsim"); }
+std::string Distsim() { return Runfile("tools/distsim/distsim"); }
 
 using ::distsim_test::JsonField;
 

@@ -28,14 +28,14 @@ namespace {
 
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
-using ::distsim_test::RunfilePath;
+using ::distsim_test::Runfile;
 using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr absl::Duration kWait = absl::Seconds(90);
 
-std::string Distsim() { return RunfilePath("tools/distsim"); }
+std::string Distsim() { return Runfile("tools/distsim/distsim"); }
 
 distsim_test::Finished RunDistsim(const std::vector<std::string>& args,
                                   const std::string& name) {

@@ -36,14 +36,14 @@ namespace {
 
 using ::distsim_test::ChildProcess;
 using ::distsim_test::ExitInfo;
-using ::distsim_test::RunfilePath;
+using ::distsim_test::Runfile;
 using ::distsim_test::TestTmpPath;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr absl::Duration kWait = absl::Seconds(60);
 
-std::string WorkerBinary() { return RunfilePath("tests/mw_worker"); }
+std::string WorkerBinary() { return Runfile("tests/mw_worker"); }
 
 std::string Address(int port) {
   return absl::StrCat("\"127.0.0.1:", port, "\"");

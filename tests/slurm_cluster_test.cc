@@ -32,7 +32,7 @@ namespace {
 
 using ::distsim_test::ChildProcess;
 using ::distsim_test::JsonField;
-using ::distsim_test::RunfilePath;
+using ::distsim_test::Runfile;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kWait = absl::Seconds(120);
@@ -151,7 +151,7 @@ TEST(SlurmClusterTest, SrunWorkersTrainLikeTfConfigWorkers) {
   absl::StatusOr<int> base = distsim_test::FreePortRange(2);
   ASSERT_TRUE(base.ok()) << base.status();
   std::vector<std::string> srun_args = {"-n", "2", "--kill-on-bad-exit=1",
-                                        RunfilePath("tools/distsim")};
+                                        Runfile("tools/distsim/distsim")};
   for (const std::string& arg : TrainArgs()) srun_args.push_back(arg);
   srun_args.push_back(absl::StrCat("--slurm_port_base=", *base));
   auto srun = distsim_test::RunToEnd("/usr/bin/srun", srun_args,
@@ -179,7 +179,7 @@ TEST(SlurmClusterTest, SrunWorkersTrainLikeTfConfigWorkers) {
   std::vector<std::unique_ptr<ChildProcess>> workers;
   for (int w = 0; w < 2; ++w) {
     auto child = ChildProcess::Spawn(
-        RunfilePath("tools/distsim"), TrainArgs(),
+        Runfile("tools/distsim/distsim"), TrainArgs(),
         {{"TF_CONFIG", distsim_test::TfConfig(cluster, "worker", w)}},
         distsim_test::TestTmpPath(absl::StrCat("tf_config", w)));
     ASSERT_TRUE(child.ok()) << child.status();

@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "devices/status_macros.h"
 #include "distribute/server/local_ports.h"
+#include "tools/cpp/runfiles/runfiles.h"
 
 extern char** environ;
 
@@ -168,9 +169,11 @@ absl::StatusOr<int> FreePortRange(int n) {
                    kTries, " tries"));
 }
 
-std::string RunfilePath(const std::string& path) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return absl::StrCat(srcdir == nullptr ? "." : srcdir, "/distsim/", path);
+std::string Runfile(const std::string& path) {
+  using ::bazel::tools::cpp::runfiles::Runfiles;
+  static const Runfiles* const runfiles = Runfiles::CreateForTest();
+  if (runfiles == nullptr) return path;
+  return runfiles->Rlocation(absl::StrCat("distsim/", path));
 }
 
 std::string TestTmpPath(const std::string& name) {

@@ -81,9 +81,10 @@ absl::StatusOr<Finished> RunToEnd(
     const std::string& log_prefix, absl::Duration timeout,
     const std::vector<std::pair<std::string, std::string>>& env = {});
 
-// The test's runfile at workspace-relative `path` (e.g. "tools/distsim"),
-// under TEST_SRCDIR (the working directory outside Bazel).
-std::string RunfilePath(const std::string& path);
+// Where the test's runfile at workspace-relative `path` (e.g.
+// "tools/distsim/distsim") is, as Bazel's runfiles library finds it (the
+// runfiles directory or its manifest); `path` itself outside Bazel.
+std::string Runfile(const std::string& path);
 
 // `name` in the test's TEST_TMPDIR (/tmp outside Bazel).
 std::string TestTmpPath(const std::string& name);

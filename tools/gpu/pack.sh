@@ -28,7 +28,7 @@ TESTS=(
 OTHERS=(
   //devices/cuda:cuda_smoke:cuda_smoke
   //tools/bench:cuda:cuda_bench
-  //tools:distsim:distsim
+  //tools/distsim:distsim:distsim
 )
 
 targets=()
