@@ -55,14 +55,14 @@ absl::StatusOr<std::unique_ptr<devices::Communicator>> MakeScheduleCommunicator(
   }
   if (all_host_cpus) {
     const unsigned cpus = std::thread::hardware_concurrency();
-    const int32_t ranks_per_node = options.topology.ranks_per_node;
-    options.topology = collective::SharedMemoryTopology(
+    const int32_t ranks_per_node = options.costs.ranks_per_node;
+    options.costs = collective::SharedMemoryCosts(
         static_cast<int32_t>(devices.size()),
         static_cast<int32_t>(cpus == 0 ? 1 : cpus));
-    options.topology.ranks_per_node = ranks_per_node;  // e.g. hierarchical
+    options.costs.ranks_per_node = ranks_per_node;  // e.g. hierarchical
   }
-  if (options.topology.ranks_per_node == 0) {
-    options.topology.ranks_per_node = RanksPerNode(devices);
+  if (options.costs.ranks_per_node == 0) {
+    options.costs.ranks_per_node = RanksPerNode(devices);
   }
   options.platform = &platform;  // stages device-memory (GPU) tensors
   ASSIGN_OR_RETURN(auto comm, collective::ScheduleCommunicator::Create(
@@ -528,7 +528,7 @@ HierarchicalCopyAllReduce::MakeCommunicator(
   // TF's hierarchical copy splits the GPUs into two groups (DGX-1 style).
   if (n >= 4 && n % 2 == 0) {
     options.all_reduce_algorithm = collective::Algorithm::kHierarchical;
-    options.topology.ranks_per_node = n / 2;
+    options.costs.ranks_per_node = n / 2;
   } else {
     options.all_reduce_algorithm = collective::Algorithm::kRing;
   }

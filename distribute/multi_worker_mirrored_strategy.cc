@@ -423,14 +423,14 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
   using EndpointFactory = std::function<
       absl::StatusOr<std::vector<std::unique_ptr<devices::Transport>>>()>;
 
-  // `topology` describes the endpoints' links for AUTO selection; nullopt:
+  // `costs` describes the endpoints' links for AUTO selection; nullopt:
   // the cost model's defaults with ranks_per_worker ranks per node.
   MultiWorkerAllReduce(
       EndpointFactory endpoints, int first_rank, int ranks_per_worker,
       bool hierarchical, CommunicationOptions options,
-      std::optional<collective::GroupTopology> topology = std::nullopt)
+      std::optional<collective::GroupCosts> costs = std::nullopt)
       : endpoints_(std::move(endpoints)),
-        topology_(std::move(topology)),
+        costs_(std::move(costs)),
         ranks_per_worker_(ranks_per_worker),
         hierarchical_(hierarchical) {
     set_rank_offset(first_rank);
@@ -459,11 +459,11 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
     collective::ScheduleCommunicatorOptions options;
     options.name = "MultiWorkerAllReduce";
     options.platform = &platform;  // stages device-memory (GPU) tensors
-    if (topology_.has_value()) {
-      options.topology = *topology_;
+    if (costs_.has_value()) {
+      options.costs = *costs_;
     } else {
       // Each worker holds ranks_per_worker consecutive ranks.
-      options.topology.ranks_per_node = ranks_per_worker_;
+      options.costs.ranks_per_node = ranks_per_worker_;
     }
     if (default_options().implementation ==
         CommunicationImplementation::kRing) {
@@ -478,7 +478,7 @@ class MultiWorkerAllReduce : public CrossDeviceOps {
 
  private:
   const EndpointFactory endpoints_;
-  const std::optional<collective::GroupTopology> topology_;
+  const std::optional<collective::GroupCosts> costs_;
   const int ranks_per_worker_;
   const bool hierarchical_;
 };
@@ -884,19 +884,18 @@ MultiWorkerMirroredStrategy::Create(devices::Platform& platform,
       // CollectiveAllReduce is (reduce on each worker, all-reduce across the
       // workers' leaders, broadcast back), so each worker sends its data
       // across once instead of once per device; RING forces one ring.
-      collective::GroupTopology topology =
-          GrpcGroupTopology(server->protocol());
+      collective::GroupCosts costs = GrpcGroupCosts(server->protocol());
       if (per_worker > 1) {
         // A worker's own devices exchange in memory (RoutedTransport).
-        topology.ranks_per_node = per_worker;
-        topology.intra_bw_Bps = kInMemoryBandwidth;
-        topology.intra_latency_us = kInMemoryLatencyUs;
+        costs.ranks_per_node = per_worker;
+        costs.intra_bw_Bps = kInMemoryBandwidth;
+        costs.intra_latency_us = kInMemoryLatencyUs;
       }
       grpc_ops = std::make_shared<MultiWorkerAllReduce>(
           GrpcEndpoints(*server, platform, local, std::move(rank_targets),
                         workers.index * per_worker, options.bytes_per_pack),
           workers.index * per_worker, per_worker,
-          /*hierarchical=*/per_worker > 1, options, topology);
+          /*hierarchical=*/per_worker > 1, options, costs);
       ops = grpc_ops;
     }
   }

@@ -17,7 +17,7 @@
 //                      n-1 -> 0; segment x = ShardOf(count, n, x) ends
 //                      reduced on rank x. Scratch 0.
 //   kDoubleBinaryTree  two complementary in-order binary trees
-//                      (tree_topology.h), each carrying one half of the data:
+//                      (rank_tree.h), each carrying one half of the data:
 //                      reduce up, broadcast down, pipelined. Scratch count
 //                      on ranks with two children in either tree.
 //   kRecursiveHalvingDoubling  Rabenseifner: reduce-scatter by recursive

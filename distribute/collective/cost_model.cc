@@ -14,8 +14,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "devices/status_macros.h"
+#include "distribute/collective/rank_tree.h"
 #include "distribute/collective/schedule.h"
-#include "distribute/collective/tree_topology.h"
 
 namespace distribute {
 namespace collective {
@@ -36,7 +36,7 @@ struct Link {
   double beta_us_per_byte = 0;
 };
 
-// Derived quantities of a topology.
+// Derived quantities of a group's costs.
 struct Model {
   int64_t n = 1;
   int64_t per_node = 1;  // L
@@ -46,7 +46,7 @@ struct Model {
   Link inter;
   double o = 0;
   double gamma = 0;
-  std::vector<int64_t> grid;  // GroupTopology::grid without its 1s
+  std::vector<int64_t> grid;  // GroupCosts::grid without its 1s
 
   // The slower of two links.
   static Link Slowest(const Link& a, const Link& b) {
@@ -59,7 +59,7 @@ struct Model {
   }
 };
 
-Model MakeModel(const GroupTopology& t) {
+Model MakeModel(const GroupCosts& t) {
   Model m;
   m.n = t.n;
   m.per_node = t.ranks_per_node == 0 ? t.n : std::min(t.ranks_per_node, t.n);
@@ -167,8 +167,8 @@ absl::Status CheckAllReduceAlgorithm(Algorithm algorithm) {
       "hierarchical"));
 }
 
-// Empty when the algorithm can run on the topology, else why not.
-std::string Infeasibility(Algorithm algorithm, const GroupTopology& t) {
+// Empty when the algorithm can run on the group, else why not.
+std::string Infeasibility(Algorithm algorithm, const GroupCosts& t) {
   if (algorithm == Algorithm::kHierarchical && t.grid.empty() &&
       t.ranks_per_node > 0 && t.n % t.ranks_per_node != 0) {
     return absl::StrCat("group size ", t.n,
@@ -198,30 +198,30 @@ double PredictUnchecked(Algorithm algorithm, double s, int64_t chunk,
 
 }  // namespace
 
-absl::Status ValidateTopology(const GroupTopology& t) {
+absl::Status ValidateGroupCosts(const GroupCosts& t) {
   if (t.n < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("topology n must be at least 1, got ", t.n));
+        absl::StrCat("GroupCosts n must be at least 1, got ", t.n));
   }
   if (t.ranks_per_node < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("topology ranks_per_node must be >= 0 (0: one node), got ",
-                     t.ranks_per_node));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GroupCosts ranks_per_node must be >= 0 (0: one node), got ",
+        t.ranks_per_node));
   }
   if (!(t.intra_bw_Bps > 0) || !(t.inter_bw_Bps > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "topology bandwidths must be positive, got intra ", t.intra_bw_Bps,
+        "GroupCosts bandwidths must be positive, got intra ", t.intra_bw_Bps,
         " and inter ", t.inter_bw_Bps, " bytes/s"));
   }
   if (!(t.intra_latency_us >= 0) || !(t.inter_latency_us >= 0) ||
       !(t.step_overhead_us >= 0) || !(t.reduce_bw_Bps >= 0)) {
     return absl::InvalidArgumentError(
-        "topology latencies, step overhead and reduce bandwidth must be "
+        "GroupCosts latencies, step overhead and reduce bandwidth must be "
         "non-negative");
   }
   if (!(t.bisection_fraction > 0) || t.bisection_fraction > 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("topology bisection_fraction must be in (0, 1], got ",
+        absl::StrCat("GroupCosts bisection_fraction must be in (0, 1], got ",
                      t.bisection_fraction));
   }
   if (!t.grid.empty()) {
@@ -229,20 +229,20 @@ absl::Status ValidateTopology(const GroupTopology& t) {
     for (int32_t d : t.grid) {
       if (d < 1) {
         return absl::InvalidArgumentError(
-            absl::StrCat("topology grid ", absl::StrJoin(t.grid, "x"),
+            absl::StrCat("GroupCosts grid ", absl::StrJoin(t.grid, "x"),
                          " has a dimension below 1"));
       }
       product *= d;
     }
     if (product != t.n) {
       return absl::InvalidArgumentError(
-          absl::StrCat("topology grid ", absl::StrJoin(t.grid, "x"), " holds ",
-                       product, " ranks, not n = ", t.n));
+          absl::StrCat("GroupCosts grid ", absl::StrJoin(t.grid, "x"),
+                       " holds ", product, " ranks, not n = ", t.n));
     }
   }
   if (t.max_chunk_bytes < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("topology max_chunk_bytes must be >= 0 (0: no limit), "
+        absl::StrCat("GroupCosts max_chunk_bytes must be >= 0 (0: no limit), "
                      "got ",
                      t.max_chunk_bytes));
   }
@@ -266,26 +266,27 @@ absl::StatusOr<std::optional<Algorithm>> ParseAlgorithm(
 
 absl::StatusOr<double> PredictAllReduceUs(Algorithm algorithm, int64_t bytes,
                                           int64_t chunk_bytes,
-                                          const GroupTopology& topology) {
-  RETURN_IF_ERROR(ValidateTopology(topology));
+                                          const GroupCosts& costs) {
+  RETURN_IF_ERROR(ValidateGroupCosts(costs));
   RETURN_IF_ERROR(CheckAllReduceAlgorithm(algorithm));
   if (bytes < 0 || chunk_bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("sizes must be non-negative, got ", bytes,
                      " bytes in chunks of ", chunk_bytes));
   }
-  const std::string why = Infeasibility(algorithm, topology);
+  const std::string why = Infeasibility(algorithm, costs);
   if (!why.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         AlgorithmName(algorithm), " all-reduce cannot run here: ", why));
   }
   return PredictUnchecked(algorithm, static_cast<double>(bytes), chunk_bytes,
-                          MakeModel(topology));
+                          MakeModel(costs));
 }
 
-absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(
-    Algorithm algorithm, int64_t bytes, const GroupTopology& topology) {
-  RETURN_IF_ERROR(ValidateTopology(topology));
+absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(Algorithm algorithm,
+                                                    int64_t bytes,
+                                                    const GroupCosts& costs) {
+  RETURN_IF_ERROR(ValidateGroupCosts(costs));
   RETURN_IF_ERROR(CheckAllReduceAlgorithm(algorithm));
   if (bytes < 0) {
     return absl::InvalidArgumentError(
@@ -293,15 +294,15 @@ absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(
   }
   AlgorithmEstimate estimate;
   estimate.algorithm = algorithm;
-  estimate.reason = Infeasibility(algorithm, topology);
+  estimate.reason = Infeasibility(algorithm, costs);
   if (!estimate.reason.empty()) {
     estimate.feasible = false;
     return estimate;
   }
-  const Model model = MakeModel(topology);
+  const Model model = MakeModel(costs);
   const double s = static_cast<double>(bytes);
   // Above the cap, pieces of the cap take the place of "no chunking".
-  const int64_t cap = topology.max_chunk_bytes;
+  const int64_t cap = costs.max_chunk_bytes;
   if (cap > 0 && bytes > cap) estimate.chunk_bytes = cap;
   estimate.predicted_us =
       PredictUnchecked(algorithm, s, estimate.chunk_bytes, model);
@@ -318,8 +319,7 @@ absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(
 }
 
 absl::StatusOr<AllReduceSelection> SelectAllReduce(
-    int64_t bytes, const GroupTopology& topology,
-    std::optional<Algorithm> forced) {
+    int64_t bytes, const GroupCosts& costs, std::optional<Algorithm> forced) {
   if (forced.has_value()) {
     RETURN_IF_ERROR(CheckAllReduceAlgorithm(*forced));
   }
@@ -327,7 +327,7 @@ absl::StatusOr<AllReduceSelection> SelectAllReduce(
   const AlgorithmEstimate* best = nullptr;
   for (Algorithm algorithm : kAllReduceAlgorithms) {
     ASSIGN_OR_RETURN(AlgorithmEstimate estimate,
-                     EstimateAllReduce(algorithm, bytes, topology));
+                     EstimateAllReduce(algorithm, bytes, costs));
     selection.candidates.push_back(estimate);
   }
   for (const AlgorithmEstimate& estimate : selection.candidates) {
@@ -336,7 +336,7 @@ absl::StatusOr<AllReduceSelection> SelectAllReduce(
       if (!estimate.feasible) {
         return absl::FailedPreconditionError(absl::StrCat(
             "forced all-reduce algorithm '", AlgorithmName(estimate.algorithm),
-            "' cannot run on this topology: ", estimate.reason));
+            "' cannot run on this costs: ", estimate.reason));
       }
       best = &estimate;
       break;
@@ -370,9 +370,10 @@ std::string AllReduceSelection::DebugString() const {
   return out;
 }
 
-absl::StatusOr<Algorithm> SelectShardedCollective(
-    CollectiveOp op, int64_t bytes, const GroupTopology& topology) {
-  RETURN_IF_ERROR(ValidateTopology(topology));
+absl::StatusOr<Algorithm> SelectShardedCollective(CollectiveOp op,
+                                                  int64_t bytes,
+                                                  const GroupCosts& costs) {
+  RETURN_IF_ERROR(ValidateGroupCosts(costs));
   if (op != CollectiveOp::kReduceScatter && op != CollectiveOp::kAllGather) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SelectShardedCollective chooses for reduce-scatter and all-gather, "
@@ -383,7 +384,7 @@ absl::StatusOr<Algorithm> SelectShardedCollective(
     return absl::InvalidArgumentError(
         absl::StrCat("sizes must be non-negative, got ", bytes, " bytes"));
   }
-  const Model m = MakeModel(topology);
+  const Model m = MakeModel(costs);
   if (m.grid.size() < 2) return Algorithm::kRing;
   const Link link = m.Flat(m.intra);
   auto rings = [&](double s, double k) {
@@ -402,13 +403,13 @@ absl::StatusOr<Algorithm> SelectShardedCollective(
 }
 
 ScheduleOptions ScheduleOptionsFor(const AllReduceSelection& selection,
-                                   const GroupTopology& topology, int64_t count,
+                                   const GroupCosts& costs, int64_t count,
                                    int64_t element_size) {
   ScheduleOptions options;
-  options.group_size = topology.n;
+  options.group_size = costs.n;
   options.count = count;
   options.ranks_per_node =
-      topology.ranks_per_node == 0 ? topology.n : topology.ranks_per_node;
+      costs.ranks_per_node == 0 ? costs.n : costs.ranks_per_node;
   if (selection.chunk_bytes > 0 && element_size > 0) {
     options.chunk_elements =
         std::max<int64_t>(1, selection.chunk_bytes / element_size);

@@ -1,18 +1,18 @@
 // An alpha-beta cost model of the all-reduce algorithms of builders.h, and a
 // tuner on top of it (in the manner of NCCL's): for a message size and a
-// group topology it predicts every algorithm's time at its best chunk size
-// and picks the fastest, or the one the user forces by name.
+// group's link costs (GroupCosts) it predicts every algorithm's time at its
+// best chunk size and picks the fastest, or the one the user forces by name.
 //
 // Example:
-//   GroupTopology topology;
-//   topology.n = 16;
-//   topology.ranks_per_node = 8;
+//   GroupCosts costs;
+//   costs.n = 16;
+//   costs.ranks_per_node = 8;
 //   absl::StatusOr<std::optional<Algorithm>> forced = ParseAlgorithm("auto");
 //   absl::StatusOr<AllReduceSelection> choice =
-//       SelectAllReduce(64 << 20, topology, *forced);
+//       SelectAllReduce(64 << 20, costs, *forced);
 //   // choice->algorithm, choice->chunk_bytes, choice->predicted_us, and
 //   // choice->candidates (every algorithm's estimate) for inspection.
-//   ScheduleOptions options = ScheduleOptionsFor(*choice, topology,
+//   ScheduleOptions options = ScheduleOptionsFor(*choice, costs,
 //                                                /*count=*/16 << 20,
 //                                                /*element_size=*/4);
 //
@@ -63,7 +63,7 @@ namespace collective {
 
 // A group of n ranks on nodes of ranks_per_node consecutive ranks each.
 // Bandwidths are per rank and per direction.
-struct GroupTopology {
+struct GroupCosts {
   int32_t n = 1;
   int32_t ranks_per_node = 0;    // 0: all ranks on one node
   double intra_bw_Bps = 100e9;   // e.g. NVLink
@@ -95,7 +95,7 @@ struct GroupTopology {
 // InvalidArgument naming the bad field (n < 1, ranks_per_node < 0,
 // non-positive bandwidths, negative latencies, bisection_fraction outside
 // (0, 1], max_chunk_bytes < 0).
-absl::Status ValidateTopology(const GroupTopology& topology);
+absl::Status ValidateGroupCosts(const GroupCosts& costs);
 
 struct AlgorithmEstimate {
   Algorithm algorithm = Algorithm::kRing;
@@ -124,37 +124,39 @@ struct AllReduceSelection {
 absl::StatusOr<std::optional<Algorithm>> ParseAlgorithm(absl::string_view name);
 
 // Predicted time of one all-reduce of `bytes` with the given chunk size
-// (0: one piece per range). InvalidArgument for a bad topology, negative
+// (0: one piece per range). InvalidArgument for bad costs, negative
 // sizes, a non-all-reduce algorithm; FailedPrecondition when the algorithm
-// cannot run on the topology (hierarchical with n not a multiple of L).
+// cannot run on the group (hierarchical with n not a multiple of L).
 absl::StatusOr<double> PredictAllReduceUs(Algorithm algorithm, int64_t bytes,
                                           int64_t chunk_bytes,
-                                          const GroupTopology& topology);
+                                          const GroupCosts& costs);
 
 // The algorithm's estimate at its best chunk size (infeasible ones have
 // feasible = false and a reason).
-absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(
-    Algorithm algorithm, int64_t bytes, const GroupTopology& topology);
+absl::StatusOr<AlgorithmEstimate> EstimateAllReduce(Algorithm algorithm,
+                                                    int64_t bytes,
+                                                    const GroupCosts& costs);
 
 // Estimates every algorithm and picks the fastest, or `forced`
-// (FailedPrecondition if it cannot run on the topology).
+// (FailedPrecondition if it cannot run on the group).
 absl::StatusOr<AllReduceSelection> SelectAllReduce(
-    int64_t bytes, const GroupTopology& topology,
+    int64_t bytes, const GroupCosts& costs,
     std::optional<Algorithm> forced = std::nullopt);
 
 // Reduce-scatter or all-gather of `bytes` (the whole buffer: the input of a
 // reduce-scatter, the output of an all-gather): kHierarchical over
-// topology.grid where the model predicts it faster than the ring, else
-// kRing (always without a grid). InvalidArgument for a bad topology,
+// costs.grid where the model predicts it faster than the ring, else
+// kRing (always without a grid). InvalidArgument for bad costs,
 // negative bytes or another operation.
-absl::StatusOr<Algorithm> SelectShardedCollective(
-    CollectiveOp op, int64_t bytes, const GroupTopology& topology);
+absl::StatusOr<Algorithm> SelectShardedCollective(CollectiveOp op,
+                                                  int64_t bytes,
+                                                  const GroupCosts& costs);
 
 // Builder options that realise a selection for `count` elements of
 // `element_size` bytes: group size, ranks per node and chunk_elements
 // (chunk_bytes / element_size, at least 1; 0 when chunk_bytes is 0).
 ScheduleOptions ScheduleOptionsFor(const AllReduceSelection& selection,
-                                   const GroupTopology& topology, int64_t count,
+                                   const GroupCosts& costs, int64_t count,
                                    int64_t element_size);
 
 }  // namespace collective

@@ -21,8 +21,8 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 
 // Eight GPUs in one server whose intra-node fabric halves the bandwidth of
 // non-neighbour traffic (PCIe switches, partial NVLink mesh).
-GroupTopology OneServer() {
-  GroupTopology t;
+GroupCosts OneServer() {
+  GroupCosts t;
   t.n = 8;
   t.ranks_per_node = 8;
   t.bisection_fraction = 0.5;
@@ -30,14 +30,14 @@ GroupTopology OneServer() {
 }
 
 // Four such servers, one 100 Gb/s NIC per GPU.
-GroupTopology FourServers() {
-  GroupTopology t = OneServer();
+GroupCosts FourServers() {
+  GroupCosts t = OneServer();
   t.n = 32;
   return t;
 }
 
-Algorithm Pick(int64_t bytes, const GroupTopology& topology) {
-  absl::StatusOr<AllReduceSelection> s = SelectAllReduce(bytes, topology);
+Algorithm Pick(int64_t bytes, const GroupCosts& costs) {
+  absl::StatusOr<AllReduceSelection> s = SelectAllReduce(bytes, costs);
   EXPECT_TRUE(s.ok()) << s.status();
   return s.ok() ? s->algorithm : Algorithm::kChain;
 }
@@ -65,30 +65,30 @@ TEST(ParseAlgorithmTest, KnownNames) {
 }
 
 TEST(TopologyTest, RejectsBadTopologies) {
-  GroupTopology t;
-  EXPECT_TRUE(ValidateTopology(t).ok());
+  GroupCosts t;
+  EXPECT_TRUE(ValidateGroupCosts(t).ok());
   t.n = 0;
-  EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
-  t = GroupTopology();
+  EXPECT_EQ(ValidateGroupCosts(t).code(), absl::StatusCode::kInvalidArgument);
+  t = GroupCosts();
   t.ranks_per_node = -1;
-  EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
-  t = GroupTopology();
+  EXPECT_EQ(ValidateGroupCosts(t).code(), absl::StatusCode::kInvalidArgument);
+  t = GroupCosts();
   t.inter_bw_Bps = 0;
-  EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
-  t = GroupTopology();
+  EXPECT_EQ(ValidateGroupCosts(t).code(), absl::StatusCode::kInvalidArgument);
+  t = GroupCosts();
   t.intra_latency_us = -1;
-  EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
-  t = GroupTopology();
+  EXPECT_EQ(ValidateGroupCosts(t).code(), absl::StatusCode::kInvalidArgument);
+  t = GroupCosts();
   t.max_chunk_bytes = -1;
-  EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(ValidateTopology(t).message().find("max_chunk_bytes"),
+  EXPECT_EQ(ValidateGroupCosts(t).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(ValidateGroupCosts(t).message().find("max_chunk_bytes"),
             std::string::npos);
-  t = GroupTopology();
+  t = GroupCosts();
   t.bisection_fraction = 1.5;
-  EXPECT_EQ(ValidateTopology(t).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ValidateGroupCosts(t).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SelectAllReduce(100, t).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(SelectAllReduce(-1, GroupTopology()).status().code(),
+  EXPECT_EQ(SelectAllReduce(-1, GroupCosts()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -101,7 +101,7 @@ TEST(SelectAllReduceTest, ManyRanksNeedLogarithmicSteps) {
   // 256 ranks: direct sends too many messages and the ring takes too many
   // steps; halving-doubling needs 2 log2(n) steps, and the tree's pipeline
   // of depth 2 log2(n) still beats the ring.
-  GroupTopology t = FourServers();
+  GroupCosts t = FourServers();
   t.n = 256;
   absl::StatusOr<AllReduceSelection> s = SelectAllReduce(64 * kKiB, t);
   ASSERT_TRUE(s.ok());
@@ -118,7 +118,7 @@ TEST(SelectAllReduceTest, LargeMessagesUseRingOrHierarchical) {
 TEST(SelectAllReduceTest, FullBisectionFavoursFewerSteps) {
   // On a full-bisection switch, halving-doubling moves as many bytes as the
   // ring in log2(n) steps instead of n-1.
-  GroupTopology t = OneServer();
+  GroupCosts t = OneServer();
   t.bisection_fraction = 1.0;
   EXPECT_EQ(Pick(kGiB, t), Algorithm::kRecursiveHalvingDoubling);
 }
@@ -142,7 +142,7 @@ TEST(SelectAllReduceTest, CandidatesAreInspectable) {
 }
 
 TEST(SelectAllReduceTest, ChunkingPaysOffOnlyWhenReductionCosts) {
-  GroupTopology t = OneServer();
+  GroupCosts t = OneServer();
   absl::StatusOr<AlgorithmEstimate> ring =
       EstimateAllReduce(Algorithm::kRing, kGiB, t);
   ASSERT_TRUE(ring.ok());
@@ -160,7 +160,7 @@ TEST(SelectAllReduceTest, ChunkingPaysOffOnlyWhenReductionCosts) {
 
 TEST(SelectAllReduceTest, MaxChunkBytesBoundsEveryPiece) {
   // Free reduction: uncapped, one piece per range is best.
-  GroupTopology t = OneServer();
+  GroupCosts t = OneServer();
   t.reduce_bw_Bps = 0;
   absl::StatusOr<AlgorithmEstimate> ring =
       EstimateAllReduce(Algorithm::kRing, kGiB, t);
@@ -207,7 +207,7 @@ TEST(SelectAllReduceTest, ForcedAlgorithm) {
 }
 
 TEST(SelectAllReduceTest, HierarchicalNeedsWholeNodes) {
-  GroupTopology t = OneServer();
+  GroupCosts t = OneServer();
   t.n = 12;  // one and a half servers
   absl::StatusOr<AllReduceSelection> s = SelectAllReduce(kGiB, t);
   ASSERT_TRUE(s.ok());
@@ -226,7 +226,7 @@ TEST(SelectAllReduceTest, HierarchicalNeedsWholeNodes) {
 // 2 x 4 x 4 x 4 ranks the grid's 10 steps beat the ring's 127 until the
 // bandwidth terms dominate; a grid that does not hold the group is refused.
 TEST(SelectShardedCollectiveTest, GridOnlyWhereItPays) {
-  GroupTopology flat;
+  GroupCosts flat;
   flat.n = 128;
   for (CollectiveOp op :
        {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
@@ -234,7 +234,7 @@ TEST(SelectShardedCollectiveTest, GridOnlyWhereItPays) {
     ASSERT_TRUE(a.ok()) << a.status();
     EXPECT_EQ(*a, Algorithm::kRing);
   }
-  GroupTopology torus = flat;
+  GroupCosts torus = flat;
   torus.grid = {2, 4, 4, 4};
   absl::StatusOr<Algorithm> a =
       SelectShardedCollective(CollectiveOp::kReduceScatter, kMiB, torus);
@@ -263,13 +263,13 @@ TEST(PredictAllReduceTest, GrowsWithBytesAndVanishesForOneRank) {
       EXPECT_GT(*us, previous) << AlgorithmName(algorithm);
       previous = *us;
     }
-    GroupTopology single;
+    GroupCosts single;
     absl::StatusOr<double> alone =
         PredictAllReduceUs(algorithm, kGiB, 0, single);
     ASSERT_TRUE(alone.ok());
     EXPECT_EQ(*alone, 0);
   }
-  EXPECT_EQ(PredictAllReduceUs(Algorithm::kPairwise, 10, 0, GroupTopology())
+  EXPECT_EQ(PredictAllReduceUs(Algorithm::kPairwise, 10, 0, GroupCosts())
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
@@ -277,7 +277,7 @@ TEST(PredictAllReduceTest, GrowsWithBytesAndVanishesForOneRank) {
 
 TEST(ScheduleOptionsForTest, SelectionBuildsACheckedSchedule) {
   for (int64_t bytes : {int64_t{4} * kKiB, int64_t{64} * 1024 * kKiB}) {
-    GroupTopology t = FourServers();
+    GroupCosts t = FourServers();
     absl::StatusOr<AllReduceSelection> s = SelectAllReduce(bytes, t);
     ASSERT_TRUE(s.ok());
     const int64_t count = bytes / 4;

@@ -100,7 +100,7 @@ TEST_P(AllReduceTest, MatchesReferenceOnEveryRank) {
   ScheduleCommunicatorOptions options;
   options.all_reduce_algorithm = c.algorithm;
   if (c.algorithm == Algorithm::kHierarchical) {
-    options.topology.ranks_per_node = c.n % 2 == 0 ? 2 : 1;
+    options.costs.ranks_per_node = c.n % 2 == 0 ? 2 : 1;
   }
   options.chunk_bytes = 64;  // Several pipeline chunks even for small sizes.
   auto comm = MakeGroup(c.n, options);
@@ -356,7 +356,7 @@ TEST(HostCollectivesTest, PointToPoint) {
 TEST(HostCollectivesTest, AlternatingShapesOnLongLivedThreads) {
   const int n = 4;
   ScheduleCommunicatorOptions options;
-  options.topology = SharedMemoryTopology(n, /*cpus=*/n);
+  options.costs = SharedMemoryCosts(n, /*cpus=*/n);
   options.shared_memory_all_reduce = false;  // The schedules' path.
   auto comm = MakeGroup(n, options);
   const std::vector<int64_t> counts = {16, 1 << 16, 16, 1 << 16, 1000};
@@ -386,9 +386,9 @@ TEST(HostCollectivesTest, AlternatingShapesOnLongLivedThreads) {
           << "rank " << r << " shape " << k;
     }
   }
-  const GroupTopology topology = SharedMemoryTopology(n, /*cpus=*/n);
+  const GroupCosts costs = SharedMemoryCosts(n, /*cpus=*/n);
   absl::StatusOr<AllReduceSelection> want =
-      SelectAllReduce(1000 * sizeof(float), topology);
+      SelectAllReduce(1000 * sizeof(float), costs);
   ASSERT_TRUE(want.ok()) << want.status();
   for (int r = 0; r < n; ++r) {
     ASSERT_TRUE(comm->LastAllReduceSelection(r).has_value());
@@ -432,15 +432,15 @@ TEST(HostCollectivesTest, RepeatedInPlaceAllReduces) {
 TEST(HostCollectivesTest, SharedMemoryTopologyPicksRingOnlyForLargeMessages) {
   for (int32_t n : {2, 4, 8}) {
     for (int32_t cpus : {n, 2}) {
-      const GroupTopology topology = SharedMemoryTopology(n, cpus);
-      EXPECT_EQ(topology.n, n);
-      ASSERT_TRUE(ValidateTopology(topology).ok());
+      const GroupCosts costs = SharedMemoryCosts(n, cpus);
+      EXPECT_EQ(costs.n, n);
+      ASSERT_TRUE(ValidateGroupCosts(costs).ok());
       absl::StatusOr<AllReduceSelection> small =
-          SelectAllReduce(4 << 10, topology);
+          SelectAllReduce(4 << 10, costs);
       ASSERT_TRUE(small.ok()) << small.status();
       EXPECT_NE(small->algorithm, Algorithm::kRing) << small->DebugString();
       absl::StatusOr<AllReduceSelection> large =
-          SelectAllReduce(int64_t{64} << 20, topology);
+          SelectAllReduce(int64_t{64} << 20, costs);
       ASSERT_TRUE(large.ok()) << large.status();
       EXPECT_EQ(large->algorithm, Algorithm::kRing) << large->DebugString();
       EXPECT_GT(large->chunk_bytes, 0) << large->DebugString();
@@ -453,14 +453,14 @@ TEST(HostCollectivesTest,
      SharedMemoryTopologyUsesLargerPiecesWhenOversubscribed) {
   for (int32_t n : {4, 8}) {
     absl::StatusOr<AllReduceSelection> own =
-        SelectAllReduce(int64_t{64} << 20, SharedMemoryTopology(n, n));
+        SelectAllReduce(int64_t{64} << 20, SharedMemoryCosts(n, n));
     absl::StatusOr<AllReduceSelection> shared =
-        SelectAllReduce(int64_t{64} << 20, SharedMemoryTopology(n, 2));
+        SelectAllReduce(int64_t{64} << 20, SharedMemoryCosts(n, 2));
     ASSERT_TRUE(own.ok() && shared.ok());
     EXPECT_GT(shared->chunk_bytes, own->chunk_bytes) << shared->DebugString();
   }
-  EXPECT_EQ(SharedMemoryTopology(3, 0).step_overhead_us,
-            SharedMemoryTopology(3, 1).step_overhead_us);
+  EXPECT_EQ(SharedMemoryCosts(3, 0).step_overhead_us,
+            SharedMemoryCosts(3, 1).step_overhead_us);
 }
 
 // The Communicator contract over host transports, for AUTO (with the

@@ -52,16 +52,16 @@ absl::Status CheckElements(const devices::Tensor& t, int64_t expected,
 
 }  // namespace
 
-GroupTopology SharedMemoryTopology(int32_t ranks, int32_t cpus) {
-  GroupTopology topology;
-  topology.n = ranks;
-  topology.ranks_per_node = 0;  // One node.
-  topology.intra_bw_Bps = 10e9;
-  topology.intra_latency_us = 1.0;
-  topology.step_overhead_us = ranks > std::max(cpus, 1) ? 100.0 : 5.0;
-  topology.reduce_bw_Bps = 5e9;
-  topology.bisection_fraction = 0.5;
-  return topology;
+GroupCosts SharedMemoryCosts(int32_t ranks, int32_t cpus) {
+  GroupCosts costs;
+  costs.n = ranks;
+  costs.ranks_per_node = 0;  // One node.
+  costs.intra_bw_Bps = 10e9;
+  costs.intra_latency_us = 1.0;
+  costs.step_overhead_us = ranks > std::max(cpus, 1) ? 100.0 : 5.0;
+  costs.reduce_bw_Bps = 5e9;
+  costs.bisection_fraction = 0.5;
+  return costs;
 }
 
 absl::StatusOr<std::unique_ptr<ScheduleCommunicator>>
@@ -86,8 +86,8 @@ ScheduleCommunicator::Create(
     }
     by_rank[r] = std::move(e);
   }
-  options.topology.n = size;
-  RETURN_IF_ERROR(ValidateTopology(options.topology));
+  options.costs.n = size;
+  RETURN_IF_ERROR(ValidateGroupCosts(options.costs));
   return absl::WrapUnique(
       new ScheduleCommunicator(std::move(by_rank), std::move(options), size));
 }
@@ -176,11 +176,11 @@ ScheduleCommunicator::GetAllReducePlan(int rank, int64_t count,
   }
   if (plan == nullptr && shared_ != nullptr) {
     // The direct schedule's result, computed in shared memory.
-    GroupTopology topology = options_.topology;
-    topology.n = size_;
+    GroupCosts costs = options_.costs;
+    costs.n = size_;
     ASSIGN_OR_RETURN(
         AllReduceSelection selection,
-        SelectAllReduce(count * element_size, topology, Algorithm::kDirect));
+        SelectAllReduce(count * element_size, costs, Algorithm::kDirect));
     auto built = std::make_shared<AllReducePlan>();
     built->count = count;
     built->element_size = element_size;
@@ -458,10 +458,10 @@ ScheduleCommunicator::Call ScheduleCommunicator::CallFor(
 
 namespace {
 
-// The hierarchical algorithms' grid: hierarchy_dims, else topology.grid
+// The hierarchical algorithms' grid: hierarchy_dims, else costs.grid
 // (empty: the nodes of ranks_per_node).
 std::vector<int32_t> GridDims(const ScheduleCommunicatorOptions& options) {
-  return options.hierarchy_dims.empty() ? options.topology.grid
+  return options.hierarchy_dims.empty() ? options.costs.grid
                                         : options.hierarchy_dims;
 }
 
@@ -486,15 +486,14 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
   call.schedule = chunked(count, element_size);
   switch (op) {
     case CollectiveOp::kAllReduce: {
-      GroupTopology topology = options.topology;
-      topology.n = group_size;
+      GroupCosts costs = options.costs;
+      costs.n = group_size;
       ASSIGN_OR_RETURN(
           AllReduceSelection selection,
-          SelectAllReduce(count * static_cast<int64_t>(element_size), topology,
+          SelectAllReduce(count * static_cast<int64_t>(element_size), costs,
                           options.all_reduce_algorithm));
       call.algorithm = selection.algorithm;
-      call.schedule =
-          ScheduleOptionsFor(selection, topology, count, element_size);
+      call.schedule = ScheduleOptionsFor(selection, costs, count, element_size);
       if (options.chunk_bytes > 0) {
         call.schedule.chunk_elements = std::max<int64_t>(
             1, options.chunk_bytes / static_cast<int64_t>(element_size));
@@ -517,17 +516,17 @@ absl::StatusOr<PlannedCall> PlanCall(const ScheduleCommunicatorOptions& options,
       if (forced.has_value()) {
         call.algorithm = *forced;
       } else {
-        GroupTopology topology = options.topology;
-        topology.n = group_size;
+        GroupCosts costs = options.costs;
+        costs.n = group_size;
         ASSIGN_OR_RETURN(
             Algorithm chosen,
             SelectShardedCollective(
-                op, count * static_cast<int64_t>(element_size), topology));
+                op, count * static_cast<int64_t>(element_size), costs));
         call.algorithm = chosen;
       }
       if (call.algorithm == Algorithm::kHierarchical) {
         call.schedule.dims = GridDims(options);
-        call.schedule.ranks_per_node = options.topology.ranks_per_node;
+        call.schedule.ranks_per_node = options.costs.ranks_per_node;
       }
       break;
     }

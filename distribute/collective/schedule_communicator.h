@@ -54,7 +54,7 @@ namespace collective {
 struct ScheduleCommunicatorOptions {
   std::string name = "schedule";
   // The group's shape and link speeds, for AUTO selection.
-  GroupTopology topology;
+  GroupCosts costs;
   // nullopt: AUTO (cost model); else this all-reduce algorithm.
   std::optional<Algorithm> all_reduce_algorithm;
   // > 0 forces the chunk size of every collective (bytes); the all-reduce
@@ -64,12 +64,12 @@ struct ScheduleCommunicatorOptions {
   // (ScheduleOptions::num_channels).
   int32_t num_channels = 1;
   // The hierarchical all-reduce's grid (ScheduleOptions::dims); empty:
-  // topology.grid, else {ranks_per_node, nodes} of `topology`.
+  // costs.grid, else {ranks_per_node, nodes} of `costs`.
   std::vector<int32_t> hierarchy_dims;
   // Reduce-scatter and all-gather: nullopt AUTO (SelectShardedCollective:
-  // hierarchical over topology.grid where the cost model predicts it
+  // hierarchical over costs.grid where the cost model predicts it
   // faster, else ring), or kRing or kHierarchical (over hierarchy_dims,
-  // else topology.grid, else the nodes).
+  // else costs.grid, else the nodes).
   std::optional<Algorithm> reduce_scatter_algorithm;
   std::optional<Algorithm> all_gather_algorithm;
   // Algorithms of the other collectives.
@@ -89,30 +89,15 @@ struct ScheduleCommunicatorOptions {
   devices::Platform* platform = nullptr;
 };
 
-// A GroupTopology for AUTO selection among `ranks` ranks that are threads of
-// one process exchanging through shared memory
-// (devices::CreateHostTransportGroup) and may run on `cpus` CPUs at once.
-// One node; a message costs about a microsecond of latency (posting,
-// matching, completing); bandwidth is that of one core's memcpy of 1-16 MiB
-// (10 GB/s) and reduction half of it (a float32 sum moves three streams to
-// memcpy's two), in line with what //tools/bench:host_collectives measures
-// on a small x86 server VM (memcpy and two-thread sum). Each piece costs
-// 5 us, more than the bare hand-over: the model credits chunking with
-// overlapping copies and reductions, which a CPU rank does one after the
-// other; with 2 ranks on that VM, 5 us measured within about 20% of the
-// best of 0.5, 5, 20 and 100 us from 1 to 64 MiB (0.5 us was up to 40%
-// slower at 16 and 64 MiB). bisection_fraction 0.5 does not describe a
-// link here: it charges rhd, direct and tree for the extra local copies
-// through scratch that they make and the ring does not, which the link
-// model does not count (in one run of that benchmark the ring beat rhd and
-// direct at 16 and 64 MiB for 2, 4 and 8 ranks). The result: direct or rhd
-// for small messages, the ring for large ones.
-// With more ranks than CPUs the ranks take turns on the cores, and a message
-// often waits for its peer to be scheduled: each piece then costs 100 us,
-// which keeps rhd for mid sizes and makes the pieces large (on the 2-core VM
-// this cut the time of 4 and 8 ranks at 256 KiB to 4 MiB by a quarter to
-// two thirds against 0.5 us per piece). cpus < 1 counts as 1.
-GroupTopology SharedMemoryTopology(int32_t ranks, int32_t cpus);
+// The GroupCosts of `ranks` ranks that are threads of one process
+// exchanging through shared memory (devices::CreateHostTransportGroup) and
+// running on at most `cpus` CPUs at once (cpus < 1 counts as 1): one node,
+// about 1 us of latency a message, 10 GB/s copies, 5 GB/s reduction, 5 us a
+// piece, or 100 us a piece when the ranks outnumber the CPUs (a message then
+// often waits for its peer to be scheduled). AUTO on these costs picks
+// direct or rhd for small messages and the ring for large ones. Where the
+// figures come from: docs/benchmarks.md, "The host transport's costs".
+GroupCosts SharedMemoryCosts(int32_t ranks, int32_t cpus);
 
 // What a ScheduleCommunicator with `options` over `group_size` ranks runs
 // for a call of `op` on `count` elements of `element_size` bytes (the count

@@ -13,9 +13,9 @@
 #include "devices/status_macros.h"
 #include "distribute/collective/builders.h"
 #include "distribute/collective/issue_order.h"
+#include "distribute/collective/rank_tree.h"
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/schedule_builder.h"
-#include "distribute/collective/tree_topology.h"
 
 namespace distribute {
 namespace collective {

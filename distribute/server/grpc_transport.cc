@@ -202,20 +202,20 @@ std::string DeviceName(const server::PingResponse& who) {
 
 }  // namespace
 
-collective::GroupTopology GrpcGroupTopology(absl::string_view protocol) {
+collective::GroupCosts GrpcGroupCosts(absl::string_view protocol) {
   // Per protocol: stream bandwidth, latency and hand-offs per message (us),
   // reduction bandwidth; fitted to grpc_allreduce_worker sweeps with each
   // algorithm forced.
   const bool tcp = protocol == kGrpcTcpProtocol;
   const double bw = tcp ? 2.5e9 : 1e9;
   const double latency_us = tcp ? 30 : 150;
-  collective::GroupTopology topology;
-  topology.ranks_per_node = 0;  // One node: every message costs the same.
-  topology.intra_bw_Bps = topology.inter_bw_Bps = bw;
-  topology.intra_latency_us = topology.inter_latency_us = latency_us;
-  topology.step_overhead_us = tcp ? 60 : 200;
-  topology.reduce_bw_Bps = tcp ? 12e9 : 2e9;
-  topology.bisection_fraction = 0.7;
+  collective::GroupCosts costs;
+  costs.ranks_per_node = 0;  // One node: every message costs the same.
+  costs.intra_bw_Bps = costs.inter_bw_Bps = bw;
+  costs.intra_latency_us = costs.inter_latency_us = latency_us;
+  costs.step_overhead_us = tcp ? 60 : 200;
+  costs.reduce_bw_Bps = tcp ? 12e9 : 2e9;
+  costs.bisection_fraction = 0.7;
   if (tcp) {
     // Ring pieces of 2 MiB, the most the socket copies and the reduction
     // keep in cache: forced-chunk sweeps (medians of 5 interleaved rounds)
@@ -224,9 +224,9 @@ collective::GroupTopology GrpcGroupTopology(absl::string_view protocol) {
     // 23.0 ms vs 24.9 ms in 1 MiB and 25.8 ms in 4 MiB pieces. (Accumulate
     // itself runs at about 40 GB/s on cached data; 12 GB/s is what the
     // sweeps fit, the reduced data arriving from the socket copy.)
-    topology.max_chunk_bytes = int64_t{2} << 20;
+    costs.max_chunk_bytes = int64_t{2} << 20;
   }
-  return topology;
+  return costs;
 }
 
 absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(

@@ -108,7 +108,7 @@ struct GrpcTransportOptions {
 // at most 2 MiB (max_chunk_bytes); AUTO then picks direct up to 64 KiB
 // (256 KiB with 2 processes), rhd at 256 KiB with 4, and ring from 1 MiB
 // up, in 2 MiB pieces from 4 MiB up. Unknown protocols get gRPC's figures.
-collective::GroupTopology GrpcGroupTopology(
+collective::GroupCosts GrpcGroupCosts(
     absl::string_view protocol = kGrpcProtocol);
 
 class GrpcTransport : public devices::Transport {

@@ -630,16 +630,16 @@ struct SelectionCase {
   collective::Algorithm algorithm;
 };
 
-// AUTO's choice on `topology` for each case; from `chunked_from` bytes up,
+// AUTO's choice on `costs` for each case; from `chunked_from` bytes up,
 // chunks of at least `min_chunk` bytes.
-void ExpectSelections(collective::GroupTopology topology,
+void ExpectSelections(collective::GroupCosts costs,
                       std::initializer_list<SelectionCase> cases,
                       int64_t chunked_from, int64_t min_chunk) {
-  ASSERT_TRUE(collective::ValidateTopology(topology).ok());
+  ASSERT_TRUE(collective::ValidateGroupCosts(costs).ok());
   for (const SelectionCase& c : cases) {
-    topology.n = c.n;
+    costs.n = c.n;
     absl::StatusOr<collective::AllReduceSelection> selection =
-        collective::SelectAllReduce(c.bytes, topology);
+        collective::SelectAllReduce(c.bytes, costs);
     ASSERT_TRUE(selection.ok()) << selection.status();
     EXPECT_EQ(selection->algorithm, c.algorithm)
         << c.n << " ranks, " << c.bytes
@@ -656,7 +656,7 @@ void ExpectSelections(collective::GroupTopology topology,
 // chunks of MiBs).
 TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
   using collective::Algorithm;
-  ExpectSelections(GrpcGroupTopology(),
+  ExpectSelections(GrpcGroupCosts(),
                    {{2, 64 << 10, Algorithm::kDirect},
                     {2, 256 << 10, Algorithm::kDirect},
                     {2, 16 << 20, Algorithm::kRing},
@@ -671,9 +671,9 @@ TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
 // up: smaller pieces measured slower).
 TEST(GrpcGroupTopologyTest, GrpcTcpSelectionFollowsItsMeasuredCosts) {
   using collective::Algorithm;
-  EXPECT_LT(GrpcGroupTopology("grpc+tcp").intra_latency_us,
-            GrpcGroupTopology().intra_latency_us);
-  ExpectSelections(GrpcGroupTopology("grpc+tcp"),
+  EXPECT_LT(GrpcGroupCosts("grpc+tcp").intra_latency_us,
+            GrpcGroupCosts().intra_latency_us);
+  ExpectSelections(GrpcGroupCosts("grpc+tcp"),
                    {{2, 4 << 10, Algorithm::kDirect},
                     {2, 64 << 10, Algorithm::kDirect},
                     {2, 1 << 20, Algorithm::kRing},
@@ -683,12 +683,12 @@ TEST(GrpcGroupTopologyTest, GrpcTcpSelectionFollowsItsMeasuredCosts) {
                     {4, 4 << 20, Algorithm::kRing},
                     {4, 64 << 20, Algorithm::kRing}},
                    /*chunked_from=*/4 << 20, /*min_chunk=*/2 << 20);
-  collective::GroupTopology topology = GrpcGroupTopology("grpc+tcp");
+  collective::GroupCosts costs = GrpcGroupCosts("grpc+tcp");
   for (int32_t n : {2, 4}) {
-    topology.n = n;
+    costs.n = n;
     for (int64_t bytes : {int64_t{4} << 20, int64_t{64} << 20}) {
       absl::StatusOr<collective::AllReduceSelection> selection =
-          collective::SelectAllReduce(bytes, topology);
+          collective::SelectAllReduce(bytes, costs);
       ASSERT_TRUE(selection.ok());
       EXPECT_EQ(selection->chunk_bytes, 2 << 20) << selection->DebugString();
     }

@@ -58,7 +58,7 @@ absl::Status GrpcAllReduceRank::Connect(
   endpoints.push_back(std::move(transport));
   distribute::collective::ScheduleCommunicatorOptions comm_options;
   comm_options.chunk_bytes = options_.chunk_bytes;
-  comm_options.topology = distribute::GrpcGroupTopology(options_.protocol);
+  comm_options.costs = distribute::GrpcGroupCosts(options_.protocol);
   if (options_.algorithm != "auto") {
     ASSIGN_OR_RETURN(
         distribute::collective::Algorithm forced,

@@ -147,7 +147,7 @@ std::unique_ptr<ScheduleCommunicator> MakeCommunicator(
   }
   ScheduleCommunicatorOptions options;
   options.name = "host_benchmark";
-  options.topology = distribute::collective::SharedMemoryTopology(
+  options.costs = distribute::collective::SharedMemoryCosts(
       n, static_cast<int32_t>(std::thread::hardware_concurrency()));
   options.all_reduce_algorithm = algorithm;
   auto comm = ScheduleCommunicator::Create(*std::move(endpoints), options);

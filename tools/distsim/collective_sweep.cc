@@ -61,7 +61,7 @@ struct Setup {
   bool rank_threads = false;
   bool symmetry = true;
   simulator::GroupHardware hardware;
-  dc::GroupTopology topology;
+  dc::GroupCosts costs;  // the cost model's view of the group
   int64_t message_budget = kDefaultMessageBudget;
   std::string trace_path;
   simulator::NcclRunOptions nccl_options;
@@ -252,8 +252,8 @@ bool Splits(SweepOp op) {
 // once, the slowest thing to simulate); and free reductions, as the
 // simulation charges them (the executor's reductions take no simulated
 // time), so that no chunking is chosen only to hide them.
-dc::GroupTopology CostModelTopology(const simulator::GroupHardware& hw) {
-  dc::GroupTopology t;
+dc::GroupCosts GroupCostsOf(const simulator::GroupHardware& hw) {
+  dc::GroupCosts t;
   t.n = hw.n;
   t.ranks_per_node = hw.nodes > 1 ? hw.max_ranks_per_node : 0;
   double intra = hw.intra_bw_Bps > 0 ? hw.intra_bw_Bps : hw.rank_net_bw_Bps;
@@ -274,12 +274,12 @@ dc::ScheduleOptions Unchunked(const Setup& setup, const Plan& plan) {
   o.group_size = setup.hardware.n;
   o.count = plan.count;
   o.root = 0;
-  o.ranks_per_node = setup.topology.ranks_per_node == 0
+  o.ranks_per_node = setup.costs.ranks_per_node == 0
                          ? setup.hardware.n
-                         : setup.topology.ranks_per_node;
+                         : setup.costs.ranks_per_node;
   o.num_channels = plan.channels;
   if (plan.algorithm == dc::Algorithm::kHierarchical) {
-    o.dims = setup.dims.empty() ? setup.topology.grid : setup.dims;
+    o.dims = setup.dims.empty() ? setup.costs.grid : setup.dims;
   }
   return o;
 }
@@ -340,7 +340,7 @@ absl::StatusOr<Plan> PlanSize(const Setup& setup, int64_t bytes) {
     std::optional<dc::Algorithm> forced;
     if (!setup.is_auto) forced = setup.algorithm;
     ASSIGN_OR_RETURN(dc::AllReduceSelection selection,
-                     dc::SelectAllReduce(plan.bytes, setup.topology, forced));
+                     dc::SelectAllReduce(plan.bytes, setup.costs, forced));
     plan.algorithm = selection.algorithm;
     preferred = selection.chunk_bytes / setup.element_size;
   } else if (setup.op == SweepOp::kBroadcast || setup.op == SweepOp::kReduce) {
@@ -350,7 +350,7 @@ absl::StatusOr<Plan> PlanSize(const Setup& setup, int64_t bytes) {
                                setup.op == SweepOp::kAllGather)) {
     ASSIGN_OR_RETURN(dc::Algorithm chosen,
                      dc::SelectShardedCollective(ScheduleOp(setup.op),
-                                                 plan.bytes, setup.topology));
+                                                 plan.bytes, setup.costs));
     plan.algorithm = chosen;
   }
   plan.label = std::string(dc::AlgorithmName(plan.algorithm));
@@ -404,7 +404,7 @@ dc::ScheduleCommunicatorOptions CommunicatorOptions(const Setup& setup,
                                                     const Plan& plan) {
   dc::ScheduleCommunicatorOptions options;
   options.name = "distsim-collective";
-  options.topology = setup.topology;
+  options.costs = setup.costs;
   // No chunking is asked for with pieces as large as the whole buffer (a
   // chunk size of 0 would let the communicator chunk as its cost model
   // likes, past the message budget).
@@ -629,15 +629,15 @@ absl::StatusOr<Setup> MakeSetup(const SweepOptions& options) {
   ASSIGN_OR_RETURN(simulator::GroupHardware hw,
                    simulator::DescribeGroupHardware(topology, *chosen));
   setup.hardware = std::move(hw);
-  setup.topology = CostModelTopology(setup.hardware);
+  setup.costs = GroupCostsOf(setup.hardware);
   if (!torus.empty()) {
     // One ICI network: rings along an axis use neighbour links, and
     // traffic between distant chips shares the torus's bisection.
-    setup.topology.grid = std::move(torus);
-    setup.topology.ranks_per_node = 0;
-    setup.topology.inter_bw_Bps = setup.topology.intra_bw_Bps;
-    setup.topology.inter_latency_us = setup.topology.intra_latency_us;
-    setup.topology.bisection_fraction =
+    setup.costs.grid = std::move(torus);
+    setup.costs.ranks_per_node = 0;
+    setup.costs.inter_bw_Bps = setup.costs.intra_bw_Bps;
+    setup.costs.inter_latency_us = setup.costs.intra_latency_us;
+    setup.costs.bisection_fraction =
         TorusBisectionFraction(*topology.mesh(), setup.hardware.n);
   }
   const bool splits = Splits(setup.op);

@@ -1,4 +1,4 @@
-#include "distribute/collective/tree_topology.h"
+#include "distribute/collective/rank_tree.h"
 
 #include <cstdint>
 #include <vector>

@@ -7,8 +7,8 @@
 //   RankTree b = ComplementaryBinaryTree(8);  // a's leaves are b's interiors
 //   for (int32_t child : a.nodes[a.root].children) { ... }
 //   RankTree c = ChainTree(5, 2);             // 2 -> 3 -> 4 -> 0 -> 1
-#ifndef DISTRIBUTE_COLLECTIVE_TREE_TOPOLOGY_H_
-#define DISTRIBUTE_COLLECTIVE_TREE_TOPOLOGY_H_
+#ifndef DISTRIBUTE_COLLECTIVE_RANK_TREE_H_
+#define DISTRIBUTE_COLLECTIVE_RANK_TREE_H_
 
 #include <cstdint>
 #include <vector>
@@ -55,4 +55,4 @@ RankTree ChainTree(int32_t n, int32_t root);
 }  // namespace collective
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_COLLECTIVE_TREE_TOPOLOGY_H_
+#endif  // DISTRIBUTE_COLLECTIVE_RANK_TREE_H_
