@@ -118,6 +118,35 @@ cc_library(
 """,
     )
 
+    # Header-only: JSON for Modern C++ (nlohmann-json3-dev) and CLI11
+    # (libcli11-dev), both from /usr/include.
+    native.new_local_repository(
+        name = "system_nlohmann_json",
+        path = "/usr/include",
+        build_file_content = """
+package(default_visibility = ["//visibility:public"])
+
+cc_library(
+    name = "lib",
+    hdrs = glob(["nlohmann/**"]),
+    includes = ["."],
+)
+""",
+    )
+    native.new_local_repository(
+        name = "system_cli11",
+        path = "/usr/include",
+        build_file_content = """
+package(default_visibility = ["//visibility:public"])
+
+cc_library(
+    name = "lib",
+    hdrs = glob(["CLI/**"]),
+    includes = ["."],
+)
+""",
+    )
+
 def _optional_lib_impl(ctx):
     """A library only some targets need (comparison benchmarks): when it is
     missing, the repository still loads, and its target is marked
