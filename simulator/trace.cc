@@ -17,36 +17,18 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "nlohmann/json.hpp"
 #include "simulator/time.h"
 
 namespace simulator {
 namespace {
 
+// `text` as a JSON string (nlohmann's escaping; bytes that are not UTF-8
+// become U+FFFD, so the trace is always valid JSON).
 void AppendJsonString(absl::string_view text, std::string* out) {
-  out->push_back('"');
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
+  out->append(nlohmann::json(std::string(text))
+                  .dump(-1, ' ', /*ensure_ascii=*/false,
+                        nlohmann::json::error_handler_t::replace));
 }
 
 std::string RenderArgs(const std::vector<TraceArg>& args) {

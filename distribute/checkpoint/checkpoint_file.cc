@@ -264,8 +264,8 @@ uint32_t DataCrc(absl::string_view data) {
 }
 
 // A non-negative integer member of a JSON array, or nullopt.
-std::optional<uint64_t> Unsigned(const cluster::JsonValue& v) {
-  std::optional<int64_t> i = v.int_value();
+std::optional<uint64_t> Unsigned(const cluster::Json& v) {
+  std::optional<int64_t> i = cluster::JsonInt(v);
   if (!i.has_value() || *i < 0) return std::nullopt;
   return static_cast<uint64_t>(*i);
 }
@@ -291,7 +291,7 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
                    "it is neither a checkpoint of this library nor a "
                    "safetensors file (no magic, no JSON header)");
   }
-  absl::StatusOr<cluster::JsonValue> header = cluster::ParseJson(header_text);
+  absl::StatusOr<cluster::Json> header = cluster::ParseJson(header_text);
   if (!header.ok()) {
     return Corrupt(path, absl::StrCat("its safetensors header: ",
                                       header.status().message()));
@@ -304,16 +304,16 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
   // Our own files carry a marker and every entry's CRC-32C; other
   // safetensors files (Python's) may carry any string metadata.
   std::map<std::string, std::string> metadata;
-  if (const cluster::JsonValue* m = header->Find("__metadata__")) {
+  if (const cluster::Json* m = cluster::JsonMember(*header, "__metadata__")) {
     if (!m->is_object()) {
       return Corrupt(path, "its __metadata__ is not a JSON object");
     }
-    for (const auto& [key, value] : m->object()) {
-      if (!value.is_string()) {
-        return Corrupt(path,
-                       absl::StrCat("metadata \"", key, "\" is not a string"));
+    for (auto it = m->begin(); it != m->end(); ++it) {
+      if (!it.value().is_string()) {
+        return Corrupt(
+            path, absl::StrCat("metadata \"", it.key(), "\" is not a string"));
       }
-      metadata[key] = value.string_value();
+      metadata[it.key()] = it.value().get<std::string>();
     }
   }
   bool ours = metadata.count(std::string(kMarkerKey)) > 0;
@@ -332,41 +332,44 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
   std::vector<CheckpointEntry> entries;
   std::vector<Placed> placed;
   size_t crcs = 0;
-  for (const auto& [name, spec] : header->object()) {
+  for (auto member = header->begin(); member != header->end(); ++member) {
+    const std::string& name = member.key();
+    const cluster::Json& spec = member.value();
     if (name == "__metadata__") continue;
     const std::string entry = absl::StrCat("entry '", name, "'");
     if (name.empty()) return Corrupt(path, "an entry has an empty name");
-    if (!spec.is_object() || spec.object().size() != 3) {
+    if (!spec.is_object() || spec.size() != 3) {
       return Corrupt(path, absl::StrCat(entry,
                                         " is not {dtype, shape, "
                                         "data_offsets}"));
     }
-    const cluster::JsonValue* dtype_name = spec.Find("dtype");
-    const cluster::JsonValue* shape_json = spec.Find("shape");
-    const cluster::JsonValue* offsets = spec.Find("data_offsets");
+    const cluster::Json* dtype_name = cluster::JsonMember(spec, "dtype");
+    const cluster::Json* shape_json = cluster::JsonMember(spec, "shape");
+    const cluster::Json* offsets = cluster::JsonMember(spec, "data_offsets");
     if (dtype_name == nullptr || shape_json == nullptr || offsets == nullptr ||
         !dtype_name->is_string() || !shape_json->is_array() ||
-        !offsets->is_array() || offsets->array().size() != 2) {
+        !offsets->is_array() || offsets->size() != 2) {
       return Corrupt(path, absl::StrCat(entry,
                                         " is not {dtype, shape, "
                                         "data_offsets}"));
     }
     std::optional<devices::DType> dtype =
-        FromSafetensorsDType(dtype_name->string_value());
+        FromSafetensorsDType(dtype_name->get_ref<const std::string&>());
     if (!dtype.has_value()) {
-      return Corrupt(
-          path, absl::StrCat(entry, " has dtype \"", dtype_name->string_value(),
-                             "\", which this library does not "
-                             "hold (F32, F64, F16, BF16, I32, I64, "
-                             "U8, BOOL)"));
+      return Corrupt(path,
+                     absl::StrCat(entry, " has dtype \"",
+                                  dtype_name->get_ref<const std::string&>(),
+                                  "\", which this library does not "
+                                  "hold (F32, F64, F16, BF16, I32, I64, "
+                                  "U8, BOOL)"));
     }
     // The element count, bounded by the data's size (no overflow).
     std::vector<int64_t> dims;
     uint64_t elements = 1;
     const uint64_t element_size = devices::DTypeSize(*dtype);
     const uint64_t max_elements = data.size() / element_size;
-    bool fits = shape_json->array().size() <= 64;
-    for (const cluster::JsonValue& d : shape_json->array()) {
+    bool fits = shape_json->size() <= 64;
+    for (const cluster::Json& d : *shape_json) {
       std::optional<uint64_t> dim = Unsigned(d);
       if (!dim.has_value() || *dim > static_cast<uint64_t>(INT64_MAX)) {
         fits = false;
@@ -383,8 +386,8 @@ absl::StatusOr<std::vector<CheckpointEntry>> DecodeSafetensors(
     for (int64_t d : dims) {
       if (d == 0) elements = 0;
     }
-    std::optional<uint64_t> begin = Unsigned(offsets->array()[0]);
-    std::optional<uint64_t> end = Unsigned(offsets->array()[1]);
+    std::optional<uint64_t> begin = Unsigned((*offsets)[0]);
+    std::optional<uint64_t> end = Unsigned((*offsets)[1]);
     if (!fits || elements > max_elements || !begin.has_value() ||
         !end.has_value() || *begin > *end || *end > data.size() ||
         *end - *begin != elements * element_size) {
@@ -492,30 +495,33 @@ absl::StatusOr<std::string> EncodeCheckpoint(
                                    e.value.bytes())
                : absl::string_view();
   };
-  std::string header =
-      absl::StrCat("{\"__metadata__\":{", cluster::JsonQuote(kMarkerKey), ":",
-                   cluster::JsonQuote(kMarkerValue));
+  cluster::Json header = cluster::Json::object();
+  cluster::Json& metadata = header["__metadata__"];
+  metadata[std::string(kMarkerKey)] = std::string(kMarkerValue);
   for (const CheckpointEntry& e : entries) {
-    absl::StrAppend(&header, ",",
-                    cluster::JsonQuote(absl::StrCat(kCrcPrefix, e.name)), ":\"",
-                    CrcHex(DataCrc(data_of(e))), "\"");
+    metadata[absl::StrCat(kCrcPrefix, e.name)] = CrcHex(DataCrc(data_of(e)));
   }
-  header += "}";
   uint64_t offset = 0;
   for (const CheckpointEntry& e : entries) {
     const uint64_t size = e.value.bytes();
-    absl::StrAppend(&header, ",", cluster::JsonQuote(e.name), ":{\"dtype\":\"",
-                    SafetensorsDType(e.value.dtype()), "\",\"shape\":[",
-                    absl::StrJoin(e.value.shape().dims(), ","),
-                    "],\"data_offsets\":[", offset, ",", offset + size, "]}");
+    header[e.name] = {{"dtype", std::string(SafetensorsDType(e.value.dtype()))},
+                      {"shape", e.value.shape().dims()},
+                      {"data_offsets", {offset, offset + size}}};
     offset += size;
   }
-  header += "}";
+  std::string header_text;
+  try {
+    header_text = header.dump();
+  } catch (const cluster::Json::exception&) {
+    return absl::InvalidArgumentError(
+        "checkpoint entry names must be valid UTF-8 (safetensors headers are "
+        "JSON); rename the entry whose name is not");
+  }
   // The data starts 8-byte aligned, as safetensors pads its header.
-  while ((8 + header.size()) % 8 != 0) header += ' ';
+  while ((8 + header_text.size()) % 8 != 0) header_text += ' ';
   std::string out;
-  PutU64(out, header.size());
-  out += header;
+  PutU64(out, header_text.size());
+  out += header_text;
   for (const CheckpointEntry& e : entries) {
     const absl::string_view d = data_of(e);
     out.append(d.data(), d.size());

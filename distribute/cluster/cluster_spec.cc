@@ -205,7 +205,7 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromClusterDef(const ClusterDef& def) {
 }
 
 absl::StatusOr<ClusterSpec> ClusterSpec::FromJson(absl::string_view json) {
-  absl::StatusOr<JsonValue> value = ParseJson(json);
+  absl::StatusOr<Json> value = ParseJson(json);
   if (!value.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cluster spec is not valid JSON: ", value.status().message()));
@@ -213,15 +213,17 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromJson(absl::string_view json) {
   return FromJsonValue(*value, "cluster spec");
 }
 
-absl::StatusOr<ClusterSpec> ClusterSpec::FromJsonValue(const JsonValue& value,
+absl::StatusOr<ClusterSpec> ClusterSpec::FromJsonValue(const Json& value,
                                                        absl::string_view path) {
   if (!value.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " must be an object mapping job names to task lists, got ",
-        value.type_name()));
+        JsonTypeName(value)));
   }
   std::map<std::string, JobTasks> jobs;
-  for (const auto& [name, tasks] : value.object()) {
+  for (auto member = value.begin(); member != value.end(); ++member) {
+    const std::string& name = member.key();
+    const Json& tasks = member.value();
     const std::string job_path = absl::StrCat(path, ".", name);
     absl::Status status = ValidateJobName(name);
     if (!status.ok()) {
@@ -235,23 +237,26 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromJsonValue(const JsonValue& value,
     }
     JobTasks& job = job_it->second;
     if (tasks.is_array()) {
-      const JsonValue::Array& list = tasks.array();
+      const Json& list = tasks;
       for (size_t i = 0; i < list.size(); ++i) {
         const std::string task_path = absl::StrCat(job_path, "[", i, "]");
         if (!list[i].is_string()) {
           return absl::InvalidArgumentError(
               absl::StrCat(task_path, " must be a \"host:port\" string, got ",
-                           list[i].type_name()));
+                           JsonTypeName(list[i])));
         }
-        status = ValidateTaskAddress(list[i].string_value());
+        status = ValidateTaskAddress(list[i].get_ref<const std::string&>());
         if (!status.ok()) {
           return absl::InvalidArgumentError(
               absl::StrCat(task_path, ": ", status.message()));
         }
-        job.emplace(static_cast<int64_t>(i), list[i].string_value());
+        job.emplace(static_cast<int64_t>(i),
+                    list[i].get_ref<const std::string&>());
       }
     } else if (tasks.is_object()) {
-      for (const auto& [key, address] : tasks.object()) {
+      for (auto task = tasks.begin(); task != tasks.end(); ++task) {
+        const std::string& key = task.key();
+        const Json& address = task.value();
         const std::string task_path = absl::StrCat(job_path, ".", key);
         int64_t index = -1;
         bool digits = !key.empty();
@@ -270,14 +275,14 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromJsonValue(const JsonValue& value,
         if (!address.is_string()) {
           return absl::InvalidArgumentError(
               absl::StrCat(task_path, " must be a \"host:port\" string, got ",
-                           address.type_name()));
+                           JsonTypeName(address)));
         }
-        status = ValidateTaskAddress(address.string_value());
+        status = ValidateTaskAddress(address.get_ref<const std::string&>());
         if (!status.ok()) {
           return absl::InvalidArgumentError(
               absl::StrCat(task_path, ": ", status.message()));
         }
-        if (!job.emplace(index, address.string_value()).second) {
+        if (!job.emplace(index, address.get_ref<const std::string&>()).second) {
           return absl::InvalidArgumentError(absl::StrCat(
               job_path, ": task index ", index, " is given twice"));
         }
@@ -287,7 +292,7 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromJsonValue(const JsonValue& value,
           absl::StrCat(job_path,
                        " must be a list of \"host:port\" strings or an object "
                        "mapping task indices to them, got ",
-                       tasks.type_name()));
+                       JsonTypeName(tasks)));
     }
   }
   absl::StatusOr<ClusterSpec> spec = CreateSparse(jobs);
@@ -416,25 +421,19 @@ std::string ClusterSpec::Fingerprint() const {
 }
 
 std::string ClusterSpec::ToJson() const {
-  std::string out = "{";
-  bool first_job = true;
+  Json out = Json::object();
   for (const auto& [name, tasks] : jobs_) {
-    if (!first_job) out += ", ";
-    first_job = false;
-    absl::StrAppend(&out, JsonQuote(name), ": ");
-    const bool dense = is_dense(name);
-    out += dense ? "[" : "{";
-    bool first_task = true;
+    Json& job = out[name];
+    job = is_dense(name) ? Json::array() : Json::object();
     for (const auto& [index, address] : tasks) {
-      if (!first_task) out += ", ";
-      first_task = false;
-      if (!dense) absl::StrAppend(&out, "\"", index, "\": ");
-      out += JsonQuote(address);
+      if (job.is_array()) {
+        job.push_back(address);
+      } else {
+        job[absl::StrCat(index)] = address;
+      }
     }
-    out += dense ? "]" : "}";
   }
-  out += "}";
-  return out;
+  return DumpJson(out);
 }
 
 std::string ClusterSpec::DebugString() const {

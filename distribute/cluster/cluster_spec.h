@@ -9,7 +9,7 @@
 //   spec->jobs();                      // {"ps", "worker"}
 //   spec->num_tasks("worker");         // 2
 //   spec->task_address("worker", 1);   // "w1:2222"
-//   spec->ToJson();  // {"ps": ["ps0:2222"], "worker": ["w0:2222", "w1:2222"]}
+//   spec->ToJson();  // {"ps":["ps0:2222"],"worker":["w0:2222","w1:2222"]}
 //
 //   ClusterSpec::CreateSparse({{"worker", {{1, "w1:2222"}}}});  // task 1 only
 //   ClusterSpec::FromJson(R"({"worker": {"1": "w1:2222"}})");  // the same
@@ -60,7 +60,7 @@ class ClusterSpec {
   static absl::StatusOr<ClusterSpec> FromJson(absl::string_view json);
   // From an already parsed JSON value of that shape; errors name the offending
   // element as `path` followed by its keys, e.g. "TF_CONFIG.cluster.worker[1]".
-  static absl::StatusOr<ClusterSpec> FromJsonValue(const JsonValue& value,
+  static absl::StatusOr<ClusterSpec> FromJsonValue(const Json& value,
                                                    absl::string_view path);
 
   // The protobuf form, jobs sorted by name.

@@ -79,8 +79,8 @@ TEST(ClusterSpecTest, SparseJobs) {
       ElementsAre(std::nullopt, std::optional<std::string>("worker1:2222"),
                   std::nullopt, std::optional<std::string>("worker3:2222")));
   EXPECT_EQ(spec->ToJson(),
-            R"({"ps": ["ps0:2222"], "worker": {"1": "worker1:2222", )"
-            R"("3": "worker3:2222"}})");
+            R"({"ps":["ps0:2222"],"worker":{"1":"worker1:2222",)"
+            R"("3":"worker3:2222"}})");
   EXPECT_EQ(spec->DebugString(),
             "ClusterSpec{ps: [ps0:2222], worker: {1: worker1:2222, "
             "3: worker3:2222}}");
@@ -109,7 +109,7 @@ TEST(ClusterSpecTest, EmptyJobIsAllowed) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(*spec->num_tasks("worker"), 0);
   EXPECT_TRUE(spec->job_tasks("worker")->empty());
-  EXPECT_EQ(spec->ToJson(), R"({"worker": []})");
+  EXPECT_EQ(spec->ToJson(), R"({"worker":[]})");
 }
 
 TEST(ClusterSpecTest, LookupsOfUnknownJobsAndTasksAreNotFound) {
@@ -299,8 +299,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         InvalidJson{"{\"worker\": [\"a:1\",]}",
                     "cluster spec is not valid JSON: line 1, column 19: "
-                    "expected a value after ',' in an array, as JSON allows "
-                    "no trailing comma (found ']')"},
+                    "syntax error while parsing value - unexpected ']'; "
+                    "expected '[', '{', or a literal"},
         InvalidJson{"[\"a:1\"]",
                     "cluster spec must be an object mapping job names to "
                     "task lists, got array"},

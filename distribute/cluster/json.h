@@ -1,97 +1,54 @@
-// A small, strict JSON reader (RFC 8259) for configuration strings such as
-// TF_CONFIG. Errors give the line and column of the offending character.
-// Numbers remember whether they are integers, so task indices never pass
-// through floating point. Object keys keep document order and must be unique.
+// Strict JSON (RFC 8259) for configuration such as TF_CONFIG and for the
+// tools' JSON output, on JSON for Modern C++ (Debian's nlohmann-json3-dev).
+// Objects keep document order (nlohmann::ordered_json).
 //
 // Example:
-//   absl::StatusOr<JsonValue> v = ParseJson(R"({"task": {"index": 1}})");
-//   const JsonValue* task = v->Find("task");
-//   std::optional<int64_t> index = task->Find("index")->int_value();  // 1
+//   absl::StatusOr<Json> v = ParseJson(R"({"task": {"index": 1}})");
+//   const Json* task = JsonMember(*v, "task");
+//   std::optional<int64_t> index = JsonInt(*JsonMember(*task, "index"));  // 1
 //
 //   ParseJson("{\"a\": 1,}") -> INVALID_ARGUMENT
-//       "line 1, column 9: expected a string key after ',' in an object, ..."
+//       "line 1, column 9: syntax error while parsing object key - ..."
+//
+//   Json row = {{"op", "all_reduce"}, {"time_us", 12.5}};
+//   DumpJson(row) -> {"op":"all_reduce","time_us":12.5}
 #ifndef DISTRIBUTE_CLUSTER_JSON_H_
 #define DISTRIBUTE_CLUSTER_JSON_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
 
 namespace distribute {
 namespace cluster {
 
-class JsonValue {
- public:
-  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
-  using Array = std::vector<JsonValue>;
-  // Members in document order; keys are unique (the parser rejects repeats).
-  using Object = std::vector<std::pair<std::string, JsonValue>>;
-
-  // A null value.
-  JsonValue() = default;
-
-  static JsonValue Bool(bool value);
-  // A number given by an integer literal; int_value() returns it exactly.
-  static JsonValue Integer(int64_t value);
-  // A number given by any other literal.
-  static JsonValue Number(double value);
-  static JsonValue String(std::string value);
-  static JsonValue MakeArray(Array elements);
-  static JsonValue MakeObject(Object members);
-
-  Type type() const { return type_; }
-  bool is_null() const { return type_ == Type::kNull; }
-  bool is_bool() const { return type_ == Type::kBool; }
-  bool is_number() const { return type_ == Type::kNumber; }
-  bool is_string() const { return type_ == Type::kString; }
-  bool is_array() const { return type_ == Type::kArray; }
-  bool is_object() const { return type_ == Type::kObject; }
-
-  // The value of a bool; false for other types.
-  bool bool_value() const { return bool_; }
-  // The value of a number (possibly rounded); 0 for other types.
-  double number_value() const { return number_; }
-  // The exact value of a number that is a whole number within int64 (1, -3,
-  // 2.0, 1e3); nullopt for fractions, out-of-range numbers and non-numbers.
-  std::optional<int64_t> int_value() const;
-  // The value of a string; empty for other types.
-  const std::string& string_value() const { return string_; }
-  // The elements of an array; empty for other types.
-  const Array& array() const { return array_; }
-  // The members of an object; empty for other types.
-  const Object& object() const { return object_; }
-
-  // The member `key` of an object, or nullptr when absent or not an object.
-  const JsonValue* Find(absl::string_view key) const;
-
-  // "null", "boolean", "number", "string", "array" or "object".
-  static absl::string_view TypeName(Type type);
-  absl::string_view type_name() const { return TypeName(type_); }
-
- private:
-  Type type_ = Type::kNull;
-  bool bool_ = false;
-  double number_ = 0;
-  std::optional<int64_t> integer_;
-  std::string string_;
-  Array array_;
-  Object object_;
-};
+using Json = nlohmann::ordered_json;
 
 // Parses one JSON value (surrounded by optional whitespace). INVALID_ARGUMENT
-// with "line L, column C: ..." (1-based, columns count bytes) for malformed
-// text, a repeated object key, nesting deeper than 256 levels or trailing
-// content.
-absl::StatusOr<JsonValue> ParseJson(absl::string_view text);
+// for malformed text ("line L, column C: ..." with 1-based positions) or
+// trailing content, for a key repeated in one object (naming the key and
+// where the object is, as a JSON pointer such as /cluster/worker) and for
+// nesting deeper than 256 levels. Never throws.
+absl::StatusOr<Json> ParseJson(absl::string_view text);
 
-// `text` as a quoted JSON string literal, escaping '"', '\\' and control
-// characters.
-std::string JsonQuote(absl::string_view text);
+// "null", "boolean", "number", "string", "array" or "object".
+absl::string_view JsonTypeName(const Json& value);
+
+// The exact value of a number that is a whole number within int64 (1, -3,
+// 2.0, 1e3); nullopt for fractions, out-of-range numbers and non-numbers.
+std::optional<int64_t> JsonInt(const Json& value);
+
+// The member `key` of an object, or nullptr when absent or not an object.
+const Json* JsonMember(const Json& object, absl::string_view key);
+
+// `value` as compact JSON text. Non-finite numbers are written as null and
+// bytes that are not UTF-8 as U+FFFD (the text is always valid JSON). Never
+// throws.
+std::string DumpJson(const Json& value);
 
 }  // namespace cluster
 }  // namespace distribute

@@ -1,5 +1,7 @@
 #include "distribute/cluster/json.h"
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "absl/status/status.h"
@@ -11,156 +13,102 @@ namespace cluster {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 TEST(JsonTest, ParsesScalars) {
   EXPECT_TRUE(ParseJson("null")->is_null());
-  EXPECT_TRUE(ParseJson("true")->bool_value());
-  EXPECT_FALSE(ParseJson(" false ")->bool_value());
-  EXPECT_EQ(ParseJson("\"hi\"")->string_value(), "hi");
-  EXPECT_EQ(ParseJson("-12")->int_value(), -12);
-  EXPECT_DOUBLE_EQ(ParseJson("2.5e1")->number_value(), 25.0);
-  EXPECT_DOUBLE_EQ(ParseJson("-0.125")->number_value(), -0.125);
+  EXPECT_TRUE(ParseJson("true")->get<bool>());
+  EXPECT_FALSE(ParseJson(" false ")->get<bool>());
+  EXPECT_EQ(ParseJson("\"hi\"")->get<std::string>(), "hi");
+  EXPECT_EQ(JsonInt(*ParseJson("-12")), -12);
+  EXPECT_DOUBLE_EQ(ParseJson("2.5e1")->get<double>(), 25.0);
+  EXPECT_EQ(ParseJson(R"("\u00e9\ud83d\ude00")")->get<std::string>(),
+            "\xC3\xA9\xF0\x9F\x98\x80");
 }
 
 TEST(JsonTest, IntegerValuesAreExact) {
-  EXPECT_EQ(ParseJson("9223372036854775807")->int_value(),
+  EXPECT_EQ(JsonInt(*ParseJson("9223372036854775807")),
             int64_t{9223372036854775807});
-  EXPECT_EQ(ParseJson("-9223372036854775807")->int_value(),
+  EXPECT_EQ(JsonInt(*ParseJson("-9223372036854775807")),
             int64_t{-9223372036854775807});
-  EXPECT_EQ(ParseJson("2.0")->int_value(), 2);
-  EXPECT_EQ(ParseJson("1e3")->int_value(), 1000);
-  EXPECT_EQ(ParseJson("1.5")->int_value(), std::nullopt);
-  // Beyond int64: a double, and no exact integer.
-  absl::StatusOr<JsonValue> big = ParseJson("9223372036854775808");
+  EXPECT_EQ(JsonInt(*ParseJson("2.0")), 2);
+  EXPECT_EQ(JsonInt(*ParseJson("1e3")), 1000);
+  EXPECT_EQ(JsonInt(*ParseJson("1.5")), std::nullopt);
+  // Beyond int64: a number, and no exact integer.
+  absl::StatusOr<Json> big = ParseJson("9223372036854775808");
   ASSERT_TRUE(big.ok());
   EXPECT_TRUE(big->is_number());
-  EXPECT_EQ(big->int_value(), std::nullopt);
-  EXPECT_EQ(ParseJson("\"1\"")->int_value(), std::nullopt);
+  EXPECT_EQ(JsonInt(*big), std::nullopt);
+  EXPECT_EQ(JsonInt(*ParseJson("1e30")), std::nullopt);
+  EXPECT_EQ(JsonInt(*ParseJson("\"1\"")), std::nullopt);
 }
 
-TEST(JsonTest, ParsesNestedContainersInOrder) {
-  absl::StatusOr<JsonValue> v = ParseJson(R"({
+TEST(JsonTest, KeepsDocumentOrderAndFindsMembers) {
+  absl::StatusOr<Json> v = ParseJson(R"({
       "b": [1, "two", {"c": null}],
       "a": {}
   })");
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_TRUE(v->is_object());
-  ASSERT_EQ(v->object().size(), 2u);
-  EXPECT_EQ(v->object()[0].first, "b");
-  EXPECT_EQ(v->object()[1].first, "a");
-  const JsonValue* b = v->Find("b");
+  EXPECT_EQ(v->begin().key(), "b");
+  const Json* b = JsonMember(*v, "b");
   ASSERT_NE(b, nullptr);
-  ASSERT_EQ(b->array().size(), 3u);
-  EXPECT_EQ(b->array()[0].int_value(), 1);
-  EXPECT_EQ(b->array()[1].string_value(), "two");
-  EXPECT_TRUE(b->array()[2].Find("c")->is_null());
-  EXPECT_TRUE(v->Find("a")->is_object());
-  EXPECT_EQ(v->Find("missing"), nullptr);
-  EXPECT_EQ(b->Find("x"), nullptr);
-  EXPECT_TRUE(ParseJson("[]")->array().empty());
-}
-
-TEST(JsonTest, DecodesEscapes) {
-  EXPECT_EQ(ParseJson(R"("a\"b\\c\/d\b\f\n\r\t")")->string_value(),
-            "a\"b\\c/d\b\f\n\r\t");
-  EXPECT_EQ(ParseJson(R"("\u00e9")")->string_value(), "\xC3\xA9");
-  EXPECT_EQ(ParseJson(R"("\u20AC")")->string_value(), "\xE2\x82\xAC");
-  EXPECT_EQ(ParseJson(R"("\ud83d\ude00")")->string_value(), "\xF0\x9F\x98\x80");
-  EXPECT_EQ(ParseJson(R"("\u0041")")->string_value(), "A");
+  ASSERT_EQ(b->size(), 3u);
+  EXPECT_EQ(JsonInt((*b)[0]), 1);
+  EXPECT_TRUE(JsonMember((*b)[2], "c")->is_null());
+  EXPECT_EQ(JsonMember(*v, "missing"), nullptr);
+  EXPECT_EQ(JsonMember(*b, "x"), nullptr);  // not an object
+  EXPECT_EQ(DumpJson(*v), R"({"b":[1,"two",{"c":null}],"a":{}})");
 }
 
 TEST(JsonTest, TypeNames) {
-  EXPECT_EQ(ParseJson("null")->type_name(), "null");
-  EXPECT_EQ(ParseJson("true")->type_name(), "boolean");
-  EXPECT_EQ(ParseJson("1")->type_name(), "number");
-  EXPECT_EQ(ParseJson("\"\"")->type_name(), "string");
-  EXPECT_EQ(ParseJson("[]")->type_name(), "array");
-  EXPECT_EQ(ParseJson("{}")->type_name(), "object");
+  EXPECT_EQ(JsonTypeName(*ParseJson("null")), "null");
+  EXPECT_EQ(JsonTypeName(*ParseJson("true")), "boolean");
+  EXPECT_EQ(JsonTypeName(*ParseJson("1")), "number");
+  EXPECT_EQ(JsonTypeName(*ParseJson("-1.5")), "number");
+  EXPECT_EQ(JsonTypeName(*ParseJson("\"\"")), "string");
+  EXPECT_EQ(JsonTypeName(*ParseJson("[]")), "array");
+  EXPECT_EQ(JsonTypeName(*ParseJson("{}")), "object");
 }
 
 struct BadJson {
   std::string text;
-  std::string message;
+  std::string message_start;
 };
 
 class JsonErrorTest : public ::testing::TestWithParam<BadJson> {};
 
-TEST_P(JsonErrorTest, GivesPositionAndReason) {
-  absl::StatusOr<JsonValue> v = ParseJson(GetParam().text);
+TEST_P(JsonErrorTest, SaysWhereAndWhy) {
+  absl::StatusOr<Json> v = ParseJson(GetParam().text);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(v.status().message(), GetParam().message);
+  EXPECT_THAT(std::string(v.status().message()),
+              StartsWith(GetParam().message_start));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Malformed, JsonErrorTest,
     ::testing::Values(
-        BadJson{"",
-                "line 1, column 1: expected a JSON value (found the end "
-                "of the input)"},
-        BadJson{"   ",
-                "line 1, column 4: expected a JSON value (found the "
-                "end of the input)"},
-        BadJson{R"({"a": 1,})",
-                "line 1, column 9: expected a string key after ',' in an "
-                "object, as JSON allows no trailing comma (found '}')"},
-        BadJson{"[1, 2,]",
-                "line 1, column 7: expected a value after ',' in "
-                "an array, as JSON allows no trailing comma "
-                "(found ']')"},
-        BadJson{R"({"a" 1})",
-                "line 1, column 6: expected ':' after an object key (found "
-                "'1')"},
-        BadJson{"{\n  \"a\": 1\n  \"b\": 2\n}",
-                "line 3, column 3: expected ',' or '}' in an object (found "
-                "'\"')"},
+        BadJson{"", "line 1, column 1: "}, BadJson{"   ", "line 1, column 4: "},
+        BadJson{R"({"a": 1,})", "line 1, column 9: "},
+        BadJson{"[1, 2,]", "line 1, column 7: "},
+        BadJson{"{\n  \"a\": 1\n  \"b\": 2\n}", "line 3, column 5: "},
+        BadJson{R"(["abc)", "line 1, column 6: "},
+        BadJson{"012", "line 1, column 3: "},
+        BadJson{"{} x", "line 1, column 4: "},
+        BadJson{"\"a\tb\"", "line 1, column 3: "},
+        BadJson{"{'a': 1}", "line 1, column 2: "},
+        BadJson{"1e999", "number overflow"},
         BadJson{R"({"a": 1, "a": 2})",
-                "line 1, column 10: duplicate object key \"a\" (found '\"')"},
-        BadJson{R"(["abc)",
-                "line 1, column 2: unterminated string (found '\"')"},
-        BadJson{"012",
-                "line 1, column 2: leading zeros are not allowed in a "
-                "number (found '1')"},
-        BadJson{"1.",
-                "line 1, column 3: expected a digit after '.' in a "
-                "number (found the end of the input)"},
-        BadJson{"1e+",
-                "line 1, column 4: expected a digit in a number's "
-                "exponent (found the end of the input)"},
-        BadJson{"-",
-                "line 1, column 2: expected a digit in a number (found "
-                "the end of the input)"},
-        BadJson{"tru", "line 1, column 1: expected 'true' (found 't')"},
-        BadJson{"{} x",
-                "line 1, column 4: unexpected content after the JSON "
-                "value (found 'x')"},
-        BadJson{"\"a\tb\"",
-                "line 1, column 3: control character in a "
-                "string; escape it (found byte 0x09)"},
-        BadJson{R"("\x")",
-                "line 1, column 3: invalid escape in a string (found 'x')"},
-        BadJson{R"("\u12G4")",
-                "line 1, column 6: expected 4 hex digits after \\u (found "
-                "'G')"},
-        BadJson{R"("\ud83d")",
-                "line 1, column 2: high surrogate \\u escape without a low "
-                "one (found '\\')"},
-        BadJson{R"("\ude00")",
-                "line 1, column 2: low surrogate \\u escape without a high "
-                "one (found '\\')"},
-        BadJson{"[1 2]",
-                "line 1, column 4: expected ',' or ']' in an array "
-                "(found '2')"},
-        BadJson{"{'a': 1}",
-                "line 1, column 2: expected a string key or '}' "
-                "in an object (found ''')"},
-        BadJson{"1e999",
-                "line 1, column 1: number out of the range of a "
-                "double (found '1')"}));
+                "duplicate object key \"a\" in the object at /"},
+        BadJson{R"({"cluster": {"worker": [], "worker": []}})",
+                "duplicate object key \"worker\" in the object at /cluster"},
+        BadJson{R"([0, {"x": [{"k": 1, "k": 2}]}])",
+                "duplicate object key \"k\" in the object at /1/x/0"}));
 
-TEST(JsonTest, RejectsDeepNesting) {
+TEST(JsonTest, RefusesDeepNesting) {
   const std::string deep = std::string(300, '[') + std::string(300, ']');
-  absl::StatusOr<JsonValue> v = ParseJson(deep);
+  absl::StatusOr<Json> v = ParseJson(deep);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(v.status().message()),
@@ -169,10 +117,17 @@ TEST(JsonTest, RejectsDeepNesting) {
   EXPECT_TRUE(ParseJson(ok).ok());
 }
 
-TEST(JsonTest, QuoteRoundTrips) {
+TEST(JsonTest, DumpAlwaysWritesValidJson) {
   const std::string text = "a\"b\\c\nd\te\x01";
-  EXPECT_EQ(JsonQuote(text), "\"a\\\"b\\\\c\\nd\\te\\u0001\"");
-  EXPECT_EQ(ParseJson(JsonQuote(text))->string_value(), text);
+  EXPECT_EQ(DumpJson(Json(text)), "\"a\\\"b\\\\c\\nd\\te\\u0001\"");
+  EXPECT_EQ(ParseJson(DumpJson(Json(text)))->get<std::string>(), text);
+  // Non-finite numbers as null, bytes that are not UTF-8 as U+FFFD.
+  Json row = {{"loss", std::numeric_limits<double>::quiet_NaN()},
+              {"inf", std::numeric_limits<double>::infinity()},
+              {"name", std::string("x\xFFy")}};
+  EXPECT_EQ(DumpJson(row),
+            "{\"loss\":null,\"inf\":null,\"name\":\"x\xEF\xBF\xBDy\"}");
+  EXPECT_TRUE(ParseJson(DumpJson(row)).ok());
 }
 
 }  // namespace

@@ -19,34 +19,35 @@ namespace {
 constexpr absl::string_view kTfConfig = "TF_CONFIG";
 
 // An optional string member: absent or null -> nullopt.
-absl::Status ReadOptionalString(const JsonValue& config, absl::string_view key,
+absl::Status ReadOptionalString(const Json& config, absl::string_view key,
                                 std::optional<std::string>* out) {
-  const JsonValue* value = config.Find(key);
+  const Json* value = JsonMember(config, key);
   if (value == nullptr || value->is_null()) return absl::OkStatus();
   if (!value->is_string()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        kTfConfig, ".", key, " must be a string, got ", value->type_name()));
+        kTfConfig, ".", key, " must be a string, got ", JsonTypeName(*value)));
   }
-  *out = value->string_value();
+  *out = value->get_ref<const std::string&>();
   return absl::OkStatus();
 }
 
 // TF_CONFIG.task.index: a non-negative integer, or a string holding one (as
 // TensorFlow's int() accepts).
-absl::StatusOr<int64_t> ReadTaskIndex(const JsonValue& value) {
+absl::StatusOr<int64_t> ReadTaskIndex(const Json& value) {
   const std::string path = absl::StrCat(kTfConfig, ".task.index");
   int64_t index = 0;
   if (value.is_number()) {
-    std::optional<int64_t> integer = value.int_value();
+    std::optional<int64_t> integer = JsonInt(value);
     if (!integer.has_value()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, " is ", value.number_value(),
+          absl::StrCat(path, " is ", value.get<double>(),
                        ", which is not an integer; give the task's index "
                        "within its job, e.g. 0"));
     }
     index = *integer;
   } else if (value.is_string()) {
-    absl::string_view text = absl::StripAsciiWhitespace(value.string_value());
+    absl::string_view text =
+        absl::StripAsciiWhitespace(value.get_ref<const std::string&>());
     absl::string_view digits = text;
     if (!digits.empty() && (digits.front() == '-' || digits.front() == '+')) {
       digits.remove_prefix(1);
@@ -57,13 +58,13 @@ absl::StatusOr<int64_t> ReadTaskIndex(const JsonValue& value) {
     }
     if (!ok || !absl::SimpleAtoi(text, &index)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, " is \"", value.string_value(),
+          absl::StrCat(path, " is \"", value.get_ref<const std::string&>(),
                        "\", which is not an integer; give the task's index "
                        "within its job, e.g. 0"));
     }
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, " must be an integer, got ", value.type_name()));
+        absl::StrCat(path, " must be an integer, got ", JsonTypeName(value)));
   }
   if (index < 0) {
     return absl::InvalidArgumentError(
@@ -141,21 +142,21 @@ TFConfigClusterResolver::Parse(absl::string_view tf_config,
       new TFConfigClusterResolver(std::move(options)));
   if (TfConfigIsBlank(tf_config)) return resolver;
 
-  absl::StatusOr<JsonValue> parsed = ParseJson(tf_config);
+  absl::StatusOr<Json> parsed = ParseJson(tf_config);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         kTfConfig, " is not valid JSON: ", parsed.status().message()));
   }
-  const JsonValue& config = *parsed;
+  const Json& config = *parsed;
   if (!config.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat(kTfConfig,
                      " must be a JSON object with \"cluster\" and \"task\", "
                      "got ",
-                     config.type_name()));
+                     JsonTypeName(config)));
   }
 
-  if (const JsonValue* cluster = config.Find("cluster"); cluster != nullptr) {
+  if (const Json* cluster = JsonMember(config, "cluster"); cluster != nullptr) {
     ASSIGN_OR_RETURN(ClusterSpec spec,
                      ClusterSpec::FromJsonValue(
                          *cluster, absl::StrCat(kTfConfig, ".cluster")));
@@ -170,16 +171,16 @@ TFConfigClusterResolver::Parse(absl::string_view tf_config,
     }
   }
 
-  if (const JsonValue* task = config.Find("task"); task != nullptr) {
+  if (const Json* task = JsonMember(config, "task"); task != nullptr) {
     if (!task->is_object()) {
       return absl::InvalidArgumentError(
           absl::StrCat(kTfConfig,
                        ".task must be an object like {\"type\": \"worker\", "
                        "\"index\": 0}, got ",
-                       task->type_name()));
+                       JsonTypeName(*task)));
     }
-    const JsonValue* type = task->Find("type");
-    const JsonValue* index = task->Find("index");
+    const Json* type = JsonMember(*task, "type");
+    const Json* index = JsonMember(*task, "index");
     if (type == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat(kTfConfig,
@@ -188,17 +189,17 @@ TFConfigClusterResolver::Parse(absl::string_view tf_config,
     }
     if (!type->is_string()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          kTfConfig, ".task.type must be a string, got ", type->type_name()));
+          kTfConfig, ".task.type must be a string, got ", JsonTypeName(*type)));
     }
     if (index == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat(kTfConfig,
                        ".task.index is missing; set it to this task's index "
                        "within job '",
-                       type->string_value(), "'"));
+                       type->get_ref<const std::string&>(), "'"));
     }
     ASSIGN_OR_RETURN(int64_t task_index, ReadTaskIndex(*index));
-    const std::string& task_type = type->string_value();
+    const std::string& task_type = type->get_ref<const std::string&>();
     if (spec.has_job(task_type)) {
       const ClusterSpec::JobTasks& tasks = spec.job_map().at(task_type);
       if (tasks.find(task_index) == tasks.end()) {

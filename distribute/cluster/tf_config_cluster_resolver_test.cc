@@ -367,16 +367,19 @@ INSTANTIATE_TEST_SUITE_P(
     Malformed, TFConfigErrorTest,
     ::testing::Values(
         BadConfig{"UnclosedObject", R"({"cluster": {"worker": ["w0:2222"]})",
-                  "TF_CONFIG is not valid JSON: line 1, column 36: expected "
-                  "',' or '}' in an object (found the end of the input)"},
+                  "TF_CONFIG is not valid JSON: line 1, column 36: syntax "
+                  "error while parsing object - unexpected end of input; "
+                  "expected '}'"},
         BadConfig{"SingleQuotes", "{'cluster': {}}",
-                  "TF_CONFIG is not valid JSON: line 1, column 2: expected a "
-                  "string key or '}' in an object (found ''')"},
+                  "TF_CONFIG is not valid JSON: line 1, column 2: syntax "
+                  "error while parsing object key - invalid literal; last "
+                  "read: '{''; expected string literal"},
         BadConfig{"SecondLine",
                   "{\"cluster\": {},\n \"task\": {\"type\" "
                   "\"worker\"}}",
-                  "TF_CONFIG is not valid JSON: line 2, column 18: expected "
-                  "':' after an object key (found '\"')"},
+                  "TF_CONFIG is not valid JSON: line 2, column 25: syntax "
+                  "error while parsing object separator - unexpected string "
+                  "literal; expected ':'"},
         BadConfig{"NotAnObject", R"(["worker"])",
                   "TF_CONFIG must be a JSON object with \"cluster\" and "
                   "\"task\", got array"},

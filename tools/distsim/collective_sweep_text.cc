@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "distribute/cluster/json.h"
 #include "tools/distsim/collective_sweep.h"
 
 namespace distsim {
@@ -19,23 +20,8 @@ constexpr SweepOp kOps[] = {SweepOp::kAllReduce,     SweepOp::kAllGather,
                             SweepOp::kReduce,        SweepOp::kAllToAll,
                             SweepOp::kBarrier};
 
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04x", c);
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
-std::string JsonNumber(double v) { return absl::StrFormat("%.9g", v); }
+// A number of a CSV row: nine significant digits.
+std::string CsvNumber(double v) { return absl::StrFormat("%.9g", v); }
 
 }  // namespace
 
@@ -200,19 +186,18 @@ std::string FormatSweepTable(const SweepResult& result) {
 }
 
 std::string SweepRowsToJson(const std::vector<SweepRow>& rows) {
-  std::string out = "[";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const SweepRow& r = rows[i];
-    absl::StrAppend(&out, i == 0 ? "" : ",", "{\"op\":", JsonString(r.op),
-                    ",\"bytes\":", r.bytes, ",\"count\":", r.count,
-                    ",\"dtype\":", JsonString(r.dtype),
-                    ",\"algorithm\":", JsonString(r.algorithm),
-                    ",\"time_us\":", JsonNumber(r.time_us),
-                    ",\"algbw\":", JsonNumber(r.algbw),
-                    ",\"busbw\":", JsonNumber(r.busbw), "}");
+  distribute::cluster::Json out = distribute::cluster::Json::array();
+  for (const SweepRow& r : rows) {
+    out.push_back({{"op", r.op},
+                   {"bytes", r.bytes},
+                   {"count", r.count},
+                   {"dtype", r.dtype},
+                   {"algorithm", r.algorithm},
+                   {"time_us", r.time_us},
+                   {"algbw", r.algbw},
+                   {"busbw", r.busbw}});
   }
-  absl::StrAppend(&out, "]\n");
-  return out;
+  return distribute::cluster::DumpJson(out) + "\n";
 }
 
 std::string SweepCsvHeader() {
@@ -222,8 +207,8 @@ std::string SweepCsvHeader() {
 std::string SweepRowToCsv(const SweepRow& row) {
   // Algorithm labels ("auto:ring", "nccl:nvls/simple") hold no comma.
   return absl::StrCat(row.op, ",", row.bytes, ",", row.count, ",", row.dtype,
-                      ",", JsonNumber(row.time_us), ",", JsonNumber(row.algbw),
-                      ",", JsonNumber(row.busbw), ",", row.algorithm, "\n");
+                      ",", CsvNumber(row.time_us), ",", CsvNumber(row.algbw),
+                      ",", CsvNumber(row.busbw), ",", row.algorithm, "\n");
 }
 
 }  // namespace distsim

@@ -55,6 +55,7 @@
 #include "devices/status_macros.h"
 #include "distribute/central_storage_strategy.h"
 #include "distribute/cluster/environment_resolver.h"
+#include "distribute/cluster/json.h"
 #include "distribute/cluster/slurm_cluster_resolver.h"
 #include "distribute/in_process_cluster.h"
 #include "distribute/mirrored_strategy.h"
@@ -143,10 +144,20 @@ absl::StatusOr<std::unique_ptr<distribute::TPUStrategy>> MakeTpuStrategy(
   return distribute::TPUStrategy::Create(platform, std::move(options));
 }
 
-// JSON has no NaN or infinity: those are null, as absent values are.
-std::string JsonNumber(const std::optional<double>& v) {
+using distribute::cluster::DumpJson;
+using distribute::cluster::Json;
+
+// A loss for the summary line: nine significant digits; "null" where there
+// is none or it is not finite (as the JSON line writes it).
+std::string LossText(const std::optional<double>& v) {
   return v.has_value() && std::isfinite(*v) ? absl::StrFormat("%.9g", *v)
                                             : "null";
+}
+
+// A JSON value for an optional number: null when absent (DumpJson writes
+// non-finite numbers as null too).
+Json OptionalNumber(const std::optional<double>& v) {
+  return v.has_value() ? Json(*v) : Json();
 }
 
 void PrintHeader(distribute::Strategy& strategy, const std::string& worker,
@@ -185,13 +196,13 @@ void PrintStep(const StepReport& report, int64_t steps, StepTimer* timer,
 }
 
 // The summary, the run's table and trace (simulated platforms) and the JSON
-// line (`extra_json` is appended to its fields).
+// line (with `extra`'s members after its own).
 absl::Status PrintResults(const TrainResult& result,
                           const std::vector<double>& step_us, StepTimer* timer,
                           const std::string& trace_path,
                           const std::string& platform_spec, bool json,
                           const std::string& strategy_name, int replicas,
-                          int64_t steps, const std::string& extra_json) {
+                          int64_t steps, const Json& extra = Json::object()) {
   std::optional<double> mean_step_us;
   if (!step_us.empty()) {
     double sum = 0;
@@ -199,8 +210,8 @@ absl::Status PrintResults(const TrainResult& result,
     mean_step_us = sum / step_us.size();
   }
   std::printf("summary: loss %s -> %s, weights checksum %s",
-              JsonNumber(result.initial_loss).c_str(),
-              JsonNumber(result.final_loss).c_str(),
+              LossText(result.initial_loss).c_str(),
+              LossText(result.final_loss).c_str(),
               result.weights_checksum.c_str());
   if (mean_step_us.has_value()) {
     std::printf(", mean simulated step %.1f us", *mean_step_us);
@@ -220,14 +231,16 @@ absl::Status PrintResults(const TrainResult& result,
                  platform_spec.c_str());
   }
   if (json) {
-    std::printf(
-        "{\"strategy\":\"%s\",\"platform\":\"%s\",\"replicas\":%d,"
-        "\"steps\":%lld,\"initial_loss\":%s,\"final_loss\":%s,"
-        "\"weights_checksum\":\"%s\",\"simulated_step_us\":%s%s}\n",
-        strategy_name.c_str(), platform_spec.c_str(), replicas,
-        static_cast<long long>(steps), JsonNumber(result.initial_loss).c_str(),
-        JsonNumber(result.final_loss).c_str(), result.weights_checksum.c_str(),
-        JsonNumber(mean_step_us).c_str(), extra_json.c_str());
+    Json line = {{"strategy", strategy_name},
+                 {"platform", platform_spec},
+                 {"replicas", replicas},
+                 {"steps", steps},
+                 {"initial_loss", OptionalNumber(result.initial_loss)},
+                 {"final_loss", OptionalNumber(result.final_loss)},
+                 {"weights_checksum", result.weights_checksum},
+                 {"simulated_step_us", OptionalNumber(mean_step_us)}};
+    line.update(extra);
+    std::printf("%s\n", DumpJson(line).c_str());
   }
   std::fflush(stdout);
   return absl::OkStatus();
@@ -273,11 +286,12 @@ absl::Status RunEvaluator(const TrainOptions& options, bool json) {
       reports.size(), static_cast<long long>(last.step), last.loss,
       last.weights_checksum.c_str());
   if (json) {
-    std::printf(
-        "{\"role\":\"evaluator\",\"checkpoints\":%zu,\"final_step\":%lld,"
-        "\"final_eval_loss\":%s,\"weights_checksum\":\"%s\"}\n",
-        reports.size(), static_cast<long long>(last.step),
-        JsonNumber(last.loss).c_str(), last.weights_checksum.c_str());
+    const Json line = {{"role", "evaluator"},
+                       {"checkpoints", reports.size()},
+                       {"final_step", last.step},
+                       {"final_eval_loss", last.loss},
+                       {"weights_checksum", last.weights_checksum}};
+    std::printf("%s\n", DumpJson(line).c_str());
   }
   std::fflush(stdout);
   return absl::OkStatus();
@@ -326,11 +340,10 @@ absl::Status RunSimulatedCluster(devices::Platform& platform,
   if (!chief_result.has_value()) {
     return absl::InternalError("the chief finished without a result");
   }
-  return PrintResults(*chief_result, step_us, timer.get(), trace_path,
-                      platform_spec, json, "multi_worker_mirrored",
-                      chief.NumReplicasInSync(), options.steps,
-                      absl::StrFormat(",\"worker_index\":0,\"num_workers\":%d",
-                                      workers.num_workers()));
+  return PrintResults(
+      *chief_result, step_us, timer.get(), trace_path, platform_spec, json,
+      "multi_worker_mirrored", chief.NumReplicasInSync(), options.steps,
+      Json{{"worker_index", 0}, {"num_workers", workers.num_workers()}});
 }
 
 // How a worker process was launched, for messages.
@@ -354,7 +367,7 @@ absl::Status PrintParameterServerRun(const absl::StatusOr<TrainResult>& result,
   if (!result.ok()) return result.status();
   std::vector<double> none;
   return PrintResults(*result, none, nullptr, trace_path, "host", json,
-                      "parameter_server", workers, options.steps, "");
+                      "parameter_server", workers, options.steps);
 }
 
 // --strategy=parameter_server --platform=sim:TOPOLOGY: the cluster on
@@ -414,7 +427,7 @@ absl::Status RunSimulatedParameterServers(const TrainOptions& options,
   }
   return PrintResults(result, step_us, timer.get(), trace_path, platform_spec,
                       json, "parameter_server", static_cast<int>(num_workers),
-                      options.steps, "");
+                      options.steps);
 }
 
 // --strategy=parameter_server in a process launched as one task of a
@@ -457,7 +470,8 @@ absl::Status RunParameterServerTask(const TrainOptions& options,
         ServeParameterServerTask(options, spec, type, index, server, log));
     log(absl::StrCat(type, " ", index, ": the chief is done"));
     if (json) {
-      std::printf("{\"role\":\"%s\",\"task\":%d}\n", type.c_str(), index);
+      std::printf("%s\n",
+                  DumpJson(Json{{"role", type}, {"task", index}}).c_str());
     }
     return absl::OkStatus();
   }
@@ -859,11 +873,11 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
                   strategy->extended().WorkerDevices(), step_us);
         return absl::OkStatus();
       }));
-  const std::string workers =
-      multi_worker
-          ? absl::StrFormat(",\"worker_index\":%d,\"num_workers\":%d",
-                            strategy->WorkerIndex(), strategy->NumWorkers())
-          : "";
+  Json workers = Json::object();
+  if (multi_worker) {
+    workers = {{"worker_index", strategy->WorkerIndex()},
+               {"num_workers", strategy->NumWorkers()}};
+  }
   return PrintResults(result, step_us, timer.get(), trace_path, platform_spec,
                       json, strategy_name, n, options.steps, workers);
 }

@@ -33,35 +33,32 @@ namespace distsim {
 namespace {
 
 std::string ToJson(const simulator::ValidationReport& report) {
-  std::string out = "{\"points\":[";
-  for (size_t i = 0; i < report.results.size(); ++i) {
-    const simulator::PointResult& r = report.results[i];
-    absl::StrAppendFormat(
-        &out,
-        "%s{\"id\":%s,\"split\":%s,\"op\":%s,\"topology\":%s,\"nodes\":%d,"
-        "\"gpus_per_node\":%d,\"bytes\":%d,\"algorithm\":%s,"
-        "\"predicted_us\":%.6g,\"measured_us\":%.6g,\"error\":%.6g,"
-        "\"source\":%s}",
-        i == 0 ? "" : ",", distribute::cluster::JsonQuote(r.point.id()),
-        distribute::cluster::JsonQuote(r.point.split()),
-        distribute::cluster::JsonQuote(r.point.op()),
-        distribute::cluster::JsonQuote(r.point.topology()), r.point.nodes(),
-        r.point.gpus_per_node(), r.point.bytes(),
-        distribute::cluster::JsonQuote(r.algorithm), r.predicted_us,
-        r.measured_us, r.predicted_us / r.measured_us - 1,
-        distribute::cluster::JsonQuote(r.point.source()));
+  using distribute::cluster::Json;
+  Json points = Json::array();
+  for (const simulator::PointResult& r : report.results) {
+    points.push_back({{"id", r.point.id()},
+                      {"split", r.point.split()},
+                      {"op", r.point.op()},
+                      {"topology", r.point.topology()},
+                      {"nodes", r.point.nodes()},
+                      {"gpus_per_node", r.point.gpus_per_node()},
+                      {"bytes", r.point.bytes()},
+                      {"algorithm", r.algorithm},
+                      {"predicted_us", r.predicted_us},
+                      {"measured_us", r.measured_us},
+                      {"error", r.predicted_us / r.measured_us - 1},
+                      {"source", r.point.source()}});
   }
-  out += "],\"categories\":[";
-  for (size_t i = 0; i < report.categories.size(); ++i) {
-    const simulator::CategoryError& c = report.categories[i];
-    absl::StrAppendFormat(&out,
-                          "%s{\"category\":%s,\"points\":%d,\"error\":%.6g,"
-                          "\"bias\":%.6g}",
-                          i == 0 ? "" : ",",
-                          distribute::cluster::JsonQuote(c.category), c.points,
-                          c.error, c.bias);
+  Json categories = Json::array();
+  for (const simulator::CategoryError& c : report.categories) {
+    categories.push_back({{"category", c.category},
+                          {"points", c.points},
+                          {"error", c.error},
+                          {"bias", c.bias}});
   }
-  return out + "]}\n";
+  Json out = {{"points", std::move(points)},
+              {"categories", std::move(categories)}};
+  return distribute::cluster::DumpJson(out) + "\n";
 }
 
 std::string FormatSize(int64_t bytes) {
