@@ -113,7 +113,7 @@ class Engine {
   uint64_t next_sequence_ = 0;
   int64_t live_events_ = 0;
   int64_t events_processed_ = 0;
-  std::vector<Entry> heap_;  // binary min-heap under Later
+  std::vector<Entry> heap_;  // 4-ary min-heap under Later (engine.cc)
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
 };

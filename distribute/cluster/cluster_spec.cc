@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "devices/fnv1a.h"
 
 namespace distribute {
 namespace cluster {
@@ -412,12 +413,8 @@ std::string ClusterSpec::Fingerprint() const {
   for (const auto& [job, tasks] : jobs_) {
     if (!tasks.empty()) nonempty.emplace(job, tasks);
   }
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis.
-  for (unsigned char c : ClusterSpec(std::move(nonempty)).ToJson()) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;  // FNV-1a 64 prime.
-  }
-  return absl::StrFormat("%016x", hash);
+  return devices::Fnv1a64Hex(
+      devices::Fnv1a64(ClusterSpec(std::move(nonempty)).ToJson()));
 }
 
 std::string ClusterSpec::ToJson() const {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "devices/device.h"
+#include "devices/fnv1a.h"
 #include "devices/platform.h"
 #include "devices/status_macros.h"
 #include "distribute/checkpoint/checkpoint.h"
@@ -87,16 +88,14 @@ distribute::models::ExecutionContext ReplicaExecution(
 }
 
 std::string WeightsChecksum(const std::vector<Tensor>& weights) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = devices::kFnv1a64Offset;
   for (const Tensor& t : weights) {
-    const auto* p = static_cast<const unsigned char*>(t.raw_data());
-    if (p == nullptr) continue;
-    for (size_t i = 0; i < t.bytes(); ++i) {
-      h ^= p[i];
-      h *= 1099511628211ull;
-    }
+    if (t.raw_data() == nullptr) continue;
+    h = devices::Fnv1a64(
+        absl::string_view(static_cast<const char*>(t.raw_data()), t.bytes()),
+        h);
   }
-  return absl::StrFormat("%016x", h);
+  return devices::Fnv1a64Hex(h);
 }
 
 absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
