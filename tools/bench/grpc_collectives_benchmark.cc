@@ -180,10 +180,10 @@ int RankMain(int argc, char** argv) {
   GrpcAllReduceRankOptions options;
   options.timeout = kTimeout;
   options.connect_timeout = kTimeout;
-  int64_t rank = 0, size = 0;
+  int64_t rank_flag = 0, size_flag = 0;
   tools_flags::FlagSet flags("grpc_collectives (child rank)");
-  flags.Int(kRankFlag, &rank, "this child's rank");
-  flags.Int("size", &size, "how many ranks");
+  flags.Int(kRankFlag, &rank_flag, "this child's rank");
+  flags.Int("size", &size_flag, "how many ranks");
   flags.String("protocol", &options.protocol, "grpc or grpc+tcp");
   flags.String("group_key", &options.group_key, "the collective group's key");
   const absl::Status parsed = flags.Parse(argc, argv);
@@ -192,8 +192,8 @@ int RankMain(int argc, char** argv) {
                  std::string(parsed.message()).c_str());
     return 2;
   }
-  options.rank = static_cast<int>(rank);
-  options.size = static_cast<int>(size);
+  options.rank = static_cast<int>(rank_flag);
+  options.size = static_cast<int>(size_flag);
   auto fail = [&](const absl::Status& status) {
     std::fprintf(stderr, "rank %d: %s\n", options.rank,
                  status.ToString().c_str());
