@@ -94,18 +94,16 @@ absl::Status Run(const Flags& flags) {
     options.gpus_per_node = flags.gpus_per_node;
     options.gpu_preset = flags.gpu_preset;
     options.cpu_preset = flags.cpu_preset;
-    const std::string link =
-        absl::AsciiStrToUpper(flags.intra_node_link);
+    const std::string link = absl::AsciiStrToUpper(flags.intra_node_link);
     if (!simulator::LinkDef::Kind_Parse(link, &options.intra_node_link)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--intra_node_link=", flags.intra_node_link,
-          ": use nvswitch, nvlink or pcie"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--intra_node_link=", flags.intra_node_link,
+                       ": use nvswitch, nvlink or pcie"));
     }
     options.intra_node_bandwidth_bytes_per_second =
         flags.intra_node_gbyte_per_second * 1e9;
     options.nvswitch_in_network_reduction = flags.nvswitch_sharp;
-    options.pcie_bandwidth_bytes_per_second =
-        flags.pcie_gbyte_per_second * 1e9;
+    options.pcie_bandwidth_bytes_per_second = flags.pcie_gbyte_per_second * 1e9;
     options.nics_per_node = flags.nics_per_node;
     options.nic_gbit_per_second = flags.nic_gbit_per_second;
     ASSIGN_OR_RETURN(simulator::TopologyDef generated,
