@@ -9,7 +9,7 @@
 //       "127.0.0.1:5001"]}, "task":{"type":"worker","index":0}}'
 //   ckpt_worker --steps=6 --save_every=2 --ckpt_dir=/tmp/ck --weights_out=w0
 //
-// Flags (all --name=value):
+// Flags (--name=value; `ckpt_worker --help` lists them):
 //   --steps=N              train until the step counter reaches N (default 6)
 //   --save_every=K         save after every K'th step (default 2)
 //   --ckpt_dir=DIR         the (shared) checkpoint directory (required)
@@ -26,9 +26,7 @@
 
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -43,6 +41,7 @@
 #include "distribute/models/training_variables.h"
 #include "distribute/multi_worker_mirrored_strategy.h"
 #include "tests/multi_worker_test_util.h"
+#include "tools/flags/flags.h"
 
 namespace {
 
@@ -53,21 +52,24 @@ namespace ckpt = distribute::checkpoint;
 namespace models = distribute::models;
 
 absl::Status Main(int argc, char** argv) {
-  ASSIGN_OR_RETURN(distsim_test::WorkerFlags flags,
-                   distsim_test::WorkerFlags::Parse(argc, argv));
-  int64_t steps, save_every, max_to_keep, stop_after, die_after, die_during;
-  for (auto [name, fallback, out] :
-       {std::make_tuple("steps", int64_t{6}, &steps),
-        std::make_tuple("save_every", int64_t{2}, &save_every),
-        std::make_tuple("max_to_keep", int64_t{2}, &max_to_keep),
-        std::make_tuple("stop_after_step", int64_t{-1}, &stop_after),
-        std::make_tuple("die_after_step", int64_t{-1}, &die_after),
-        std::make_tuple("die_during_save", int64_t{-1}, &die_during)}) {
-    ASSIGN_OR_RETURN(int64_t value, flags.Int(name, fallback));
-    *out = value;
-  }
-  const std::optional<std::string> ckpt_dir = flags.Get("ckpt_dir");
-  if (!ckpt_dir.has_value() || save_every < 1) {
+  int64_t steps = 6, save_every = 2, max_to_keep = 2, stop_after = -1,
+          die_after = -1, die_during = -1;
+  std::string ckpt_dir, weights_out;
+  tools_flags::FlagSet flags("ckpt_worker");
+  flags.Int("steps", &steps, "training steps");
+  flags.String("ckpt_dir", &ckpt_dir, "the checkpoints' directory (required)");
+  flags.Int("save_every", &save_every, "save a checkpoint every N steps");
+  flags.Int("max_to_keep", &max_to_keep, "CheckpointManager's max_to_keep");
+  flags.Int("stop_after_step", &stop_after, "exit 0 once step K is done");
+  flags.Int("die_after_step", &die_after, "SIGKILL itself once step K is done");
+  flags.Int("die_during_save", &die_during,
+            "SIGKILL itself while writing the checkpoint of step K");
+  flags.String("weights_out", &weights_out,
+               "where to write the final weights (raw float32)");
+  const absl::Status parsed = flags.Parse(argc, argv);
+  if (absl::IsCancelled(parsed)) return absl::OkStatus();  // --help
+  RETURN_IF_ERROR(parsed);
+  if (ckpt_dir.empty() || save_every < 1) {
     return absl::InvalidArgumentError(
         "give --ckpt_dir=DIR and a --save_every of 1 or more");
   }
@@ -112,7 +114,7 @@ absl::Status Main(int argc, char** argv) {
   std::vector<std::vector<std::shared_ptr<Variable>>>& slots = state.slots;
   RETURN_IF_ERROR(checkpoint.TrackInt64("step", &step));
   ASSIGN_OR_RETURN(auto manager, ckpt::CheckpointManager::Create(
-                                     checkpoint, *ckpt_dir, max_to_keep));
+                                     checkpoint, ckpt_dir, max_to_keep));
   ASSIGN_OR_RETURN(auto restored, manager->RestoreLatest());
   std::printf("worker %d restored %s at step %lld\n", worker,
               restored.value_or("none").c_str(), static_cast<long long>(step));
@@ -191,8 +193,8 @@ absl::Status Main(int argc, char** argv) {
   }
   std::vector<Tensor> weights;
   for (const auto& v : vars) weights.push_back(v->values()[0]);
-  if (std::optional<std::string> path = flags.Get("weights_out")) {
-    RETURN_IF_ERROR(distsim_test::WriteWeights(*path, weights));
+  if (!weights_out.empty()) {
+    RETURN_IF_ERROR(distsim_test::WriteWeights(weights_out, weights));
   }
   std::printf("worker %d done checksum %s\n", worker,
               distsim::WeightsChecksum(weights).c_str());

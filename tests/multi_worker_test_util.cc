@@ -4,44 +4,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 
 namespace distsim_test {
-
-absl::StatusOr<WorkerFlags> WorkerFlags::Parse(int argc, char** argv) {
-  WorkerFlags flags;
-  for (int i = 1; i < argc; ++i) {
-    const absl::string_view arg = argv[i];
-    const size_t eq = arg.find('=');
-    if (arg.substr(0, 2) != "--" || eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad argument '", arg, "': use --name=value"));
-    }
-    flags.values_[std::string(arg.substr(2, eq - 2))] =
-        std::string(arg.substr(eq + 1));
-  }
-  return flags;
-}
-
-std::optional<std::string> WorkerFlags::Get(const std::string& name) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) return std::nullopt;
-  return it->second;
-}
-
-absl::StatusOr<int64_t> WorkerFlags::Int(const std::string& name,
-                                         int64_t fallback) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) return fallback;
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(it->second, &value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, "=", it->second, " is not an integer"));
-  }
-  return value;
-}
 
 distsim::TrainOptions SmallClassifier(int64_t steps) {
   distsim::TrainOptions options;

@@ -1,10 +1,7 @@
 // What the multi-worker tests and their worker binaries (mw_worker,
-// ckpt_worker) share: the small classifier they train, the file format of
-// its weights, and the workers' --name=value flags.
+// ckpt_worker) share: the small classifier they train and the file format of
+// its weights. (The workers' flags are tools/flags/flags.h's.)
 //
-//   absl::StatusOr<distsim_test::WorkerFlags> flags =
-//       distsim_test::WorkerFlags::Parse(argc, argv);
-//   absl::StatusOr<int64_t> steps = flags->Int("steps", 4);
 //   distsim::TrainOptions options = distsim_test::SmallClassifier(4);
 //   absl::Status s = distsim_test::WriteWeights("/tmp/w.bin", result.weights);
 //   absl::StatusOr<std::vector<float>> w =
@@ -13,8 +10,6 @@
 #define TESTS_MULTI_WORKER_TEST_UTIL_H_
 
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,22 +19,6 @@
 #include "tools/distsim/classifier_training.h"
 
 namespace distsim_test {
-
-// A worker binary's flags, each given as --name=value.
-class WorkerFlags {
- public:
-  // INVALID_ARGUMENT naming the first argument not of the form --name=value.
-  static absl::StatusOr<WorkerFlags> Parse(int argc, char** argv);
-
-  // The value of --name, or nullopt if it was not given.
-  std::optional<std::string> Get(const std::string& name) const;
-  // The integer value of --name, or `fallback` if it was not given;
-  // INVALID_ARGUMENT if the value is not an integer.
-  absl::StatusOr<int64_t> Int(const std::string& name, int64_t fallback) const;
-
- private:
-  std::map<std::string, std::string> values_;
-};
 
 // A classifier small enough to train a few steps in well under a second:
 // 16 features, one hidden layer of 32, 4 classes, global batch 24 (which

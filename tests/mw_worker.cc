@@ -6,7 +6,7 @@
 //       "127.0.0.1:5001"]}, "task":{"type":"worker","index":0}}'
 //   mw_worker --steps=4 --weights_out=/tmp/w0.bin
 //
-// Flags (all --name=value):
+// Flags (--name=value; `mw_worker --help` lists them):
 //   --steps=N              training steps (default 4)
 //   --weights_out=PATH     where to write the final weights (raw float32)
 //   --timeout_seconds=S    CommunicationOptions::timeout_seconds
@@ -26,9 +26,7 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
-#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -42,26 +40,37 @@
 #include "distribute/server/server.h"
 #include "tests/multi_worker_test_util.h"
 #include "tools/distsim/classifier_training.h"
+#include "tools/flags/flags.h"
 
 namespace {
 
 absl::Status Main(int argc, char** argv) {
-  ASSIGN_OR_RETURN(distsim_test::WorkerFlags flags,
-                   distsim_test::WorkerFlags::Parse(argc, argv));
-  int64_t steps, timeout, die_after, stall_after, stall_seconds, local_devices,
-      freeze_after, port_base;
-  for (auto [name, fallback, out] :
-       {std::make_tuple("steps", int64_t{4}, &steps),
-        std::make_tuple("freeze_after_step", int64_t{-1}, &freeze_after),
-        std::make_tuple("slurm_port_base", int64_t{8888}, &port_base),
-        std::make_tuple("timeout_seconds", int64_t{0}, &timeout),
-        std::make_tuple("die_after_step", int64_t{-1}, &die_after),
-        std::make_tuple("stall_after_step", int64_t{-1}, &stall_after),
-        std::make_tuple("stall_seconds", int64_t{10}, &stall_seconds),
-        std::make_tuple("local_devices", int64_t{1}, &local_devices)}) {
-    ASSIGN_OR_RETURN(int64_t value, flags.Int(name, fallback));
-    *out = value;
-  }
+  int64_t steps = 4, timeout = 0, die_after = -1, stall_after = -1,
+          stall_seconds = 10, local_devices = 1, freeze_after = -1,
+          port_base = 8888;
+  std::string weights_out, token_file, resolver_name = "auto";
+  tools_flags::FlagSet flags("mw_worker");
+  flags.Int("steps", &steps, "training steps");
+  flags.String("weights_out", &weights_out,
+               "where to write the final weights (raw float32)");
+  flags.Int("timeout_seconds", &timeout,
+            "CommunicationOptions::timeout_seconds (0: its default)");
+  flags.Int("die_after_step", &die_after, "SIGKILL itself once step K is done");
+  flags.Int("stall_after_step", &stall_after,
+            "sleep --stall_seconds once step K is done");
+  flags.Int("stall_seconds", &stall_seconds, "see --stall_after_step");
+  flags.String("cluster_token_file", &token_file,
+               "the cluster token (ServerOptions::cluster_token)");
+  flags.Int("local_devices", &local_devices,
+            "host devices (replicas) of this worker");
+  flags.Int("freeze_after_step", &freeze_after,
+            "SIGSTOP itself once step K is done");
+  flags.String("cluster_resolver", &resolver_name, "auto, tf_config or slurm");
+  flags.Int("slurm_port_base", &port_base,
+            "SlurmClusterResolverOptions::port_base");
+  const absl::Status parsed = flags.Parse(argc, argv);
+  if (absl::IsCancelled(parsed)) return absl::OkStatus();  // --help
+  RETURN_IF_ERROR(parsed);
 
   devices::HostPlatformOptions host;
   host.num_devices = static_cast<int>(local_devices);
@@ -70,14 +79,13 @@ absl::Status Main(int argc, char** argv) {
   distribute::CommunicationOptions communication;
   if (timeout > 0) communication.timeout_seconds = static_cast<double>(timeout);
   distribute::ServerOptions server_options;
-  if (std::optional<std::string> path = flags.Get("cluster_token_file")) {
+  if (!token_file.empty()) {
     ASSIGN_OR_RETURN(std::string token,
-                     distribute::ReadClusterTokenFile(*path));
+                     distribute::ReadClusterTokenFile(token_file));
     server_options.cluster_token = std::move(token);
   }
   ASSIGN_OR_RETURN(distribute::cluster::ResolverKind kind,
-                   distribute::cluster::ParseResolverKind(
-                       flags.Get("cluster_resolver").value_or("auto")));
+                   distribute::cluster::ParseResolverKind(resolver_name));
   distribute::cluster::SlurmClusterResolverOptions slurm;
   slurm.port_base = port_base;
   slurm.gpus_per_node = 0;  // Host devices only.
@@ -122,8 +130,8 @@ absl::Status Main(int argc, char** argv) {
                                  }
                                  return absl::OkStatus();
                                }));
-  if (std::optional<std::string> path = flags.Get("weights_out")) {
-    RETURN_IF_ERROR(distsim_test::WriteWeights(*path, result.weights));
+  if (!weights_out.empty()) {
+    RETURN_IF_ERROR(distsim_test::WriteWeights(weights_out, result.weights));
   }
   std::printf("worker %d done checksum %s\n", worker,
               result.weights_checksum.c_str());

@@ -41,15 +41,6 @@ inline int64_t TimedIterations(int64_t bytes) {
   return iterations;
 }
 
-// Parses "--name=value" integer flags; returns false on anything else.
-inline bool ParseIntFlag(const char* arg, const char* name, int64_t& value) {
-  const std::string prefix = std::string("--") + name + "=";
-  const std::string text(arg);
-  if (text.compare(0, prefix.size(), prefix) != 0) return false;
-  value = std::stoll(text.substr(prefix.size()));
-  return true;
-}
-
 // `prepare(bytes)` sizes the buffers; `all_reduce()` runs one all-reduce;
 // `barrier()` waits for every rank. Each returns false on failure (the
 // worker prints why); RunSweep then returns false.

@@ -20,23 +20,33 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gloo/allreduce_ring.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/hash_store.h"
 #include "gloo/rendezvous/prefix_store.h"
 #include "gloo/transport/tcp/device.h"
+#include "tools/flags/flags.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<int64_t> ParseList(const std::string& text) {
+// The value of --`flag`, a comma-separated list of positive integers.
+absl::StatusOr<std::vector<int64_t>> ParseList(absl::string_view flag,
+                                               const std::string& text) {
   std::vector<int64_t> out;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     int64_t v = 0;
-    if (absl::SimpleAtoi(part, &v) && v > 0) out.push_back(v);
+    if (!absl::SimpleAtoi(part, &v) || v <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": '", part, "' is not a positive integer"));
+    }
+    out.push_back(v);
   }
   return out;
 }
@@ -108,16 +118,25 @@ int main(int argc, char** argv) {
   std::string sizes_flag =
       "4096,16384,65536,262144,1048576,4194304,16777216,67108864";
   double min_time = 0.3;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--ranks=", 0) == 0) ranks_flag = arg.substr(8);
-    if (arg.rfind("--sizes=", 0) == 0) sizes_flag = arg.substr(8);
-    if (arg.rfind("--min_time=", 0) == 0)
-      min_time = std::atof(arg.c_str() + 11);
+  tools_flags::FlagSet flags("gloo_allreduce");
+  flags.String("ranks", &ranks_flag, "rank counts to run, e.g. 2,4,8");
+  flags.String("sizes", &sizes_flag,
+               "all-reduce sizes in bytes, e.g. 4096,65536");
+  flags.Double("min_time", &min_time, "seconds to time each size for at least");
+  absl::Status parsed = flags.Parse(argc, argv);
+  if (absl::IsCancelled(parsed)) return 0;  // --help
+  absl::StatusOr<std::vector<int64_t>> ranks = ParseList("ranks", ranks_flag);
+  absl::StatusOr<std::vector<int64_t>> sizes = ParseList("sizes", sizes_flag);
+  if (parsed.ok() && !ranks.ok()) parsed = ranks.status();
+  if (parsed.ok() && !sizes.ok()) parsed = sizes.status();
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "gloo_allreduce: %s\n",
+                 std::string(parsed.message()).c_str());
+    return 2;
   }
   int round = 0;
-  for (int64_t ranks : ParseList(ranks_flag)) {
-    RunGroup(static_cast<int>(ranks), ParseList(sizes_flag), min_time, round++);
+  for (int64_t n : *ranks) {
+    RunGroup(static_cast<int>(n), *sizes, min_time, round++);
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gloo/allreduce_ring.h"
 #include "gloo/allreduce_ring_chunked.h"
 #include "gloo/barrier_all_to_one.h"
@@ -21,27 +22,27 @@
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/transport/tcp/device.h"
 #include "tools/bench/allreduce_sweep.h"
+#include "tools/flags/flags.h"
 
 int main(int argc, char** argv) {
   int64_t rank = -1, size = 0;
   std::string store_path;
   std::string algorithm = "ring_chunked";
   tools_bench::SweepOptions sweep;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--store=", 0) == 0) {
-      store_path = arg.substr(8);
-    } else if (arg.rfind("--algorithm=", 0) == 0) {
-      algorithm = arg.substr(12);
-    } else if (!tools_bench::ParseIntFlag(argv[i], "rank", rank) &&
-               !tools_bench::ParseIntFlag(argv[i], "size", size) &&
-               !tools_bench::ParseIntFlag(argv[i], "min_bytes",
-                                          sweep.min_bytes) &&
-               !tools_bench::ParseIntFlag(argv[i], "max_bytes",
-                                          sweep.max_bytes)) {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
+  tools_flags::FlagSet flags("gloo_allreduce_worker");
+  flags.Int("rank", &rank, "this process's rank, 0 <= R < --size");
+  flags.Int("size", &size, "how many ranks");
+  flags.String("store", &store_path,
+               "a directory every rank shares (gloo's FileStore)");
+  flags.String("algorithm", &algorithm, "ring or ring_chunked");
+  flags.Int("min_bytes", &sweep.min_bytes, "smallest all-reduce");
+  flags.Int("max_bytes", &sweep.max_bytes, "largest all-reduce (sizes x4)");
+  const absl::Status parsed = flags.Parse(argc, argv);
+  if (absl::IsCancelled(parsed)) return 0;  // --help
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "gloo_allreduce_worker: %s\n",
+                 std::string(parsed.message()).c_str());
+    return 2;
   }
   if (size < 1 || rank < 0 || rank >= size || store_path.empty() ||
       (algorithm != "ring" && algorithm != "ring_chunked")) {

@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "tools/bench/allreduce_rank.h"
 #include "tools/bench/allreduce_sweep.h"
+#include "tools/flags/flags.h"
 
 namespace {
 
@@ -41,25 +42,23 @@ int main(int argc, char** argv) {
   options.group_key = "compare-allreduce";
   options.timeout = kTimeout;
   tools_bench::SweepOptions sweep;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--algorithm=", 0) == 0) {
-      options.algorithm = arg.substr(12);
-      continue;
-    }
-    if (arg.rfind("--protocol=", 0) == 0) {
-      options.protocol = arg.substr(11);
-      continue;
-    }
-    if (!tools_bench::ParseIntFlag(argv[i], "rank", rank) &&
-        !tools_bench::ParseIntFlag(argv[i], "chunk_bytes", chunk_bytes) &&
-        !tools_bench::ParseIntFlag(argv[i], "size", size) &&
-        !tools_bench::ParseIntFlag(argv[i], "port_base", port_base) &&
-        !tools_bench::ParseIntFlag(argv[i], "min_bytes", sweep.min_bytes) &&
-        !tools_bench::ParseIntFlag(argv[i], "max_bytes", sweep.max_bytes)) {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
+  tools_flags::FlagSet flags("grpc_allreduce_worker");
+  flags.Int("rank", &rank, "this process's rank, 0 <= R < --size");
+  flags.Int("size", &size, "how many ranks");
+  flags.Int("port_base", &port_base,
+            "rank i serves on 127.0.0.1:<port_base + i>");
+  flags.Int("min_bytes", &sweep.min_bytes, "smallest all-reduce");
+  flags.Int("max_bytes", &sweep.max_bytes, "largest all-reduce (sizes x4)");
+  flags.String("algorithm", &options.algorithm,
+               "auto, ring, tree, rhd or direct");
+  flags.Int("chunk_bytes", &chunk_bytes, "chunk size of the ring (0: auto)");
+  flags.String("protocol", &options.protocol, "grpc or grpc+tcp");
+  const absl::Status parsed = flags.Parse(argc, argv);
+  if (absl::IsCancelled(parsed)) return 0;  // --help
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "grpc_allreduce_worker: %s\n",
+                 std::string(parsed.message()).c_str());
+    return 2;
   }
   if (size < 1 || rank < 0 || rank >= size || port_base < 1 ||
       port_base + size > 65535) {

@@ -57,6 +57,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -69,14 +70,16 @@
 #include "devices/status_macros.h"
 #include "distribute/server/server.h"
 #include "tools/bench/allreduce_rank.h"
+#include "tools/flags/flags.h"
 
 namespace {
 
 using tools_bench::GrpcAllReduceRank;
 using tools_bench::GrpcAllReduceRankOptions;
 
-// The hidden flag that makes this binary a child rank.
-constexpr char kRankFlag[] = "--grpc_collectives_rank=";
+// The hidden flag (--grpc_collectives_rank=R) that makes this binary a
+// child rank.
+constexpr char kRankFlag[] = "grpc_collectives_rank";
 // Deadline of each all-reduce and barrier, and of a child's start.
 constexpr absl::Duration kTimeout = absl::Seconds(60);
 // How long a child waits for its next command.
@@ -177,25 +180,20 @@ int RankMain(int argc, char** argv) {
   GrpcAllReduceRankOptions options;
   options.timeout = kTimeout;
   options.connect_timeout = kTimeout;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    bool ok = true;
-    if (absl::ConsumePrefix(&arg, kRankFlag)) {
-      ok = absl::SimpleAtoi(arg, &options.rank);
-    } else if (absl::ConsumePrefix(&arg, "--size=")) {
-      ok = absl::SimpleAtoi(arg, &options.size);
-    } else if (absl::ConsumePrefix(&arg, "--protocol=")) {
-      options.protocol = std::string(arg);
-    } else if (absl::ConsumePrefix(&arg, "--group_key=")) {
-      options.group_key = std::string(arg);
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "bad flag %s\n", argv[i]);
-      return 2;
-    }
+  int64_t rank_flag = 0, size_flag = 0;
+  tools_flags::FlagSet flags("grpc_collectives (child rank)");
+  flags.Int(kRankFlag, &rank_flag, "this child's rank");
+  flags.Int("size", &size_flag, "how many ranks");
+  flags.String("protocol", &options.protocol, "grpc or grpc+tcp");
+  flags.String("group_key", &options.group_key, "the collective group's key");
+  const absl::Status parsed = flags.Parse(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "grpc_collectives: %s\n",
+                 std::string(parsed.message()).c_str());
+    return 2;
   }
+  options.rank = static_cast<int>(rank_flag);
+  options.size = static_cast<int>(size_flag);
   auto fail = [&](const absl::Status& status) {
     std::fprintf(stderr, "rank %d: %s\n", options.rank,
                  status.ToString().c_str());
@@ -359,7 +357,7 @@ class RankGroup {
   absl::Status Spawn(int rank, const GrpcAllReduceRankOptions& options) {
     std::vector<std::string> args = {
         g_argv0,
-        absl::StrCat(kRankFlag, rank),
+        absl::StrCat("--", kRankFlag, "=", rank),
         absl::StrCat("--size=", options.size),
         absl::StrCat("--protocol=", options.protocol),
         absl::StrCat("--group_key=", options.group_key),
@@ -721,7 +719,7 @@ int main(int argc, char** argv) {
   }
   g_argv0 = argv[0];
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], kRankFlag, std::strlen(kRankFlag)) == 0) {
+    if (absl::StartsWith(argv[i], absl::StrCat("--", kRankFlag, "="))) {
       return RankMain(argc, argv);
     }
   }

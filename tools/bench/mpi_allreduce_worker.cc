@@ -11,9 +11,12 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "tools/bench/allreduce_sweep.h"
+#include "tools/flags/flags.h"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -24,13 +27,19 @@ int main(int argc, char** argv) {
   sweep.impl = "mpi";
   sweep.rank = rank;
   sweep.size = size;
-  for (int i = 1; i < argc; ++i) {
-    if (!tools_bench::ParseIntFlag(argv[i], "min_bytes", sweep.min_bytes) &&
-        !tools_bench::ParseIntFlag(argv[i], "max_bytes", sweep.max_bytes)) {
-      if (rank == 0) std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      MPI_Finalize();
-      return 2;
+  tools_flags::FlagSet flags("mpi_allreduce_worker");
+  flags.Int("min_bytes", &sweep.min_bytes, "smallest all-reduce");
+  flags.Int("max_bytes", &sweep.max_bytes, "largest all-reduce (sizes x4)");
+  // Every rank parses (MPI_Init has taken mpirun's own arguments); rank 0
+  // speaks for them.
+  const absl::Status parsed = flags.Parse(argc, argv);
+  if (!parsed.ok()) {
+    if (rank == 0 && !absl::IsCancelled(parsed)) {
+      std::fprintf(stderr, "mpi_allreduce_worker: %s\n",
+                   std::string(parsed.message()).c_str());
     }
+    MPI_Finalize();
+    return absl::IsCancelled(parsed) ? 0 : 2;
   }
   std::vector<float> in, out;
   const bool ok = tools_bench::RunSweep(

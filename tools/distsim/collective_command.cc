@@ -28,6 +28,7 @@
 #include "tools/distsim/collective_sweep.h"
 #include "tools/distsim/plot.h"
 #include "tools/distsim/subcommands.h"
+#include "tools/flags/flags.h"
 
 namespace distsim {
 namespace {
@@ -71,7 +72,7 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
   int64_t gpus_per_thread = options.nccl.gpus_per_thread;
   int64_t iters = options.nccl.iters;
   int64_t warmup_iters = options.nccl.warmup_iters;
-  FlagSet flags("collective");
+  tools_flags::FlagSet flags("distsim collective");
   flags.String("topology", &options.topology,
                "built-in topology (dgx_a100, dgx_h100, hgx_h200, hgx_b200, "
                "gb200_nvl72, pcie_4gpu, pcie_4gpu_nop2p, pcie_8gpu_nop2p, "

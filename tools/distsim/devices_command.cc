@@ -15,12 +15,13 @@
 #include "simulator/builtin_topologies.h"
 #include "tools/distsim/platforms.h"
 #include "tools/distsim/subcommands.h"
+#include "tools/flags/flags.h"
 
 namespace distsim {
 
 absl::Status RunDevices(const std::vector<std::string>& args) {
   std::string spec = "host";
-  FlagSet flags("devices");
+  tools_flags::FlagSet flags("distsim devices");
   flags.String("platform", &spec,
                "platform spec: host, host:N (N logical CPUs), cuda, "
                "sim:TOPOLOGY");

@@ -1,8 +1,19 @@
 #include "tools/distsim/subcommands.h"
 
+#include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
 namespace distsim {
+
+std::string UserPath(std::string path) {
+  if (path.empty() || path[0] == '/') return path;
+  const char* dir = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (dir == nullptr || *dir == '\0') return path;
+  return absl::StrCat(dir, "/", path);
+}
 
 std::vector<Subcommand> Subcommands() {
   return {

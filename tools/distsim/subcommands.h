@@ -1,13 +1,15 @@
-// The subcommands of the distsim tool, and the small flag parser they share.
+// The subcommands of the distsim tool. Each parses its own flags with
+// tools_flags::FlagSet (tools/flags/flags.h, on CLI11), named after the
+// command as the user types it:
 //
-//   FlagSet flags;
+//   tools_flags::FlagSet flags("distsim devices");
 //   std::string platform = "host";
 //   flags.String("platform", &platform, "platform spec, e.g. host:4");
 //   absl::Status s = flags.Parse(args);   // INVALID_ARGUMENT on unknown flags
+//   if (absl::IsCancelled(s)) return absl::OkStatus();  // --help
 #ifndef TOOLS_DISTSIM_SUBCOMMANDS_H_
 #define TOOLS_DISTSIM_SUBCOMMANDS_H_
 
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,34 +37,6 @@ inline constexpr absl::string_view kDefaultCluster = "sim:dgx_h100_cluster:2";
 
 // Every subcommand, in the order `distsim help` lists them.
 std::vector<Subcommand> Subcommands();
-
-// --name=value flags (and bare --name for booleans). Parse() rejects unknown
-// flags, positional arguments and malformed values with INVALID_ARGUMENT
-// naming the flag; --help prints the flags and returns CANCELLED.
-class FlagSet {
- public:
-  explicit FlagSet(std::string command) : command_(std::move(command)) {}
-  void String(std::string name, std::string* value, std::string help);
-  void Int(std::string name, int64_t* value, std::string help);
-  void Double(std::string name, double* value, std::string help);
-  void Bool(std::string name, bool* value, std::string help);
-  absl::Status Parse(const std::vector<std::string>& args);
-  std::string Usage() const;
-
- private:
-  enum class Kind { kString, kInt, kDouble, kBool };
-  struct Flag {
-    std::string name;
-    Kind kind;
-    void* value;
-    std::string help;
-    std::string default_value;
-  };
-  absl::Status Set(const Flag& flag, absl::string_view text);
-
-  std::string command_;
-  std::vector<Flag> flags_;
-};
 
 // A path the user gave on the command line: relative paths mean the
 // directory the user ran `bazel run` from (BUILD_WORKING_DIRECTORY), not

@@ -70,6 +70,7 @@
 #include "tools/distsim/ps_training.h"
 #include "tools/distsim/step_timer.h"
 #include "tools/distsim/subcommands.h"
+#include "tools/flags/flags.h"
 
 namespace distsim {
 namespace {
@@ -515,7 +516,7 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
   TrainOptions options;
   std::string trace_path;
   bool json = false;
-  FlagSet flags("train");
+  tools_flags::FlagSet flags("distsim train");
   flags.String("strategy", &strategy_name,
                "one_device, mirrored, central_storage, multi_worker_mirrored "
                "(a simulated multi-host cluster in this process, or with "

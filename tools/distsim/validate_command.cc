@@ -28,6 +28,7 @@
 #include "simulator/validation/validation.h"
 #include "tools/distsim/plot.h"
 #include "tools/distsim/subcommands.h"
+#include "tools/flags/flags.h"
 
 namespace distsim {
 namespace {
@@ -130,7 +131,7 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
   std::string points_file;
   std::string split = "all";
   bool json = false;
-  FlagSet flags("validate");
+  tools_flags::FlagSet flags("distsim validate");
   flags.String("points", &points_file,
                "a ValidationSet text file of your own measurements "
                "(simulator/validation/validation.proto); default: the "

@@ -15,6 +15,9 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "tools/flags/flags.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
@@ -45,8 +48,20 @@ void Collect(const fs::path& path, std::vector<fs::path>& files) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<std::string> inputs;
+  tools_flags::FlagSet flags("replay",
+                             "Runs corpus files through the fuzz "
+                             "target's LLVMFuzzerTestOneInput.");
+  flags.Positionals("FILE_OR_FOLDER", &inputs,
+                    "corpus files, or folders of them (searched recursively)");
+  const absl::Status parsed = flags.Parse(argc, argv);
+  if (absl::IsCancelled(parsed)) return 0;  // --help
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "replay: %s\n", std::string(parsed.message()).c_str());
+    return 2;
+  }
   std::vector<fs::path> files;
-  for (int i = 1; i < argc; ++i) Collect(argv[i], files);
+  for (const std::string& input : inputs) Collect(input, files);
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
   if (files.empty()) {
