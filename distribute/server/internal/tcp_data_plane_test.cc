@@ -335,7 +335,7 @@ TEST(TcpPeerSenderTest, NobodyListeningFailsTheSendNamingThePeer) {
   header.set_src_rank(0);
   header.set_dst_rank(1);
   TcpPeerSender sender("127.0.0.1", port, header, std::nullopt, "",
-                       "rank 1 (test peer)", absl::Seconds(5));
+                       "rank 1 (test peer)", absl::Seconds(5), nullptr);
   auto op = std::make_shared<SendOp>();
   op->tag = 1;
   std::vector<std::byte> data(16);
@@ -361,7 +361,7 @@ TEST(TcpPeerSenderTest, ARefusedHelloFailsTheSendWithTheServersReason) {
   header.set_dst_rank(0);
   TcpPeerSender sender("127.0.0.1", server->data_port(), header,
                        std::string("wrong"), "", "rank 0 (test peer)",
-                       absl::Seconds(5));
+                       absl::Seconds(5), nullptr);
   auto op = std::make_shared<SendOp>();
   op->tag = 1;
   ASSERT_TRUE(sender.Post(op).ok());
@@ -397,7 +397,7 @@ TEST(TcpPeerSenderTest, ATaskOfAnotherClusterIsRefused) {
     header.set_src_task(c.src_task);
     TcpPeerSender sender("127.0.0.1", server->data_port(), header,
                          std::string("s3cret"), c.fingerprint,
-                         "rank 0 (test peer)", absl::Seconds(5));
+                         "rank 0 (test peer)", absl::Seconds(5), nullptr);
     auto op = std::make_shared<SendOp>();
     op->tag = 1;
     ASSERT_TRUE(sender.Post(op).ok());
