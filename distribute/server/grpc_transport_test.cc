@@ -15,6 +15,7 @@
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/collective/cost_model.h"
 #include "distribute/server/internal/tcp_proxy.h"
+#include "distribute/server/internal/test_certificates.h"
 #include "distribute/server/internal/test_cluster.h"
 #include "distribute/server/server.h"
 #include "gtest/gtest.h"
@@ -488,14 +489,18 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GrpcTransportTest,
                          });
 
 // The Transport contract, over a cluster of servers in this process, with
-// either protocol.
-devices::conformance::TransportBackend GrpcBackend(std::string protocol) {
+// either protocol, and grpc+tcp with mutual TLS (test_certificates.h).
+devices::conformance::TransportBackend GrpcBackend(std::string protocol,
+                                                   bool tls = false) {
   std::string name = protocol == "grpc" ? "grpc" : "grpc_tcp";
+  if (tls) name += "_tls";
   return {name,
-          [protocol](
-              int n) -> absl::StatusOr<devices::conformance::TransportGroup> {
+          [protocol,
+           tls](int n) -> absl::StatusOr<devices::conformance::TransportGroup> {
             ServerOptions options;
             options.protocol = protocol;
+            if (tls)
+              options.tls = server_internal::WriteTestTlsFiles().Mutual();
             absl::StatusOr<TestCluster> cluster =
                 TestCluster::Start(n, options);
             if (!cluster.ok()) return cluster.status();
@@ -514,7 +519,9 @@ using devices::conformance::TransportConformanceTest;
 
 INSTANTIATE_TEST_SUITE_P(Grpc, TransportConformanceTest,
                          ::testing::Values(GrpcBackend("grpc"),
-                                           GrpcBackend("grpc+tcp")),
+                                           GrpcBackend("grpc+tcp"),
+                                           GrpcBackend("grpc+tcp",
+                                                       /*tls=*/true)),
                          devices::conformance::BackendName);
 
 TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
