@@ -7,9 +7,13 @@
 //       [--min_bytes=4096 --max_bytes=67108864]
 //       [--algorithm=auto|ring|tree|rhd|direct --chunk_bytes=N]
 //       [--protocol=grpc|grpc+tcp]
+//       [--tls_cert=FILE --tls_key=FILE [--tls_ca=FILE]]
 //
 // Rank 0 prints the lines of allreduce_sweep.h with impl "grpc" (or
-// "grpc+tcp": the servers' protocol, see distribute/server/server.h).
+// "grpc+tcp": the servers' protocol, see distribute/server/server.h),
+// followed by "+tls" when the servers have TLS options (ServerOptions::tls:
+// every rank's certificate must verify against every rank's CA, and name
+// 127.0.0.1).
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -51,6 +55,18 @@ int main(int argc, char** argv) {
       options.protocol = arg.substr(11);
       continue;
     }
+    if (arg.rfind("--tls_cert=", 0) == 0) {
+      options.tls.cert_file = arg.substr(11);
+      continue;
+    }
+    if (arg.rfind("--tls_key=", 0) == 0) {
+      options.tls.key_file = arg.substr(10);
+      continue;
+    }
+    if (arg.rfind("--tls_ca=", 0) == 0) {
+      options.tls.ca_file = arg.substr(9);
+      continue;
+    }
     if (!tools_bench::ParseIntFlag(argv[i], "rank", rank) &&
         !tools_bench::ParseIntFlag(argv[i], "chunk_bytes", chunk_bytes) &&
         !tools_bench::ParseIntFlag(argv[i], "size", size) &&
@@ -68,7 +84,7 @@ int main(int argc, char** argv) {
                  "--port_base=P (0 <= R < N, ports P..P+N-1 free)\n");
     return 2;
   }
-  sweep.impl = options.protocol;
+  sweep.impl = options.protocol + (options.tls.enabled() ? "+tls" : "");
   sweep.rank = static_cast<int>(rank);
   sweep.size = static_cast<int>(size);
   options.rank = sweep.rank;

@@ -26,6 +26,13 @@ namespace {
 // How long a handshake waits for its socket at a time before it looks at
 // the stop flag and the deadline again.
 constexpr absl::Duration kHandshakePoll = absl::Milliseconds(100);
+// gRPC's default cipher suites (GRPC_SSL_CIPHER_SUITES), AES-128-GCM first.
+constexpr char kTls13Suites[] =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+    "TLS_CHACHA20_POLY1305_SHA256";
+constexpr char kTls12Ciphers[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384";
 // OpenSSL's read buffer with read-ahead: one recv() takes up to this many
 // bytes of records (the default, one record, costs two recv() per 16 KiB
 // record: its header, then its body).
@@ -266,6 +273,10 @@ CtxPtr NewContext(bool server) {
   CtxPtr ctx(SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()));
   if (ctx == nullptr) return ctx;
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+  if (SSL_CTX_set_ciphersuites(ctx.get(), kTls13Suites) != 1 ||
+      SSL_CTX_set_cipher_list(ctx.get(), kTls12Ciphers) != 1) {
+    return nullptr;
+  }
   // Nothing but records of the stream after the handshake (see the
   // header): no renegotiation, no session tickets, no compression.
   SSL_CTX_set_options(ctx.get(), SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET |
