@@ -33,11 +33,6 @@ constexpr char kTls13Suites[] =
 constexpr char kTls12Ciphers[] =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
     "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384";
-// OpenSSL's read buffer with read-ahead: one recv() takes up to this many
-// bytes of records (the default, one record, costs two recv() per 16 KiB
-// record: its header, then its body).
-constexpr size_t kReadBufferBytes = size_t{256} << 10;
-
 struct CtxFree {
   void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
 };
@@ -54,56 +49,74 @@ using CtxPtr = std::unique_ptr<SSL_CTX, CtxFree>;
 using X509Ptr = std::unique_ptr<X509, X509Free>;
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 
-// ---------------------------------------------------------------------------
-// The socket under OpenSSL. OpenSSL's own socket BIO writes with write(),
-// which raises SIGPIPE once the peer has gone (the data plane's plaintext
-// writes pass MSG_NOSIGNAL); this one sends with MSG_NOSIGNAL, and with
-// MSG_DONTWAIT both ways, so the socket itself may stay blocking.
+}  // namespace
 
-int SocketOf(BIO* bio) {
-  return static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
+// ---------------------------------------------------------------------------
+// The socket under OpenSSL: a BIO that reads up to kReceiveBytes with one
+// recv() into a buffer that OpenSSL's reads then take from, and keeps what
+// OpenSSL writes until TlsStream flushes it (see the header comment). It
+// sends with MSG_NOSIGNAL (OpenSSL's own socket BIO would raise SIGPIPE
+// once the peer has gone) and MSG_DONTWAIT both ways, so the socket itself
+// may stay blocking.
+
+struct TlsStream::Socket {
+  int fd = -1;
+  std::vector<char> in = std::vector<char>(kReceiveBytes);
+  size_t in_begin = 0;
+  size_t in_end = 0;
+  std::string out;
+  size_t out_begin = 0;
+};
+
+namespace {
+
+TlsStream::Socket& SocketOf(BIO* bio) {
+  return *static_cast<TlsStream::Socket*>(BIO_get_data(bio));
 }
 
 int SocketWrite(BIO* bio, const char* data, size_t n, size_t* written) {
   BIO_clear_retry_flags(bio);
-  *written = 0;
-  ssize_t sent;
-  do {
-    sent = send(SocketOf(bio), data, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-  } while (sent < 0 && errno == EINTR);
-  if (sent >= 0) {
-    *written = static_cast<size_t>(sent);
-    return 1;
-  }
-  if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_write(bio);
-  return 0;
+  SocketOf(bio).out.append(data, n);
+  *written = n;
+  return 1;
 }
 
 int SocketRead(BIO* bio, char* data, size_t n, size_t* read) {
   BIO_clear_retry_flags(bio);
   *read = 0;
-  ssize_t got;
-  do {
-    got = recv(SocketOf(bio), data, n, MSG_DONTWAIT);
-  } while (got < 0 && errno == EINTR);
-  if (got > 0) {
-    *read = static_cast<size_t>(got);
-    return 1;
+  TlsStream::Socket& socket = SocketOf(bio);
+  if (socket.in_begin == socket.in_end) {
+    ssize_t got;
+    do {
+      got = recv(socket.fd, socket.in.data(), socket.in.size(), MSG_DONTWAIT);
+    } while (got < 0 && errno == EINTR);
+    if (got == 0) {
+      BIO_set_flags(bio, BIO_FLAGS_IN_EOF);  // OpenSSL asks BIO_eof().
+      return 0;
+    }
+    if (got < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_read(bio);
+      return 0;
+    }
+    socket.in_begin = 0;
+    socket.in_end = static_cast<size_t>(got);
   }
-  if (got == 0) {
-    BIO_set_flags(bio, BIO_FLAGS_IN_EOF);  // OpenSSL asks BIO_eof().
-  } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-    BIO_set_retry_read(bio);
-  }
-  return 0;
+  const size_t taken = std::min(n, socket.in_end - socket.in_begin);
+  std::memcpy(data, socket.in.data() + socket.in_begin, taken);
+  socket.in_begin += taken;
+  *read = taken;
+  return 1;
 }
 
 long SocketCtrl(BIO* bio, int command, long, void*) {  // NOLINT(runtime/int)
   switch (command) {
     case BIO_CTRL_FLUSH:
-      return 1;  // Nothing is buffered here.
+      return 1;  // TlsStream flushes.
     case BIO_CTRL_EOF:
       return BIO_test_flags(bio, BIO_FLAGS_IN_EOF) != 0 ? 1 : 0;
+    case BIO_CTRL_WPENDING:
+      return static_cast<long>(SocketOf(bio).out.size() -  // NOLINT
+                               SocketOf(bio).out_begin);
     default:
       return 0;
   }
@@ -120,17 +133,6 @@ const BIO_METHOD* SocketMethod() {
     return m;
   }();
   return method;
-}
-
-// `ssl` reading and writing socket `fd`. False when OpenSSL is out of
-// memory.
-bool AttachSocket(SSL* ssl, int fd) {
-  BIO* bio = BIO_new(SocketMethod());
-  if (bio == nullptr) return false;
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
-  BIO_set_init(bio, 1);
-  SSL_set_bio(ssl, bio, bio);  // One reference, now the SSL's.
-  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -284,35 +286,9 @@ CtxPtr NewContext(bool server) {
   if (server) SSL_CTX_set_num_tickets(ctx.get(), 0);
   SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE |
                                   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  SSL_CTX_set_read_ahead(ctx.get(), 1);
-  SSL_CTX_set_default_read_buffer_len(ctx.get(), kReadBufferBytes);
+  // No read-ahead: OpenSSL takes each record from the stream's own
+  // receive buffer (see the header comment).
   return ctx;
-}
-
-// The handshake of `ssl` over `fd`, by `deadline`; gives up once
-// `stopping` (when given) is set.
-absl::Status Handshake(SSL* ssl, int fd, absl::Time deadline,
-                       const std::atomic<bool>* stopping) {
-  while (true) {
-    ERR_clear_error();
-    errno = 0;
-    const int done = SSL_do_handshake(ssl);
-    if (done == 1) return absl::OkStatus();
-    const int sys_errno = errno;
-    const int error = SSL_get_error(ssl, done);
-    const short events = Wants(error);
-    if (events == 0) return Classify(ssl, error, sys_errno);
-    if (stopping != nullptr && stopping->load(std::memory_order_acquire)) {
-      return absl::UnavailableError("the server is stopping");
-    }
-    const absl::Time now = absl::Now();
-    if (now >= deadline) {
-      return absl::DeadlineExceededError(
-          "the TLS handshake did not finish in time");
-    }
-    pollfd ready{fd, events, 0};
-    poll(&ready, 1, PollMillis(std::min(deadline - now, kHandshakePoll)));
-  }
 }
 
 }  // namespace
@@ -326,27 +302,146 @@ bool StartsTlsHandshake(absl::string_view first_bytes) {
 // ---------------------------------------------------------------------------
 // TlsStream
 
-TlsStream::~TlsStream() {
-  absl::MutexLock lock(&mu_);
-  SSL_free(ssl_);
+absl::StatusOr<std::unique_ptr<TlsStream>> TlsStream::Create(SSL_CTX* ctx,
+                                                             int fd) {
+  SSL* ssl = SSL_new(ctx);
+  if (ssl == nullptr) {
+    ERR_clear_error();
+    return absl::ResourceExhaustedError("OpenSSL could not make a session");
+  }
+  auto socket = std::make_unique<Socket>();
+  socket->fd = fd;
+  BIO* bio = BIO_new(SocketMethod());
+  if (bio == nullptr) {
+    SSL_free(ssl);
+    ERR_clear_error();
+    return absl::ResourceExhaustedError("OpenSSL could not wrap the socket");
+  }
+  BIO_set_data(bio, socket.get());
+  BIO_set_init(bio, 1);
+  SSL_set_bio(ssl, bio, bio);  // One reference, now the SSL's.
+  return std::unique_ptr<TlsStream>(new TlsStream(fd, ssl, std::move(socket)));
 }
 
-int64_t TlsStream::Write(const void* data, size_t n) {
+TlsStream::TlsStream(int fd, SSL* ssl, std::unique_ptr<Socket> socket)
+    : fd_(fd), ssl_(ssl), socket_(std::move(socket)) {}
+
+TlsStream::~TlsStream() {
   absl::MutexLock lock(&mu_);
-  ERR_clear_error();
-  errno = 0;
-  size_t written = 0;
-  const int done = SSL_write_ex(ssl_, data, n, &written);
-  if (done == 1) return static_cast<int64_t>(written);
-  const int sys_errno = errno;
-  const int error = SSL_get_error(ssl_, done);
-  const short events = Wants(error);
-  if (events != 0) {
-    write_wants_.store(events, std::memory_order_relaxed);
-    return 0;
+  SSL_free(ssl_);  // Frees the BIO; socket_ goes after it.
+}
+
+int TlsStream::FlushLocked() {
+  Socket& socket = *socket_;
+  while (socket.out_begin < socket.out.size()) {
+    const ssize_t sent =
+        send(socket.fd, socket.out.data() + socket.out_begin,
+             socket.out.size() - socket.out_begin, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent >= 0) {
+      socket.out_begin += static_cast<size_t>(sent);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      write_wants_.store(POLLOUT, std::memory_order_relaxed);
+      return 0;
+    }
+    failure_ = absl::UnavailableError(
+        absl::StrCat("the connection broke: ", std::strerror(errno)));
+    return -1;
   }
-  failure_ = Classify(ssl_, error, sys_errno);
-  return -1;
+  socket.out.clear();  // Keeps its capacity.
+  socket.out_begin = 0;
+  return 1;
+}
+
+absl::Status TlsStream::Handshake(absl::Time deadline,
+                                  const std::atomic<bool>* stopping) {
+  absl::MutexLock lock(&mu_);
+  bool finished = false;
+  while (true) {
+    short events = 0;
+    if (!finished) {
+      ERR_clear_error();
+      errno = 0;
+      const int done = SSL_do_handshake(ssl_);
+      const int sys_errno = errno;
+      if (done == 1) {
+        finished = true;
+      } else {
+        const int error = SSL_get_error(ssl_, done);
+        events = Wants(error);
+        if (events == 0) {
+          absl::Status failed = Classify(ssl_, error, sys_errno);
+          FlushLocked();  // The alert saying why, where the socket takes it.
+          return failed;
+        }
+      }
+    }
+    // What OpenSSL wrote (the handshake's messages) goes out first.
+    const int flushed = FlushLocked();
+    if (flushed < 0) return failure_;
+    if (flushed == 0) {
+      events = POLLOUT;
+    } else if (finished) {
+      return absl::OkStatus();
+    }
+    if (stopping != nullptr && stopping->load(std::memory_order_acquire)) {
+      return absl::UnavailableError("the server is stopping");
+    }
+    const absl::Time now = absl::Now();
+    if (now >= deadline) {
+      return absl::DeadlineExceededError(
+          "the TLS handshake did not finish in time");
+    }
+    pollfd ready{fd_, events, 0};
+    mu_.Unlock();
+    poll(&ready, 1, PollMillis(std::min(deadline - now, kHandshakePoll)));
+    mu_.Lock();
+  }
+}
+
+int64_t TlsStream::Write(absl::Span<const absl::string_view> pieces) {
+  absl::MutexLock lock(&mu_);
+  const int flushed = FlushLocked();
+  if (flushed <= 0) return flushed;  // Earlier records first.
+  size_t sealed = 0;
+  for (absl::string_view piece : pieces) {
+    while (!piece.empty() && sealed < kSealBytes) {
+      ERR_clear_error();
+      errno = 0;
+      size_t written = 0;
+      const int done = SSL_write_ex(ssl_, piece.data(), piece.size(), &written);
+      if (done == 1) {
+        sealed += written;
+        piece.remove_prefix(written);
+        continue;
+      }
+      const int sys_errno = errno;
+      const int error = SSL_get_error(ssl_, done);
+      const short events = Wants(error);
+      if (events == 0) {
+        failure_ = Classify(ssl_, error, sys_errno);
+        return -1;
+      }
+      // Only a session that must read first gets here (see the header).
+      write_wants_.store(events, std::memory_order_relaxed);
+      if (sealed > 0 && FlushLocked() < 0) return -1;
+      return static_cast<int64_t>(sealed);
+    }
+  }
+  if (sealed > 0 && FlushLocked() < 0) return -1;
+  return static_cast<int64_t>(sealed);
+}
+
+bool TlsStream::pending() const {
+  absl::MutexLock lock(&mu_);
+  return socket_->out_begin < socket_->out.size();
+}
+
+int TlsStream::Flush() {
+  absl::MutexLock lock(&mu_);
+  return FlushLocked();
 }
 
 int64_t TlsStream::Read(void* data, size_t n) {
@@ -475,22 +570,11 @@ DataPlaneTls::~DataPlaneTls() {
 
 absl::StatusOr<std::unique_ptr<TlsStream>> DataPlaneTls::Accept(
     int fd, absl::Time deadline, const std::atomic<bool>& stopping) const {
-  SSL* ssl = SSL_new(server_);
-  if (ssl == nullptr) {
-    ERR_clear_error();
-    return absl::ResourceExhaustedError("OpenSSL could not make a session");
-  }
-  std::unique_ptr<TlsStream> stream(new TlsStream(fd, ssl));
-  if (!AttachSocket(ssl, fd)) {
-    ERR_clear_error();
-    return absl::ResourceExhaustedError("OpenSSL could not wrap the socket");
-  }
-  SSL_set_accept_state(ssl);
-  absl::Status done;
-  {
-    absl::MutexLock lock(&stream->mu_);
-    done = Handshake(ssl, fd, deadline, &stopping);
-  }
+  absl::StatusOr<std::unique_ptr<TlsStream>> stream =
+      TlsStream::Create(server_, fd);
+  if (!stream.ok()) return stream.status();
+  SSL_set_accept_state((*stream)->ssl_);
+  absl::Status done = (*stream)->Handshake(deadline, &stopping);
   if (!done.ok()) return done;
   return stream;
 }
@@ -498,16 +582,10 @@ absl::StatusOr<std::unique_ptr<TlsStream>> DataPlaneTls::Accept(
 absl::StatusOr<std::unique_ptr<TlsStream>> DataPlaneTls::Connect(
     int fd, const std::string& host, absl::Time deadline,
     absl::string_view where) const {
-  SSL* ssl = SSL_new(client_);
-  if (ssl == nullptr) {
-    ERR_clear_error();
-    return absl::ResourceExhaustedError("OpenSSL could not make a session");
-  }
-  std::unique_ptr<TlsStream> stream(new TlsStream(fd, ssl));
-  if (!AttachSocket(ssl, fd)) {
-    ERR_clear_error();
-    return absl::ResourceExhaustedError("OpenSSL could not wrap the socket");
-  }
+  absl::StatusOr<std::unique_ptr<TlsStream>> stream =
+      TlsStream::Create(client_, fd);
+  if (!stream.ok()) return stream.status();
+  SSL* ssl = (*stream)->ssl_;
   // The name the receiver's certificate must carry, as gRPC checks it.
   const std::string& name =
       target_name_override_.empty() ? host : target_name_override_;
@@ -518,11 +596,7 @@ absl::StatusOr<std::unique_ptr<TlsStream>> DataPlaneTls::Connect(
     SSL_set_tlsext_host_name(ssl, name.c_str());
   }
   SSL_set_connect_state(ssl);
-  absl::Status done;
-  {
-    absl::MutexLock lock(&stream->mu_);
-    done = Handshake(ssl, fd, deadline, nullptr);
-  }
+  absl::Status done = (*stream)->Handshake(deadline, nullptr);
   if (!done.ok()) {
     return absl::Status(done.code(),
                         absl::StrCat("the TLS handshake with ", where,

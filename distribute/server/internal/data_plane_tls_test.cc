@@ -98,7 +98,8 @@ std::vector<char> Pattern(size_t n, int seed) {
   return bytes;
 }
 
-// Writes every byte of `data` from `offset` on, waiting as the stream says.
+// Writes every byte of `data` from `offset` on, waiting as the stream says,
+// and flushes.
 bool WriteFrom(TlsStream& stream, const std::vector<char>& data,
                size_t offset) {
   while (offset < data.size()) {
@@ -108,7 +109,11 @@ bool WriteFrom(TlsStream& stream, const std::vector<char>& data,
     if (sent == 0) stream.Await(/*write=*/true, kWait);
     offset += static_cast<size_t>(sent);
   }
-  return true;
+  while (true) {
+    const int flushed = stream.Flush();
+    if (flushed != 0) return flushed > 0;
+    stream.Await(/*write=*/true, kWait);
+  }
 }
 
 bool ReadAll(TlsStream& stream, std::vector<char>& data) {
@@ -143,35 +148,36 @@ TEST(StartsTlsHandshakeTest, TellsTlsRecordsFromPlaintextHellos) {
   EXPECT_FALSE(StartsTlsHandshake(absl::string_view("\x2a\x00\x00\x00", 4)));
 }
 
-// A write that would block has sealed a record that is not all sent: it is
-// finished by a later call from another thread, from the same position,
-// with the bytes in another buffer (as TcpPeerSender's writer thread
-// finishes a message Post began), and the receiver gets every byte in order.
-TEST_F(DataPlaneTlsTest, AWriteThatWouldBlockIsFinishedFromAnotherBuffer) {
+// Sealed records that the socket did not take wait in the stream, which
+// a later call sends from another thread (as TcpPeerSender's writer thread
+// finishes a message Post began): the receiver gets every byte in order.
+TEST_F(DataPlaneTlsTest, SealedBytesWaitUntilAnotherThreadFlushesThem) {
   SocketPair pair;
   ASSERT_TRUE(Connected(pair));
   Sessions sessions = Handshake(pair, *cluster_, *cluster_);
   ASSERT_TRUE(sessions.client_status.ok()) << sessions.client_status;
   ASSERT_TRUE(sessions.server_status.ok()) << sessions.server_status;
-  const std::vector<char> data = Pattern(4 << 20, 7);
+  const std::vector<char> data = Pattern(8 << 20, 7);
   size_t offset = 0;
   while (true) {
     const int64_t sent =
         sessions.client->Write(data.data() + offset, data.size() - offset);
     ASSERT_GE(sent, 0) << sessions.client->failure();
     if (sent == 0) break;  // Nobody reads: the socket is full.
+    EXPECT_LE(sent, static_cast<int64_t>(TlsStream::kSealBytes));
     offset += static_cast<size_t>(sent);
     ASSERT_LT(offset, data.size()) << "the socket never filled";
   }
+  EXPECT_TRUE(sessions.client->pending());
   EXPECT_EQ(sessions.client->wants(/*write=*/true), POLLOUT);
-  const std::vector<char> moved = data;
   bool written = false;
   std::thread writer(
-      [&] { written = WriteFrom(*sessions.client, moved, offset); });
+      [&] { written = WriteFrom(*sessions.client, data, offset); });
   std::vector<char> got(data.size());
   EXPECT_TRUE(ReadAll(*sessions.server, got)) << sessions.server->failure();
   writer.join();
   EXPECT_TRUE(written) << sessions.client->failure();
+  EXPECT_FALSE(sessions.client->pending());
   EXPECT_TRUE(got == data);
 }
 

@@ -265,7 +265,12 @@ bool TlsWriteAll(TlsStream& tls, const void* data, size_t n,
     if (sent < 0 || absl::Now() >= deadline) return false;
     AwaitTls(tls, /*write=*/true, deadline);
   }
-  return true;
+  while (true) {  // What the socket did not take yet.
+    const int flushed = tls.Flush();
+    if (flushed != 0) return flushed > 0;
+    if (absl::Now() >= deadline) return false;
+    AwaitTls(tls, /*write=*/true, deadline);
+  }
 }
 
 // A status frame's bytes (see the header comment).
@@ -943,35 +948,40 @@ int64_t TcpPeerSender::WriteSome(int fd, TlsStream* tls, const SendOp& op,
                                  size_t offset, bool blocking) {
   MessageFrame frame{op.tag, op.size};
   if (tls != nullptr) {
-    // The bytes of each call are a function of `offset` alone: a call that
-    // would block must be repeated with the same bytes (data_plane_tls.h),
-    // perhaps by the writer thread after Post's call.
     const size_t total = sizeof(frame) + op.size;
     char staged[kTlsRecordBytes];
     while (offset < total) {
-      const void* data = nullptr;
-      size_t n = 0;
+      absl::string_view pieces[2];
+      const char* payload = reinterpret_cast<const char*>(op.data);
       if (offset < sizeof(frame)) {
-        // The frame's record carries the payload's first bytes too.
+        // The frame goes in one record with the payload's first bytes.
         const size_t head = sizeof(frame) - offset;
         const size_t body = std::min(op.size, kTlsRecordBytes - head);
         std::memcpy(staged, reinterpret_cast<const char*>(&frame) + offset,
                     head);
-        if (body > 0) std::memcpy(staged + head, op.data, body);
-        data = staged;
-        n = head + body;
+        if (body > 0) std::memcpy(staged + head, payload, body);
+        pieces[0] = absl::string_view(staged, head + body);
+        pieces[1] = absl::string_view(payload + body, op.size - body);
       } else {
-        data = op.data + (offset - sizeof(frame));
-        n = total - offset;
+        pieces[0] = absl::string_view(payload + (offset - sizeof(frame)),
+                                      total - offset);
       }
-      const int64_t sent = tls->Write(data, n);
-      if (sent > 0) {
-        offset += static_cast<size_t>(sent);
+      const int64_t sealed = tls->Write(pieces);
+      if (sealed > 0) {
+        offset += static_cast<size_t>(sealed);
         continue;
       }
-      if (sent < 0) return -1;
-      if (!blocking) break;
+      if (sealed < 0) return -1;
+      if (!blocking) return static_cast<int64_t>(offset);
       // Fail() shuts the socket down, which ends the wait.
+      AwaitTls(*tls, /*write=*/true, absl::InfiniteFuture());
+    }
+    // All sealed. Without `blocking` what the socket did not take is the
+    // writer thread's to send (FinishWrite sees it pending).
+    while (blocking) {
+      const int flushed = tls->Flush();
+      if (flushed < 0) return -1;
+      if (flushed > 0) break;
       AwaitTls(*tls, /*write=*/true, absl::InfiniteFuture());
     }
     return static_cast<int64_t>(offset);
@@ -991,7 +1001,13 @@ bool TcpPeerSender::FinishWrite(const std::shared_ptr<SendOp>& op,
   absl::Status failure;
   {
     absl::MutexLock lock(&mu_);
-    if (failed_.ok() && written >= 0 && static_cast<size_t>(written) < total) {
+    // Over TLS a message may be all sealed with records still waiting for
+    // the socket (which sends them from offset `total`).
+    const bool unsent = failed_.ok() && written >= 0 &&
+                        static_cast<size_t>(written) == total &&
+                        tls_ != nullptr && tls_->pending();
+    if (failed_.ok() && written >= 0 &&
+        (static_cast<size_t>(written) < total || unsent)) {
       // The socket is full: the writer thread blocks for the rest.
       resume_ = op;
       resume_offset_ = static_cast<size_t>(written);
