@@ -1122,6 +1122,18 @@ void TcpPeerSender::AnswerLoop() {
       // buffered in the socket belongs to none of them.
       if (!failed_.ok()) return;
       if (!unanswered_.empty()) {
+        // The peer answers once it holds the whole message, which may be
+        // before the write that sent it has returned: the op (and so its
+        // buffer) is released only once the writer is done with it.
+        mu_.Await(absl::Condition(
+            +[](TcpPeerSender* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+              return !self->failed_.ok() || self->unanswered_.empty() ||
+                     self->writing_ != self->unanswered_.front();
+            },
+            this));
+        if (!failed_.ok()) return;
+      }
+      if (!unanswered_.empty()) {
         op = std::move(unanswered_.front());
         unanswered_.pop_front();
       }
