@@ -86,6 +86,13 @@ def system_library_repositories():
         modules = ["grpc++"],
         package = "libgrpc++-dev",
     )
+    # OpenSSL (libssl, libcrypto): the one gRPC links, for the grpc+tcp data
+    # plane's TLS.
+    system_lib(
+        name = "system_openssl",
+        modules = ["openssl"],
+        package = "libssl-dev",
+    )
     system_lib(
         name = "system_gtest",
         modules = ["gmock", "gtest"],

@@ -429,7 +429,7 @@ TEST(HostCollectivesTest, RepeatedInPlaceAllReduces) {
   }
 }
 
-TEST(HostCollectivesTest, SharedMemoryTopologyPicksRingOnlyForLargeMessages) {
+TEST(HostCollectivesTest, SharedMemoryCostsPickRingOnlyForLargeMessages) {
   for (int32_t n : {2, 4, 8}) {
     for (int32_t cpus : {n, 2}) {
       const GroupCosts costs = SharedMemoryCosts(n, cpus);
@@ -449,8 +449,7 @@ TEST(HostCollectivesTest, SharedMemoryTopologyPicksRingOnlyForLargeMessages) {
 }
 
 // Ranks that share cores pay for every message: fewer, larger pieces.
-TEST(HostCollectivesTest,
-     SharedMemoryTopologyUsesLargerPiecesWhenOversubscribed) {
+TEST(HostCollectivesTest, SharedMemoryCostsUseLargerPiecesWhenOversubscribed) {
   for (int32_t n : {4, 8}) {
     absl::StatusOr<AllReduceSelection> own =
         SelectAllReduce(int64_t{64} << 20, SharedMemoryCosts(n, n));

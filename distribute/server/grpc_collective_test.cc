@@ -20,6 +20,7 @@
 #include "distribute/collective/schedule.h"
 #include "distribute/collective/schedule_communicator.h"
 #include "distribute/server/grpc_transport.h"
+#include "distribute/server/internal/test_certificates.h"
 #include "distribute/server/internal/test_cluster.h"
 #include "gtest/gtest.h"
 
@@ -172,29 +173,31 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GrpcCollectiveTest,
 
 // The Communicator contract: ScheduleCommunicator (AUTO, and the ring)
 // over gRPC transports among servers in this process, with each protocol.
+// With `tls`, the servers have mutual TLS (test_certificates.h).
 devices::conformance::CommunicatorBackend GrpcCommunicators(
-    std::string name, std::string protocol,
-    std::optional<Algorithm> all_reduce) {
-  return {std::move(name),
-          [protocol, all_reduce](int n)
-              -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
-            ServerOptions server;
-            server.protocol = protocol;
-            ASSIGN_OR_RETURN(TestCluster cluster,
-                             TestCluster::Start(n, server));
-            auto owner = std::make_shared<TestCluster>(std::move(cluster));
-            ASSIGN_OR_RETURN(
-                auto endpoints,
-                server_internal::GrpcTransportGroup(*owner, "conformance"));
-            ScheduleCommunicatorOptions options;
-            options.all_reduce_algorithm = all_reduce;
-            ASSIGN_OR_RETURN(auto comm, ScheduleCommunicator::Create(
-                                            std::move(endpoints), options));
-            devices::conformance::CommunicatorGroup group;
-            group.communicator = std::move(comm);
-            group.owner = std::move(owner);
-            return group;
-          }};
+    std::string name, std::string protocol, std::optional<Algorithm> all_reduce,
+    bool tls = false) {
+  return {
+      std::move(name),
+      [protocol, all_reduce,
+       tls](int n) -> absl::StatusOr<devices::conformance::CommunicatorGroup> {
+        ServerOptions server;
+        server.protocol = protocol;
+        if (tls) server.tls = server_internal::WriteTestTlsFiles().Mutual();
+        absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, server);
+        if (!cluster.ok()) return cluster.status();
+        auto owner = std::make_shared<TestCluster>(*std::move(cluster));
+        ASSIGN_OR_RETURN(auto endpoints, server_internal::GrpcTransportGroup(
+                                             *owner, "conformance"));
+        ScheduleCommunicatorOptions options;
+        options.all_reduce_algorithm = all_reduce;
+        ASSIGN_OR_RETURN(auto comm, ScheduleCommunicator::Create(
+                                        std::move(endpoints), options));
+        devices::conformance::CommunicatorGroup group;
+        group.communicator = std::move(comm);
+        group.owner = std::move(owner);
+        return group;
+      }};
 }
 
 using devices::conformance::CommunicatorConformanceTest;
@@ -204,7 +207,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(GrpcCommunicators("grpc_auto", "grpc", std::nullopt),
                       GrpcCommunicators("grpc_ring", "grpc", Algorithm::kRing),
                       GrpcCommunicators("grpc_tcp_auto", "grpc+tcp",
-                                        std::nullopt)),
+                                        std::nullopt),
+                      GrpcCommunicators("grpc_tcp_tls_auto", "grpc+tcp",
+                                        std::nullopt, /*tls=*/true)),
     devices::conformance::CommunicatorBackendName);
 
 }  // namespace

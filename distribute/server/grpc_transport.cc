@@ -380,7 +380,7 @@ absl::StatusOr<std::unique_ptr<devices::Transport>> GrpcTransport::Create(
   std::unique_ptr<GrpcTransport> transport(new GrpcTransport(
       std::move(options), local.task_name(), std::move(devices),
       local.channel_options(), std::move(channels), std::move(data_ports),
-      local.mailboxes(), std::move(mailbox)));
+      local.data_plane_tls(), local.mailboxes(), std::move(mailbox)));
   GrpcTransport* raw = transport.get();
   transport->mailbox_->SetAbortListener(
       [raw](const absl::Status& status) { raw->OnAbort(status); });
@@ -437,6 +437,7 @@ GrpcTransport::GrpcTransport(
     std::vector<std::string> devices, ChannelOptions channel_options,
     std::vector<std::shared_ptr<grpc::Channel>> channels,
     std::vector<int> data_ports,
+    std::shared_ptr<const server_internal::DataPlaneTls> tls,
     std::shared_ptr<server_internal::MailboxRegistry> registry,
     std::shared_ptr<GroupMailbox> mailbox)
     : options_(std::move(options)),
@@ -446,6 +447,7 @@ GrpcTransport::GrpcTransport(
       channel_options_(std::move(channel_options)),
       channels_(std::move(channels)),
       data_ports_(std::move(data_ports)),
+      data_plane_tls_(std::move(tls)),
       registry_(std::move(registry)),
       mailbox_(std::move(mailbox)),
       senders_(devices_.size()) {}
@@ -500,7 +502,7 @@ std::shared_ptr<MessageSender> GrpcTransport::Sender(int peer) {
           server_internal::HostOf(options_.rank_targets[peer]),
           data_ports_[peer], std::move(header), channel_options_.cluster_token,
           channel_options_.cluster_fingerprint, Describe(peer),
-          options_.connect_timeout);
+          options_.connect_timeout, data_plane_tls_);
     } else {
       sender = std::make_shared<PeerSender>(
           channels_[peer], channel_options_, std::move(header),
@@ -556,10 +558,11 @@ absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Send(
 absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Recv(
     int peer, uint64_t tag, absl::Span<std::byte> data) {
   RETURN_IF_ERROR(CheckPeer(peer, "Recv"));
-  ASSIGN_OR_RETURN(std::shared_ptr<RecvOp> op,
-                   mailbox_->PostRecv(peer, tag, data));
+  absl::StatusOr<std::shared_ptr<RecvOp>> op =
+      mailbox_->PostRecv(peer, tag, data);
+  if (!op.ok()) return op.status();
   return std::unique_ptr<devices::Request>(new RecvRequest(
-      mailbox_, std::move(op),
+      mailbox_, *std::move(op),
       absl::StrCat("Recv on rank ", rank_, " of the message from ",
                    Describe(peer), " tag ", tag, " (", data.size(), " bytes)"),
       WaitSpin(data_ports_[peer] > 0)));

@@ -15,7 +15,9 @@
 // bytes take the TCP data plane instead (internal/tcp_data_plane.h): one
 // connection per endpoint and peer, the message written straight from the
 // send buffer and read straight into the posted receive buffer, with the
-// same matching, completion and error semantics.
+// same matching, completion and error semantics. Between servers with TLS
+// options those connections are TLS sessions with the servers'
+// certificates (internal/data_plane_tls.h).
 //
 // Example (rank 0 of two tasks; rank 1 runs the same with rank = 1):
 //   distribute::GrpcTransportOptions options;
@@ -65,6 +67,7 @@ class Channel;
 namespace distribute {
 
 namespace server_internal {
+class DataPlaneTls;
 class GroupMailbox;
 class MailboxRegistry;
 class MessageSender;
@@ -163,6 +166,7 @@ class GrpcTransport : public devices::Transport {
                 ChannelOptions channel_options,
                 std::vector<std::shared_ptr<grpc::Channel>> channels,
                 std::vector<int> data_ports,
+                std::shared_ptr<const server_internal::DataPlaneTls> tls,
                 std::shared_ptr<server_internal::MailboxRegistry> registry,
                 std::shared_ptr<server_internal::GroupMailbox> mailbox);
 
@@ -190,6 +194,8 @@ class GrpcTransport : public devices::Transport {
   // Each peer's grpc+tcp data port, 0 where messages go over gRPC (all of
   // them unless the local server has a data plane too).
   const std::vector<int> data_ports_;
+  // The local server's data-plane TLS credentials (null: plaintext).
+  const std::shared_ptr<const server_internal::DataPlaneTls> data_plane_tls_;
   const std::shared_ptr<server_internal::MailboxRegistry> registry_;
   const std::shared_ptr<server_internal::GroupMailbox> mailbox_;
 

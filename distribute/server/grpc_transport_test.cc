@@ -16,6 +16,7 @@
 #include "distribute/cluster/cluster_spec.h"
 #include "distribute/collective/cost_model.h"
 #include "distribute/server/internal/tcp_proxy.h"
+#include "distribute/server/internal/test_certificates.h"
 #include "distribute/server/internal/test_cluster.h"
 #include "distribute/server/server.h"
 #include "gtest/gtest.h"
@@ -489,32 +490,37 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GrpcTransportTest,
                          });
 
 // The Transport contract, over a cluster of servers in this process, with
-// either protocol.
-devices::conformance::TransportBackend GrpcBackend(std::string protocol) {
+// either protocol, and grpc+tcp with mutual TLS (test_certificates.h).
+devices::conformance::TransportBackend GrpcBackend(std::string protocol,
+                                                   bool tls = false) {
   std::string name = protocol == "grpc" ? "grpc" : "grpc_tcp";
-  return {name,
-          [protocol](
-              int n) -> absl::StatusOr<devices::conformance::TransportGroup> {
-            ServerOptions options;
-            options.protocol = protocol;
-            ASSIGN_OR_RETURN(TestCluster cluster,
-                             TestCluster::Start(n, options));
-            auto owner = std::make_shared<TestCluster>(std::move(cluster));
-            ASSIGN_OR_RETURN(
-                auto endpoints,
-                server_internal::GrpcTransportGroup(*owner, "conformance"));
-            devices::conformance::TransportGroup group;
-            group.endpoints = std::move(endpoints);
-            group.owner = std::move(owner);
-            return group;
-          }};
+  if (tls) name += "_tls";
+  return {
+      name,
+      [protocol,
+       tls](int n) -> absl::StatusOr<devices::conformance::TransportGroup> {
+        ServerOptions options;
+        options.protocol = protocol;
+        if (tls) options.tls = server_internal::WriteTestTlsFiles().Mutual();
+        absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, options);
+        if (!cluster.ok()) return cluster.status();
+        auto owner = std::make_shared<TestCluster>(*std::move(cluster));
+        ASSIGN_OR_RETURN(auto endpoints, server_internal::GrpcTransportGroup(
+                                             *owner, "conformance"));
+        devices::conformance::TransportGroup group;
+        group.endpoints = std::move(endpoints);
+        group.owner = std::move(owner);
+        return group;
+      }};
 }
 
 using devices::conformance::TransportConformanceTest;
 
 INSTANTIATE_TEST_SUITE_P(Grpc, TransportConformanceTest,
                          ::testing::Values(GrpcBackend("grpc"),
-                                           GrpcBackend("grpc+tcp")),
+                                           GrpcBackend("grpc+tcp"),
+                                           GrpcBackend("grpc+tcp",
+                                                       /*tls=*/true)),
                          devices::conformance::BackendName);
 
 TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
@@ -654,7 +660,7 @@ void ExpectSelections(collective::GroupCosts costs,
 // processes (a message costs hundreds of microseconds, so small and
 // mid-sized all-reduces take the fewest messages; large ones pipeline in
 // chunks of MiBs).
-TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
+TEST(GrpcGroupCostsTest, SelectionFollowsTheMeasuredCosts) {
   using collective::Algorithm;
   ExpectSelections(GrpcGroupCosts(),
                    {{2, 64 << 10, Algorithm::kDirect},
@@ -669,7 +675,7 @@ TEST(GrpcGroupTopologyTest, SelectionFollowsTheMeasuredCosts) {
 // Over the grpc+tcp data plane messages are cheap enough that ring takes
 // over from 1 MiB, in pieces of at most 2 MiB (and no smaller from 4 MiB
 // up: smaller pieces measured slower).
-TEST(GrpcGroupTopologyTest, GrpcTcpSelectionFollowsItsMeasuredCosts) {
+TEST(GrpcGroupCostsTest, GrpcTcpSelectionFollowsItsMeasuredCosts) {
   using collective::Algorithm;
   EXPECT_LT(GrpcGroupCosts("grpc+tcp").intra_latency_us,
             GrpcGroupCosts().intra_latency_us);

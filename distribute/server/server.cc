@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "devices/status_macros.h"
 #include "distribute/server/internal/blob_store.h"
+#include "distribute/server/internal/data_plane_tls.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/receive_counters.h"
 #include "distribute/server/internal/server_security.h"
@@ -41,11 +42,6 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
         "unknown server protocol \"", options.protocol,
         "\"; the supported protocols are \"grpc\" and \"grpc+tcp\""));
   }
-  if (options.protocol == kGrpcTcpProtocol && options.tls.enabled()) {
-    return absl::InvalidArgumentError(
-        "protocol \"grpc+tcp\" moves tensors over unencrypted TCP and "
-        "cannot honour the TLS options; use protocol \"grpc\" with TLS");
-  }
   absl::StatusOr<std::string> address =
       cluster.task_address(job_name, task_index);
   if (!address.ok()) {
@@ -69,10 +65,19 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
   // Fail now, naming the file, rather than at Start.
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                    server_internal::LoadServerCredentials(options.tls));
+  // The data plane's own TLS contexts, from the same files (which gRPC
+  // reads again; both fail here, naming the file, rather than at Start).
+  std::shared_ptr<const server_internal::DataPlaneTls> data_plane_tls;
+  if (options.protocol == kGrpcTcpProtocol && options.tls.enabled()) {
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<const server_internal::DataPlaneTls> loaded,
+        server_internal::DataPlaneTls::Create(options.tls));
+    data_plane_tls = std::move(loaded);
+  }
   const bool start = options.start;
-  std::unique_ptr<Server> server(new Server(cluster, std::move(job_name),
-                                            task_index, *std::move(address),
-                                            std::move(options)));
+  std::unique_ptr<Server> server(
+      new Server(cluster, std::move(job_name), task_index, *std::move(address),
+                 std::move(options), std::move(data_plane_tls)));
   if (start) {
     RETURN_IF_ERROR(server->Start());
   }
@@ -88,12 +93,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::CreateLocalServer(
   return Create(spec, "localhost", 0, std::move(options));
 }
 
-Server::Server(cluster::ClusterSpec cluster, std::string job_name,
-               int task_index, std::string address, ServerOptions options)
+Server::Server(
+    cluster::ClusterSpec cluster, std::string job_name, int task_index,
+    std::string address, ServerOptions options,
+    std::shared_ptr<const server_internal::DataPlaneTls> data_plane_tls)
     : cluster_(std::move(cluster)),
       job_name_(std::move(job_name)),
       task_index_(task_index),
       options_(std::move(options)),
+      data_plane_tls_(std::move(data_plane_tls)),
       incarnation_(RandomIncarnation()),
       functions_(std::make_unique<FunctionRegistry>()),
       mailboxes_(std::make_shared<server_internal::MailboxRegistry>()),
@@ -176,6 +184,7 @@ absl::Status Server::Start() {
     }
     config.mailboxes = mailboxes_;
     config.received = received_;
+    config.tls = data_plane_tls_;
     absl::StatusOr<std::unique_ptr<server_internal::TcpDataPlane>> plane =
         server_internal::TcpDataPlane::Start(server_internal::HostOf(address_),
                                              std::move(config));

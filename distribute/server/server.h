@@ -50,6 +50,7 @@ class BlobStore;
 class BulkTransferService;
 struct ReceiveCounters;
 class CallerCheck;
+class DataPlaneTls;
 class TcpDataPlane;
 class MailboxRegistry;
 class PeerFilter;
@@ -62,10 +63,11 @@ inline constexpr char kGrpcTcpProtocol[] = "grpc+tcp";
 
 struct ServerOptions {
   // "grpc": everything over gRPC. "grpc+tcp": the payloads of transport
-  // messages (GrpcTransport between two grpc+tcp servers) travel over plain
-  // TCP connections beside gRPC, which stays for everything else
+  // messages (GrpcTransport between two grpc+tcp servers) travel over TCP
+  // connections of their own beside gRPC, which stays for everything else
   // (internal/tcp_data_plane.h); 2-3x the throughput of gRPC's HTTP/2 path
-  // on 2 cores, but not encrypted, so it cannot be combined with TLS.
+  // on 2 cores. With `tls` set those connections are TLS sessions with the
+  // same certificate, key and CA as gRPC's (internal/data_plane_tls.h).
   std::string protocol = kGrpcProtocol;
   // Start listening in Create (otherwise call Start()).
   bool start = true;
@@ -201,15 +203,24 @@ class Server {
   const std::shared_ptr<server_internal::MailboxRegistry>& mailboxes() const {
     return mailboxes_;
   }
+  // The TLS credentials of this server's grpc+tcp data plane, which its
+  // transports' senders present too; null without TLS options or with
+  // protocol "grpc" (used by GrpcTransport).
+  const std::shared_ptr<const server_internal::DataPlaneTls>& data_plane_tls()
+      const {
+    return data_plane_tls_;
+  }
 
  private:
   Server(cluster::ClusterSpec cluster, std::string job_name, int task_index,
-         std::string address, ServerOptions options);
+         std::string address, ServerOptions options,
+         std::shared_ptr<const server_internal::DataPlaneTls> data_plane_tls);
 
   const cluster::ClusterSpec cluster_;
   const std::string job_name_;
   const int task_index_;
   const ServerOptions options_;
+  const std::shared_ptr<const server_internal::DataPlaneTls> data_plane_tls_;
   const uint64_t incarnation_;
   ChannelOptions channel_options_;
   std::unique_ptr<FunctionRegistry> functions_;

@@ -1,7 +1,5 @@
 // TLS end to end: servers with a certificate, clients that verify it, mutual
-// TLS, and the gRPC transport between TLS servers.
-#include <cstdlib>
-#include <fstream>
+// TLS, and the gRPC transport between TLS servers of either protocol.
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +11,7 @@
 #include "distribute/server/channel.h"
 #include "distribute/server/grpc_transport.h"
 #include "distribute/server/internal/grpc_status.h"
+#include "distribute/server/internal/test_certificates.h"
 #include "distribute/server/internal/test_cluster.h"
 #include "distribute/server/server.h"
 #include "distribute/server/worker_service.grpc.pb.h"
@@ -21,42 +20,13 @@
 namespace distribute {
 namespace {
 
-// A self-signed P-256 certificate for "localhost" and 127.0.0.1, valid from
-// 2000 to 2100, usable by servers and clients. Made for this test only:
-//   openssl ca -selfsign -startdate 20000101000000Z -enddate 21000101000000Z
-//   (basicConstraints CA:TRUE, SAN DNS:localhost,IP:127.0.0.1)
-constexpr char kKey[] = R"pem(-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgvWMVaUJAJgGF9o+1
-mqgAllQ+PM6YPfmcM90DqikqbmehRANCAATCI6iT3SXAOGSF1LDTLqdNsvQH2aNn
-HQuEogaaPfYh6Q5vz8NCYqzDDFJK3mmzOfnLoQEtwmRiZPdWELMtMYl0
------END PRIVATE KEY-----
-)pem";
-constexpr char kCert[] = R"pem(-----BEGIN CERTIFICATE-----
-MIIBljCCAT2gAwIBAgICEAAwCgYIKoZIzj0EAwIwFDESMBAGA1UEAwwJbG9jYWxo
-b3N0MCAXDTAwMDEwMTAwMDAwMFoYDzIxMDAwMTAxMDAwMDAwWjAUMRIwEAYDVQQD
-DAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNCAATCI6iT3SXAOGSF
-1LDTLqdNsvQH2aNnHQuEogaaPfYh6Q5vz8NCYqzDDFJK3mmzOfnLoQEtwmRiZPdW
-ELMtMYl0o30wezAPBgNVHRMBAf8EBTADAQH/MBoGA1UdEQQTMBGCCWxvY2FsaG9z
-dIcEfwAAATAOBgNVHQ8BAf8EBAMCAoQwHQYDVR0lBBYwFAYIKwYBBQUHAwEGCCsG
-AQUFBwMCMB0GA1UdDgQWBBQnQkno1MwZazzqMrwdzSpjvsguEjAKBggqhkjOPQQD
-AgNHADBEAiBedyJ/c4Ds33KZPtiNdtEqwagNSduQ6B/rbc1L0O/kXgIgBXzyvgP6
-oZhpeOWkJnskNemGw4I82b687G+AoCKXmP0=
------END CERTIFICATE-----
-)pem";
-
-std::string WriteFile(const std::string& name, const char* contents) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path =
-      std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
-  std::ofstream(path) << contents;
-  return path;
-}
-
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    key_ = WriteFile("tls_test_key.pem", kKey);
-    cert_ = WriteFile("tls_test_cert.pem", kCert);
+    const server_internal::TestTlsFiles files =
+        server_internal::WriteTestTlsFiles();
+    key_ = files.key;
+    cert_ = files.cert;
   }
   ServerOptions TlsServer(bool mutual) const {
     ServerOptions options;
@@ -117,8 +87,15 @@ TEST_F(TlsTest, MissingClientFilesAreInvalidArgumentNamingThem) {
             std::string::npos);
 }
 
-TEST_F(TlsTest, TransportBetweenTlsServers) {
-  auto cluster = server_internal::TestCluster::Start(2, TlsServer(true));
+// Both protocols: over grpc+tcp the messages' bytes take the data plane's
+// own TLS sessions.
+class TlsTransportTest : public TlsTest,
+                         public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(TlsTransportTest, TransportBetweenTlsServers) {
+  ServerOptions server = TlsServer(true);
+  server.protocol = GetParam();
+  auto cluster = server_internal::TestCluster::Start(2, server);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   std::vector<std::unique_ptr<devices::Transport>> endpoints;
   for (int r = 0; r < 2; ++r) {
@@ -143,7 +120,17 @@ TEST_F(TlsTest, TransportBetweenTlsServers) {
   ASSERT_TRUE((*recv)->Wait(absl::Seconds(20)).ok());
   ASSERT_TRUE((*send)->Wait(absl::Seconds(20)).ok());
   EXPECT_EQ(out, data);
+  // grpc+tcp servers with TLS serve a data plane (which GrpcTransport
+  // takes between two of them) instead of refusing the combination.
+  EXPECT_EQ(cluster->servers[1]->data_port() > 0, GetParam() == "grpc+tcp");
 }
+
+INSTANTIATE_TEST_SUITE_P(Protocols, TlsTransportTest,
+                         ::testing::Values("grpc", "grpc+tcp"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "grpc" ? std::string("grpc")
+                                                       : std::string("tcp");
+                         });
 
 }  // namespace
 }  // namespace distribute

@@ -26,6 +26,7 @@ absl::StatusOr<std::unique_ptr<GrpcAllReduceRank>> GrpcAllReduceRank::Start(
                        {{"worker", {{options.rank, address}}}}));
   distribute::ServerOptions server_options;
   server_options.protocol = options.protocol;
+  server_options.tls = options.tls;
   // Each rank's spec holds only its own address, so the ranks' specs differ.
   server_options.refuse_other_clusters = false;
   ASSIGN_OR_RETURN(

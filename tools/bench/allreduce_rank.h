@@ -39,6 +39,8 @@ struct GrpcAllReduceRankOptions {
   int size = 1;
   // The server's ServerOptions::protocol: "grpc" or "grpc+tcp".
   std::string protocol = "grpc";
+  // The server's ServerOptions::tls (none by default).
+  distribute::TlsOptions tls;
   // GrpcTransportOptions::group_key; the same on every rank.
   std::string group_key = "allreduce";
   // "auto" (AUTO selection) or a name AlgorithmFromName knows.

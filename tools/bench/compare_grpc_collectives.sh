@@ -1,8 +1,11 @@
 #!/bin/bash
 # Cross-process all-reduce on loopback TCP, side by side in one run: ours
 # (ScheduleCommunicator over the gRPC transport, one process per rank),
-# twice: servers of protocol "grpc" (every byte over gRPC) and "grpc+tcp"
-# (gRPC for the rendezvous, the bytes over the TCP data plane),
+# four times: servers of protocol "grpc" (every byte over gRPC) and
+# "grpc+tcp" (gRPC for the rendezvous, the bytes over the TCP data plane),
+# each in plaintext and with mutual TLS ("grpc+tls", "grpc+tcp+tls": every
+# rank's server has a throwaway self-signed certificate for 127.0.0.1 that
+# is also the CA, made with openssl; without openssl those columns are "-"),
 # Gloo's ring and chunked ring all-reduce over its TCP transport, OpenMPI's
 # MPI_Allreduce over its TCP BTL (--mca btl tcp,self, pinned to lo), and a
 # raw TCP stream between two threads (one direction, the loopback's ceiling).
@@ -62,6 +65,23 @@ else
   echo "MPI baseline not built (libopenmpi-dev / openmpi-bin missing?)" >&2
 fi
 
+# A self-signed P-256 certificate for 127.0.0.1, every rank's own and its
+# CA (mutual TLS, as distribute/server/internal/test_certificates.h).
+HAVE_TLS=0
+TLS_FLAGS=()
+if command -v openssl >/dev/null &&
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -days 2 -subj /CN=localhost \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+    -keyout "$WORK/tls_key.pem" -out "$WORK/tls_cert.pem" \
+    >"$WORK/openssl.log" 2>&1; then
+  HAVE_TLS=1
+  TLS_FLAGS=(--tls_cert="$WORK/tls_cert.pem" --tls_key="$WORK/tls_key.pem"
+    --tls_ca="$WORK/tls_cert.pem")
+else
+  echo "TLS columns not run (openssl missing or failed)" >&2
+fi
+
 RESULTS="$WORK/results.txt"
 : >"$RESULTS"
 SWEEP="--min_bytes=$MIN_BYTES --max_bytes=$MAX_BYTES"
@@ -105,6 +125,12 @@ for n in $RANKS; do
   run_ranks "$n" "$WORK/grpc_allreduce_worker" --port_base=$port
   run_ranks "$n" "$WORK/grpc_allreduce_worker" --port_base=$((port + 16)) \
     --protocol=grpc+tcp
+  if [ $HAVE_TLS = 1 ]; then
+    run_ranks "$n" "$WORK/grpc_allreduce_worker" --port_base=$((port + 32)) \
+      "${TLS_FLAGS[@]}"
+    run_ranks "$n" "$WORK/grpc_allreduce_worker" --port_base=$((port + 48)) \
+      --protocol=grpc+tcp "${TLS_FLAGS[@]}"
+  fi
   if [ $HAVE_GLOO = 1 ]; then
     for algorithm in ring ring_chunked; do
       store="$WORK/gloo-$n-$algorithm"
@@ -144,7 +170,7 @@ awk -v ranks="$RANKS" -v rounds="$ROUNDS" -v placement="$PLACEMENT" '
   { key = $2 " " $3; time[$1, key] = $4; busbw[$1, key] = $6
     if ($1 == "tcp") tcp[$3] = $6; else sizes[$3] = 1 }
   END {
-    n = split("grpc grpc+tcp gloo_ring gloo_ring_chunked mpi", impls, " ")
+    n = split("grpc grpc+tls grpc+tcp grpc+tcp+tls gloo_ring gloo_ring_chunked mpi", impls, " ")
     printf "placement %s; median of %d interleaved rounds: time in us and busbw in GB/s per implementation; raw TCP: one stream, GB/s\n", placement, rounds
     printf "%5s %9s", "ranks", "bytes"
     for (i = 1; i <= n; ++i) printf " | %-24s", impls[i]

@@ -7,9 +7,13 @@
 //       [--min_bytes=4096 --max_bytes=67108864]
 //       [--algorithm=auto|ring|tree|rhd|direct --chunk_bytes=N]
 //       [--protocol=grpc|grpc+tcp]
+//       [--tls_cert=FILE --tls_key=FILE [--tls_ca=FILE]]
 //
 // Rank 0 prints the lines of allreduce_sweep.h with impl "grpc" (or
-// "grpc+tcp": the servers' protocol, see distribute/server/server.h).
+// "grpc+tcp": the servers' protocol, see distribute/server/server.h),
+// followed by "+tls" when the servers have TLS options (ServerOptions::tls:
+// every rank's certificate must verify against every rank's CA, and name
+// 127.0.0.1).
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -53,6 +57,11 @@ int main(int argc, char** argv) {
                "auto, ring, tree, rhd or direct");
   flags.Int("chunk_bytes", &chunk_bytes, "chunk size of the ring (0: auto)");
   flags.String("protocol", &options.protocol, "grpc or grpc+tcp");
+  flags.String("tls_cert", &options.tls.cert_file,
+               "this server's TLS certificate (PEM); with --tls_key: TLS");
+  flags.String("tls_key", &options.tls.key_file, "its private key (PEM)");
+  flags.String("tls_ca", &options.tls.ca_file,
+               "the CA that signed every rank's certificate (PEM)");
   const absl::Status parsed = flags.Parse(argc, argv);
   if (absl::IsCancelled(parsed)) return 0;  // --help
   if (!parsed.ok()) {
@@ -67,7 +76,7 @@ int main(int argc, char** argv) {
                  "--port_base=P (0 <= R < N, ports P..P+N-1 free)\n");
     return 2;
   }
-  sweep.impl = options.protocol;
+  sweep.impl = options.protocol + (options.tls.enabled() ? "+tls" : "");
   sweep.rank = static_cast<int>(rank);
   sweep.size = static_cast<int>(size);
   options.rank = sweep.rank;

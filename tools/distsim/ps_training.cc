@@ -201,15 +201,15 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
           parts.push_back(std::move(part));
         }
         for (size_t c = 0; c < 2; ++c) {
-          auto value = worker.ExperimentalDistributeValuesFromFunction(
-              [&](const distribute::ValueContext& ctx)
-                  -> absl::StatusOr<Tensor> {
-                return parts[static_cast<size_t>(
-                    ctx.replica_id_in_sync_group())][c];
-              });
-          if (!value.ok()) return value.status();
+          ASSIGN_OR_RETURN(auto value,
+                           worker.ExperimentalDistributeValuesFromFunction(
+                               [&](const distribute::ValueContext& ctx)
+                                   -> absl::StatusOr<Tensor> {
+                                 return parts[static_cast<size_t>(
+                                     ctx.replica_id_in_sync_group())][c];
+                               }));
           out.emplace_back(std::in_place_type<distribute::DistributedValues>,
-                           *std::move(value));
+                           std::move(value));
         }
         return out;
       }());

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "devices/status_macros.h"
 #include "grpcpp/security/server_credentials.h"
 
 namespace distribute {
@@ -317,22 +318,19 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadServerCredentials(
     return absl::InvalidArgumentError(
         "TLS needs both cert_file and key_file (PEM), or neither");
   }
-  absl::StatusOr<std::string> cert = ReadPemFile("certificate", tls.cert_file);
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadPemFile("private key", tls.key_file);
-  if (!key.ok()) return key.status();
+  ASSIGN_OR_RETURN(std::string cert, ReadPemFile("certificate", tls.cert_file));
+  ASSIGN_OR_RETURN(std::string key, ReadPemFile("private key", tls.key_file));
   std::string ca;
   if (!tls.ca_file.empty()) {
-    absl::StatusOr<std::string> read =
-        ReadPemFile("CA certificate", tls.ca_file);
-    if (!read.ok()) return read.status();
-    ca = *std::move(read);
+    ASSIGN_OR_RETURN(std::string read,
+                     ReadPemFile("CA certificate", tls.ca_file));
+    ca = std::move(read);
   }
   grpc::SslServerCredentialsOptions ssl(
       ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                  : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   ssl.pem_root_certs = std::move(ca);
-  ssl.pem_key_cert_pairs.push_back({*std::move(key), *std::move(cert)});
+  ssl.pem_key_cert_pairs.push_back({std::move(key), std::move(cert)});
   return grpc::SslServerCredentials(ssl);
 }
 
@@ -341,10 +339,9 @@ absl::Status ConfigureServerBuilder(grpc::ServerBuilder& builder,
                                     const TlsOptions& tls, int* port,
                                     int64_t max_message_bytes,
                                     const KeepaliveOptions& keepalive) {
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      LoadServerCredentials(tls);
-  if (!credentials.ok()) return credentials.status();
-  builder.AddListeningPort(address, *std::move(credentials), port);
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   LoadServerCredentials(tls));
+  builder.AddListeningPort(address, std::move(credentials), port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

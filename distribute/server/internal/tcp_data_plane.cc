@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/completion.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace server_internal {
@@ -45,6 +46,12 @@ constexpr int kPollMillis = 100;
 // that yields costs the collective's thread nothing while that computes,
 // since it runs only when the other gives up the CPU.
 constexpr absl::Duration kBoundSpin = absl::Microseconds(50);
+// A TLS record's most plaintext: a message's frame goes out in one record
+// with the first bytes of its payload.
+constexpr size_t kTlsRecordBytes = size_t{16} << 10;
+// How long a receiver whose TLS handshake failed waits for the sender to
+// read the alert and close (see AcceptTls).
+constexpr absl::Duration kRefusedTlsGrace = absl::Seconds(1);
 
 struct MessageFrame {
   uint64_t tag;
@@ -172,6 +179,147 @@ bool ReadAll(int fd, void* data, size_t n, absl::Time deadline,
   return true;
 }
 
+// Waits, as ReadAll does, until n bytes have arrived, and copies them
+// without taking them from the socket.
+bool PeekAll(int fd, void* data, size_t n, absl::Time deadline,
+             const std::atomic<bool>& stopping) {
+  while (true) {
+    const ssize_t got = recv(fd, data, n, MSG_PEEK | MSG_DONTWAIT);
+    if (got == static_cast<ssize_t>(n)) return true;
+    if (got == 0) return false;
+    if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return false;
+    }
+    if (stopping.load(std::memory_order_acquire) || absl::Now() >= deadline) {
+      return false;
+    }
+    if (got > 0) {
+      // Fewer than n: the socket stays readable, so poll() would not wait.
+      absl::SleepFor(absl::Milliseconds(1));
+    } else {
+      AwaitReadable(fd);
+    }
+  }
+}
+
+// Reads and drops what arrives until the peer closes the connection,
+// `deadline` passes or `stopping` is set.
+void DrainUntilClosed(int fd, absl::Time deadline,
+                      const std::atomic<bool>& stopping) {
+  char sink[4096];
+  while (!stopping.load(std::memory_order_acquire) && absl::Now() < deadline) {
+    const ssize_t got = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+    if (got == 0) return;
+    if (got < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return;
+      AwaitReadable(fd);
+    }
+  }
+}
+
+// Waits, for at most kPollMillis and until `deadline`, for what `tls`'s
+// last Read (or Write) that found nothing to do waits for; a read for
+// bytes spins first as SpinUntilReadable does.
+void AwaitTls(const TlsStream& tls, bool write, absl::Time deadline) {
+  if (!write && tls.wants(/*write=*/false) == POLLIN) {
+    SpinUntilReadable(tls.fd());
+  }
+  tls.Await(write,
+            std::min(deadline - absl::Now(), absl::Milliseconds(kPollMillis)));
+}
+
+// Reads exactly n bytes through `tls`. False when the connection closed or
+// failed (tls.failure() says why), `deadline` passed or `stopping` (when
+// given) was set.
+bool TlsReadAll(TlsStream& tls, void* data, size_t n, absl::Time deadline,
+                const std::atomic<bool>* stopping) {
+  char* at = static_cast<char*>(data);
+  while (n > 0) {
+    const int64_t got = tls.Read(at, n);
+    if (got > 0) {
+      at += got;
+      n -= static_cast<size_t>(got);
+      continue;
+    }
+    if (got < 0) return false;
+    if ((stopping != nullptr && stopping->load(std::memory_order_acquire)) ||
+        absl::Now() >= deadline) {
+      return false;
+    }
+    AwaitTls(tls, /*write=*/false, deadline);
+  }
+  return true;
+}
+
+// Writes all n bytes through `tls`; false when the connection failed
+// (tls.failure() says why) or `deadline` passed.
+bool TlsWriteAll(TlsStream& tls, const void* data, size_t n,
+                 absl::Time deadline) {
+  const char* at = static_cast<const char*>(data);
+  while (n > 0) {
+    const int64_t sent = tls.Write(at, n);
+    if (sent > 0) {
+      at += sent;
+      n -= static_cast<size_t>(sent);
+      continue;
+    }
+    if (sent < 0 || absl::Now() >= deadline) return false;
+    AwaitTls(tls, /*write=*/true, deadline);
+  }
+  while (true) {  // What the socket did not take yet.
+    const int flushed = tls.Flush();
+    if (flushed != 0) return flushed > 0;
+    if (absl::Now() >= deadline) return false;
+    AwaitTls(tls, /*write=*/true, deadline);
+  }
+}
+
+// A status frame's bytes (see the header comment).
+std::string EncodeStatus(const absl::Status& status) {
+  const std::string text(status.message().substr(0, kMaxStatusMessageBytes));
+  const uint32_t head[2] = {static_cast<uint32_t>(status.code()),
+                            static_cast<uint32_t>(text.size())};
+  return std::string(reinterpret_cast<const char*>(head), sizeof(head)) + text;
+}
+
+// An accepted connection's byte stream: the socket's own, or that of a TLS
+// session over it.
+struct Link {
+  int fd = -1;
+  TlsStream* tls = nullptr;  // Null: plaintext.
+};
+
+bool ReadAll(const Link& link, void* data, size_t n, absl::Time deadline,
+             const std::atomic<bool>& stopping) {
+  if (link.tls == nullptr) return ReadAll(link.fd, data, n, deadline, stopping);
+  return TlsReadAll(*link.tls, data, n, deadline, &stopping);
+}
+
+// Reads what has arrived, up to n bytes, without blocking: how many (0:
+// none now), or -1 when the connection closed or failed.
+int64_t ReadSome(const Link& link, void* data, size_t n) {
+  if (link.tls != nullptr) return link.tls->Read(data, n);
+  const ssize_t got = recv(link.fd, data, n, MSG_DONTWAIT);
+  if (got > 0) return got;
+  if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    return -1;
+  }
+  return 0;
+}
+
+void AwaitReadable(const Link& link) {
+  if (link.tls == nullptr) return AwaitReadable(link.fd);
+  AwaitTls(*link.tls, /*write=*/false,
+           absl::Now() + absl::Milliseconds(kPollMillis));
+}
+
+bool WriteStatus(const Link& link, const absl::Status& status) {
+  if (link.tls == nullptr) return WriteStatus(link.fd, status);
+  const std::string bytes = EncodeStatus(status);
+  return TlsWriteAll(*link.tls, bytes.data(), bytes.size(),
+                     absl::InfiniteFuture());
+}
+
 // "ipv4:1.2.3.4:5" / "ipv6:[::1]:5", the form PeerFilter reads.
 std::string GrpcPeerString(const sockaddr_storage& address) {
   char text[INET6_ADDRSTRLEN] = {0};
@@ -242,9 +390,7 @@ absl::StatusOr<server::DataPlaneHello> DecodeDataPlaneHello(
             ? " requires a cluster token and the grpc+tcp hello carries none"
             : " refused the grpc+tcp hello: wrong cluster token"));
   }
-  if (absl::Status valid = CheckMessageHeader(hello.header()); !valid.ok()) {
-    return valid;
-  }
+  RETURN_IF_ERROR(CheckMessageHeader(hello.header()));
   return hello;
 }
 
@@ -402,24 +548,53 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     }
   } done{connection};
 
-  // The hello: who sends, to which group and rank.
   const absl::Time hello_deadline = absl::Now() + config_.hello_timeout;
+  // Destroyed before `done` shuts the socket down.
+  std::unique_ptr<TlsStream> tls;
+  if (config_.tls != nullptr) {
+    tls = AcceptTls(fd, hello_deadline);
+    if (tls == nullptr) return;
+  }
+  const Link link{fd, tls.get()};
+
+  // The hello: who sends, to which group and rank.
   uint32_t length = 0;
-  if (!ReadAll(fd, &length, sizeof(length), hello_deadline, stopping_)) {
+  if (!ReadAll(link, &length, sizeof(length), hello_deadline, stopping_)) {
+    return;
+  }
+  if (link.tls == nullptr &&
+      StartsTlsHandshake(absl::string_view(
+          reinterpret_cast<const char*>(&length), sizeof(length)))) {
+    // A sender with TLS options: it will not read this answer (it reads
+    // the plaintext as a broken handshake and says so), but a client that
+    // does learns what is wrong.
+    WriteStatus(fd, absl::FailedPreconditionError(absl::StrCat(
+                        "task ", config_.task,
+                        " serves grpc+tcp without TLS (its server has no TLS "
+                        "options) and this connection opened a TLS "
+                        "handshake; give every server of the cluster the "
+                        "same TLS options")));
+    // Let the sender read that before the connection closes: a close with
+    // its handshake unread would reset the connection, and the reset can
+    // overtake the answer.
+    shutdown(fd, SHUT_WR);
+    DrainUntilClosed(fd,
+                     std::min(hello_deadline, absl::Now() + kRefusedTlsGrace),
+                     stopping_);
     return;
   }
   if (absl::Status valid = CheckDataPlaneHelloLength(length); !valid.ok()) {
-    WriteStatus(fd, valid);
+    WriteStatus(link, valid);
     return;
   }
   std::string bytes(length, '\0');
-  if (!ReadAll(fd, bytes.data(), length, hello_deadline, stopping_)) {
+  if (!ReadAll(link, bytes.data(), length, hello_deadline, stopping_)) {
     return;
   }
   absl::StatusOr<server::DataPlaneHello> hello =
       DecodeDataPlaneHello(bytes, config_.cluster_token, config_.task);
   if (!hello.ok()) {
-    WriteStatus(fd, hello.status());
+    WriteStatus(link, hello.status());
     return;
   }
   const server::MessageHeader& who = hello->header();
@@ -427,17 +602,17 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
     absl::Status admitted = config_.caller_check->Check(
         who.src_task(), hello->cluster_fingerprint(), peer);
     if (!admitted.ok()) {
-      WriteStatus(fd, admitted);
+      WriteStatus(link, admitted);
       return;
     }
   }
   absl::StatusOr<std::shared_ptr<GroupMailbox>> mailbox =
       config_.mailboxes->ForIncoming(who.group_key(), who.dst_rank());
   if (!mailbox.ok()) {
-    WriteStatus(fd, mailbox.status());
+    WriteStatus(link, mailbox.status());
     return;
   }
-  if (!WriteStatus(fd, absl::OkStatus())) return;
+  if (!WriteStatus(link, absl::OkStatus())) return;
   connection.greeted.store(true, std::memory_order_release);
 
   const std::string lost_prefix =
@@ -445,14 +620,14 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
                    ") to ", config_.task, " broke: ");
   while (true) {
     MessageFrame frame{};
-    if (!ReadAll(fd, &frame, sizeof(frame), absl::InfiniteFuture(),
+    if (!ReadAll(link, &frame, sizeof(frame), absl::InfiniteFuture(),
                  stopping_)) {
       return;  // Between messages: a clean end.
     }
     if (frame.size > static_cast<uint64_t>(INT64_MAX)) {
-      WriteStatus(fd, absl::InvalidArgumentError(
-                          absl::StrCat("a grpc+tcp message of ", frame.size,
-                                       " bytes; sizes must fit in 63 bits")));
+      WriteStatus(link, absl::InvalidArgumentError(
+                            absl::StrCat("a grpc+tcp message of ", frame.size,
+                                         " bytes; sizes must fit in 63 bits")));
       return;
     }
     connection.busy.store(true, std::memory_order_release);
@@ -471,17 +646,12 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
       absl::StatusOr<size_t> got = 0;
       if (outcome.ok()) {
         bool closed = false;
-        got = (*mailbox)->ReadChunk(
-            **message, left, [&](std::byte* dst, size_t n) -> int64_t {
-              const ssize_t k = recv(fd, dst, n, MSG_DONTWAIT);
-              if (k > 0) return k;
-              if (k == 0 ||
-                  (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-                closed = true;
-                return -1;
-              }
-              return 0;
-            });
+        got = (*mailbox)->ReadChunk(**message, left,
+                                    [&](std::byte* dst, size_t n) -> int64_t {
+                                      const int64_t k = ReadSome(link, dst, n);
+                                      if (k < 0) closed = true;
+                                      return k;
+                                    });
         if (!got.ok()) {
           if (closed) {
             broken = true;
@@ -493,21 +663,19 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
       } else {
         // Keep the stream in step: read the bytes and drop them.
         thread_local std::vector<std::byte> sink(size_t{1} << 20);
-        const ssize_t k =
-            recv(fd, sink.data(), std::min<uint64_t>(left, sink.size()),
-                 MSG_DONTWAIT);
-        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-                       errno != EINTR)) {
+        const int64_t k =
+            ReadSome(link, sink.data(), std::min<uint64_t>(left, sink.size()));
+        if (k < 0) {
           broken = true;
           break;
         }
-        got = k > 0 ? static_cast<size_t>(k) : 0;
+        got = static_cast<size_t>(k);
       }
       left -= *got;
       if (*got == 0) {
         // Stop() lets this message finish, then shuts the socket down,
         // which ends the wait.
-        AwaitReadable(fd);
+        AwaitReadable(link);
       }
     }
     if (broken) {
@@ -531,9 +699,45 @@ void TcpDataPlane::Serve(Connection& connection, std::string peer) {
       absl::Status ended = (*mailbox)->EndMessage(*message, outcome);
       if (outcome.ok()) outcome = ended;
     }
-    if (!WriteStatus(fd, outcome)) return;
+    if (!WriteStatus(link, outcome)) return;
     connection.busy.store(false, std::memory_order_release);
   }
+}
+
+std::unique_ptr<TlsStream> TcpDataPlane::AcceptTls(int fd,
+                                                   absl::Time deadline) {
+  char first[3];
+  if (!PeekAll(fd, first, sizeof(first), deadline, stopping_)) return nullptr;
+  if (!StartsTlsHandshake(absl::string_view(first, sizeof(first)))) {
+    // A sender without TLS options. Take its hello first: a close with
+    // bytes unread would reset the connection, and the reset can overtake
+    // the answer.
+    uint32_t length = 0;
+    if (ReadAll(fd, &length, sizeof(length), deadline, stopping_) &&
+        CheckDataPlaneHelloLength(length).ok()) {
+      std::string ignored(length, '\0');
+      ReadAll(fd, ignored.data(), length, deadline, stopping_);
+    }
+    WriteStatus(fd, absl::FailedPreconditionError(absl::StrCat(
+                        "task ", config_.task,
+                        " serves grpc+tcp over TLS (its server has TLS "
+                        "options) and this connection sent its hello in "
+                        "plaintext; give every server of the cluster the "
+                        "same TLS options")));
+    return nullptr;
+  }
+  absl::StatusOr<std::unique_ptr<TlsStream>> session =
+      config_.tls->Accept(fd, deadline, stopping_);
+  if (session.ok()) return *std::move(session);
+  // OpenSSL has sent the sender an alert that says why where it could (a
+  // certificate that the CA did not sign, say). Let the sender read it
+  // before the connection closes: a TLS 1.3 sender writes its hello before
+  // it learns that its certificate was refused, and a close with bytes
+  // unread would reset the connection, which can overtake the alert.
+  shutdown(fd, SHUT_WR);
+  DrainUntilClosed(fd, std::min(deadline, absl::Now() + kRefusedTlsGrace),
+                   stopping_);
+  return nullptr;
 }
 
 // ---------------------------------------------------------------------------
@@ -543,14 +747,16 @@ TcpPeerSender::TcpPeerSender(std::string host, int port,
                              server::MessageHeader header,
                              std::optional<std::string> cluster_token,
                              std::string cluster_fingerprint, std::string peer,
-                             absl::Duration connect_timeout)
+                             absl::Duration connect_timeout,
+                             std::shared_ptr<const DataPlaneTls> tls)
     : host_(std::move(host)),
       port_(port),
       header_(std::move(header)),
       cluster_token_(std::move(cluster_token)),
       cluster_fingerprint_(std::move(cluster_fingerprint)),
       peer_(std::move(peer)),
-      connect_timeout_(connect_timeout) {}
+      connect_timeout_(connect_timeout),
+      tls_context_(std::move(tls)) {}
 
 TcpPeerSender::~TcpPeerSender() {
   Fail(absl::UnavailableError(
@@ -568,6 +774,7 @@ TcpPeerSender::~TcpPeerSender() {
 
 absl::Status TcpPeerSender::Post(std::shared_ptr<SendOp> op) {
   int fd = -1;
+  TlsStream* tls = nullptr;
   {
     absl::MutexLock lock(&mu_);
     if (!failed_.ok()) return failed_;
@@ -584,8 +791,9 @@ absl::Status TcpPeerSender::Post(std::shared_ptr<SendOp> op) {
     writing_ = op;
     unanswered_.push_back(op);
     fd = fd_;
+    tls = tls_.get();
   }
-  const int64_t written = WriteSome(fd, *op, 0, /*blocking=*/false);
+  const int64_t written = WriteSome(fd, tls, *op, 0, /*blocking=*/false);
   FinishWrite(op, written);
   return absl::OkStatus();
 }
@@ -675,18 +883,46 @@ absl::Status TcpPeerSender::Connect() {
     // Fail() ran while connecting: it could not shut the socket down.
     if (!failed_.ok()) return failed_;
   }
+  // With TLS the session comes first: the hello carries the token.
+  const absl::Time deadline = absl::Now() + timeout;
+  TlsStream* tls = nullptr;
+  if (tls_context_ != nullptr) {
+    absl::StatusOr<std::unique_ptr<TlsStream>> session =
+        tls_context_->Connect(fd, host_, deadline, where);
+    if (!session.ok()) return session.status();
+    absl::MutexLock lock(&mu_);
+    tls_ = *std::move(session);
+    tls = tls_.get();
+  }
+  const auto send_all = [&](const std::string& bytes) {
+    if (tls != nullptr) {
+      return TlsWriteAll(*tls, bytes.data(), bytes.size(), deadline);
+    }
+    iovec iov[1] = {{const_cast<char*>(bytes.data()), bytes.size()}};
+    return WriteAll(fd, iov, 1);
+  };
+  const auto receive_all = [&](void* data, size_t n) {
+    return tls != nullptr ? TlsReadAll(*tls, data, n, deadline, nullptr)
+                          : ReadAllBlocking(fd, data, n);
+  };
   server::DataPlaneHello hello;
   if (cluster_token_.has_value()) hello.set_cluster_token(*cluster_token_);
   hello.set_cluster_fingerprint(cluster_fingerprint_);
   *hello.mutable_header() = header_;
-  const std::string wire = EncodeDataPlaneHello(hello);
-  iovec iov[1] = {{const_cast<char*>(wire.data()), wire.size()}};
   uint32_t head[2] = {0, 0};
-  if (!WriteAll(fd, iov, 1)) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot say hello to ", where, ": ", Errno("send")));
+  if (!send_all(EncodeDataPlaneHello(hello))) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot say hello to ", where, ": ",
+        tls != nullptr ? tls->failure().message() : Errno("send")));
   }
-  if (!ReadAllBlocking(fd, head, sizeof(head))) {
+  if (!receive_all(head, sizeof(head))) {
+    if (tls != nullptr &&
+        tls->failure().code() == absl::StatusCode::kUnauthenticated) {
+      // Over TLS 1.3 a receiver refuses the sender's certificate only
+      // after the sender's side of the handshake is done.
+      return absl::UnauthenticatedError(absl::StrCat(
+          where, " refused the connection: ", tls->failure().message()));
+    }
     return absl::UnavailableError(absl::StrCat(
         where, " closed the connection or did not answer the hello within ",
         absl::FormatDuration(timeout),
@@ -694,7 +930,7 @@ absl::Status TcpPeerSender::Connect() {
   }
   if (head[0] != 0) {
     std::string text(std::min(head[1], kMaxStatusMessageBytes), '\0');
-    if (!ReadAllBlocking(fd, text.data(), text.size())) {
+    if (!receive_all(text.data(), text.size())) {
       text = "(the reason was cut off)";
     }
     return absl::Status(static_cast<absl::StatusCode>(head[0]),
@@ -707,9 +943,48 @@ absl::Status TcpPeerSender::Connect() {
   return absl::OkStatus();
 }
 
-int64_t TcpPeerSender::WriteSome(int fd, const SendOp& op, size_t offset,
-                                 bool blocking) {
+int64_t TcpPeerSender::WriteSome(int fd, TlsStream* tls, const SendOp& op,
+                                 size_t offset, bool blocking) {
   MessageFrame frame{op.tag, op.size};
+  if (tls != nullptr) {
+    const size_t total = sizeof(frame) + op.size;
+    char staged[kTlsRecordBytes];
+    while (offset < total) {
+      absl::string_view pieces[2];
+      const char* payload = reinterpret_cast<const char*>(op.data);
+      if (offset < sizeof(frame)) {
+        // The frame goes in one record with the payload's first bytes.
+        const size_t head = sizeof(frame) - offset;
+        const size_t body = std::min(op.size, kTlsRecordBytes - head);
+        std::memcpy(staged, reinterpret_cast<const char*>(&frame) + offset,
+                    head);
+        if (body > 0) std::memcpy(staged + head, payload, body);
+        pieces[0] = absl::string_view(staged, head + body);
+        pieces[1] = absl::string_view(payload + body, op.size - body);
+      } else {
+        pieces[0] = absl::string_view(payload + (offset - sizeof(frame)),
+                                      total - offset);
+      }
+      const int64_t sealed = tls->Write(pieces);
+      if (sealed > 0) {
+        offset += static_cast<size_t>(sealed);
+        continue;
+      }
+      if (sealed < 0) return -1;
+      if (!blocking) return static_cast<int64_t>(offset);
+      // Fail() shuts the socket down, which ends the wait.
+      AwaitTls(*tls, /*write=*/true, absl::InfiniteFuture());
+    }
+    // All sealed. Without `blocking` what the socket did not take is the
+    // writer thread's to send (FinishWrite sees it pending).
+    while (blocking) {
+      const int flushed = tls->Flush();
+      if (flushed < 0) return -1;
+      if (flushed > 0) break;
+      AwaitTls(*tls, /*write=*/true, absl::InfiniteFuture());
+    }
+    return static_cast<int64_t>(offset);
+  }
   iovec iov[2] = {{&frame, sizeof(frame)},
                   {const_cast<std::byte*>(op.data), op.size}};
   int count = op.size > 0 ? 2 : 1;
@@ -725,7 +1000,13 @@ bool TcpPeerSender::FinishWrite(const std::shared_ptr<SendOp>& op,
   absl::Status failure;
   {
     absl::MutexLock lock(&mu_);
-    if (failed_.ok() && written >= 0 && static_cast<size_t>(written) < total) {
+    // Over TLS a message may be all sealed with records still waiting for
+    // the socket (which sends them from offset `total`).
+    const bool unsent = failed_.ok() && written >= 0 &&
+                        static_cast<size_t>(written) == total &&
+                        tls_ != nullptr && tls_->pending();
+    if (failed_.ok() && written >= 0 &&
+        (static_cast<size_t>(written) < total || unsent)) {
       // The socket is full: the writer thread blocks for the rest.
       resume_ = op;
       resume_offset_ = static_cast<size_t>(written);
@@ -742,9 +1023,14 @@ bool TcpPeerSender::FinishWrite(const std::shared_ptr<SendOp>& op,
     return false;
   }
   if (written < 0) {
+    std::string why = Errno("send");
+    {
+      absl::MutexLock lock(&mu_);
+      if (tls_ != nullptr) why = std::string(tls_->failure().message());
+    }
     Fail(absl::UnavailableError(absl::StrCat(
         "the grpc+tcp connection to ", peer_, " broke while sending tag ",
-        op->tag, " (", op->size, " bytes): ", Errno("send"))));
+        op->tag, " (", op->size, " bytes): ", why)));
     op->completion.Complete(absl::UnavailableError(
         absl::StrCat("Send to ", peer_, " tag ", op->tag,
                      " failed: the grpc+tcp connection broke")));
@@ -761,9 +1047,11 @@ void TcpPeerSender::WriteLoop() {
   }
   answers_ = std::thread([this] { AnswerLoop(); });
   int fd = -1;
+  TlsStream* tls = nullptr;
   {
     absl::MutexLock lock(&mu_);
     fd = fd_;
+    tls = tls_.get();
     connected_ = true;
   }
   while (true) {
@@ -790,26 +1078,34 @@ void TcpPeerSender::WriteLoop() {
         unanswered_.push_back(op);
       }
     }
-    const int64_t written = WriteSome(fd, *op, offset, /*blocking=*/true);
+    const int64_t written = WriteSome(fd, tls, *op, offset, /*blocking=*/true);
     if (!FinishWrite(op, written)) return;
   }
 }
 
 void TcpPeerSender::AnswerLoop() {
   int fd = -1;
+  TlsStream* tls = nullptr;
   {
     absl::MutexLock lock(&mu_);
     fd = fd_;
+    tls = tls_.get();
   }
+  // Blocks until the bytes come or Fail() shuts the socket down.
+  const auto receive_all = [&](void* data, size_t n) {
+    return tls != nullptr
+               ? TlsReadAll(*tls, data, n, absl::InfiniteFuture(), nullptr)
+               : ReadAllBlocking(fd, data, n);
+  };
   while (true) {
     uint32_t head[2] = {0, 0};
     std::string text;
-    SpinUntilReadable(fd);
-    bool ok = ReadAllBlocking(fd, head, sizeof(head)) &&
-              head[1] <= kMaxStatusMessageBytes;
+    if (tls == nullptr) SpinUntilReadable(fd);  // TlsReadAll spins itself.
+    bool ok =
+        receive_all(head, sizeof(head)) && head[1] <= kMaxStatusMessageBytes;
     if (ok && head[1] > 0) {
       text.resize(std::min(head[1], kMaxStatusMessageBytes));
-      ok = ReadAllBlocking(fd, text.data(), text.size());
+      ok = receive_all(text.data(), text.size());
     }
     if (!ok) {
       Fail(absl::UnavailableError(absl::StrCat(
@@ -824,6 +1120,18 @@ void TcpPeerSender::AnswerLoop() {
       // After Fail every op is completed or the writer's: an answer still
       // buffered in the socket belongs to none of them.
       if (!failed_.ok()) return;
+      if (!unanswered_.empty()) {
+        // The peer answers once it holds the whole message, which may be
+        // before the write that sent it has returned: the op (and so its
+        // buffer) is released only once the writer is done with it.
+        mu_.Await(absl::Condition(
+            +[](TcpPeerSender* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+              return !self->failed_.ok() || self->unanswered_.empty() ||
+                     self->writing_ != self->unanswered_.front();
+            },
+            this));
+        if (!failed_.ok()) return;
+      }
       if (!unanswered_.empty()) {
         op = std::move(unanswered_.front());
         unanswered_.pop_front();

@@ -18,9 +18,15 @@
 //
 // Security is the gRPC server's: connections from hosts outside the cluster
 // are closed, the hello must carry the cluster token when one is set (the
-// answer is UNAUTHENTICATED otherwise, never echoing the token), and a
-// server with TLS refuses this protocol (the side channel is not
-// encrypted). Each hello names one transport group and rank; its
+// answer is UNAUTHENTICATED otherwise, never echoing the token), and
+// between servers with TLS options every connection is a TLS session with
+// the servers' certificates, set up before the hello, so that the token and
+// the tensors travel only inside it (data_plane_tls.h: the design, and why
+// one session may serve the sender's two threads). A sender in plaintext
+// is answered, in plaintext, FAILED_PRECONDITION; a TLS sender to a
+// plaintext server fails its handshake with FAILED_PRECONDITION; a
+// certificate that does not verify fails the handshake with
+// UNAUTHENTICATED. Each hello names one transport group and rank; its
 // connection serves that pair only.
 //
 // Example (server side; Server does this for protocol "grpc+tcp"):
@@ -28,8 +34,9 @@
 //       server_internal::TcpDataPlane::Start("127.0.0.1", config);
 //   (*plane)->port();  // Advertised in PingResponse.data_port.
 // Example (client side; GrpcTransport does this per peer):
-//   server_internal::TcpPeerSender sender("127.0.0.1", port, header, token,
-//                                         "rank 1 (127.0.0.1:2223)");
+//   server_internal::TcpPeerSender sender(
+//       "127.0.0.1", port, header, token, fingerprint,
+//       "rank 1 (127.0.0.1:2223)", absl::Seconds(10), /*tls=*/nullptr);
 //   sender.Post(op);
 #ifndef DISTRIBUTE_SERVER_INTERNAL_TCP_DATA_PLANE_H_
 #define DISTRIBUTE_SERVER_INTERNAL_TCP_DATA_PLANE_H_
@@ -48,6 +55,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "distribute/server/internal/data_plane_tls.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/peer_sender.h"
 #include "distribute/server/internal/receive_counters.h"
@@ -74,6 +82,9 @@ struct TcpDataPlaneConfig {
   // How many connections may wait for their hello at once; the data plane
   // closes further ones at once (each waiting one holds a thread).
   int max_connections_before_hello = 64;
+  // The server's TLS credentials: every connection must then open a TLS
+  // session (within hello_timeout) before its hello. Null: plaintext.
+  std::shared_ptr<const DataPlaneTls> tls;
 };
 
 // The hello's bytes on the wire: u32 length (little-endian), then the
@@ -127,6 +138,10 @@ class TcpDataPlane {
   TcpDataPlane(int listen_fd, int port, TcpDataPlaneConfig config);
   void AcceptLoop();
   void Serve(Connection& connection, std::string peer);
+  // The TLS session of accepted connection `fd`, opened by `deadline`; null
+  // when there is none to be had, after a plaintext sender was told why
+  // (see the header comment).
+  std::unique_ptr<TlsStream> AcceptTls(int fd, absl::Time deadline);
   // Joins the threads of connections that have ended.
   void Reap() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -152,11 +167,14 @@ class TcpPeerSender : public MessageSender {
  public:
   // `header` names the group, both ranks and the sending task.
   // `cluster_fingerprint`: the sender's ClusterSpec::Fingerprint(), sent in
-  // the hello ("" when the sender is not a task).
+  // the hello ("" when the sender is not a task). `tls`: the sending
+  // server's TLS credentials, with which the connection opens a TLS session
+  // before its hello (null: plaintext, for servers without TLS options).
   TcpPeerSender(std::string host, int port, server::MessageHeader header,
                 std::optional<std::string> cluster_token,
                 std::string cluster_fingerprint, std::string peer,
-                absl::Duration connect_timeout);
+                absl::Duration connect_timeout,
+                std::shared_ptr<const DataPlaneTls> tls);
   TcpPeerSender(const TcpPeerSender&) = delete;
   TcpPeerSender& operator=(const TcpPeerSender&) = delete;
   // Fails what is left (UNAVAILABLE), closes the connection and joins.
@@ -173,11 +191,11 @@ class TcpPeerSender : public MessageSender {
   absl::Status Connect();
   void WriteLoop();
   void AnswerLoop();
-  // Writes op's frame and payload from byte `offset` of the two; without
-  // `blocking` only what the socket takes now. The offset reached, or -1
-  // when the connection failed.
-  static int64_t WriteSome(int fd, const SendOp& op, size_t offset,
-                           bool blocking);
+  // Writes op's frame and payload from byte `offset` of the two, over
+  // `tls` when it is not null; without `blocking` only what the socket
+  // takes now. The offset reached, or -1 when the connection failed.
+  static int64_t WriteSome(int fd, TlsStream* tls, const SendOp& op,
+                           size_t offset, bool blocking);
   // After a write of `op` (the one in writing_) reached `written`: hands a
   // partial write to the writer thread, or ends the write (failing the op
   // when the sender has failed or the write did). False when the sender
@@ -191,9 +209,13 @@ class TcpPeerSender : public MessageSender {
   const std::string cluster_fingerprint_;
   const std::string peer_;
   const absl::Duration connect_timeout_;
+  const std::shared_ptr<const DataPlaneTls> tls_context_;
 
   absl::Mutex mu_;
   int fd_ ABSL_GUARDED_BY(mu_) = -1;
+  // The connection's TLS session (set before connected_; null without
+  // TLS). Its own mutex serializes the threads' uses of it.
+  std::unique_ptr<TlsStream> tls_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<SendOp>> queue_ ABSL_GUARDED_BY(mu_);
   // Written, or being written, and not yet answered; in order.
   std::deque<std::shared_ptr<SendOp>> unanswered_ ABSL_GUARDED_BY(mu_);

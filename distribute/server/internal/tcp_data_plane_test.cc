@@ -15,8 +15,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "devices/status_macros.h"
 #include "distribute/server/internal/mailbox.h"
 #include "distribute/server/internal/server_security.h"
+#include "distribute/server/internal/tcp_proxy.h"
+#include "distribute/server/internal/test_certificates.h"
 #include "distribute/server/internal/test_cluster.h"
 #include "distribute/server/server.h"
 #include "distribute/server/worker_service.pb.h"
@@ -117,15 +120,8 @@ TEST(TcpDataPlaneTest, OnlyGrpcTcpServersHaveADataPort) {
   EXPECT_EQ(server->protocol(), "grpc+tcp");
 }
 
-TEST(TcpDataPlaneTest, TlsCannotBeCombinedWithTheDataPlane) {
+TEST(TcpDataPlaneTest, UnknownProtocolsAreInvalidArgument) {
   ServerOptions options;
-  options.protocol = "grpc+tcp";
-  options.tls.cert_file = "/nonexistent/cert.pem";
-  options.tls.key_file = "/nonexistent/key.pem";
-  auto server = Server::CreateLocalServer(options);
-  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(server.status().message().find("TLS"), std::string::npos)
-      << server.status();
   options.protocol = "grpc+verbs";
   EXPECT_EQ(Server::CreateLocalServer(options).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -335,7 +331,7 @@ TEST(TcpPeerSenderTest, NobodyListeningFailsTheSendNamingThePeer) {
   header.set_src_rank(0);
   header.set_dst_rank(1);
   TcpPeerSender sender("127.0.0.1", port, header, std::nullopt, "",
-                       "rank 1 (test peer)", absl::Seconds(5));
+                       "rank 1 (test peer)", absl::Seconds(5), nullptr);
   auto op = std::make_shared<SendOp>();
   op->tag = 1;
   std::vector<std::byte> data(16);
@@ -361,7 +357,7 @@ TEST(TcpPeerSenderTest, ARefusedHelloFailsTheSendWithTheServersReason) {
   header.set_dst_rank(0);
   TcpPeerSender sender("127.0.0.1", server->data_port(), header,
                        std::string("wrong"), "", "rank 0 (test peer)",
-                       absl::Seconds(5));
+                       absl::Seconds(5), nullptr);
   auto op = std::make_shared<SendOp>();
   op->tag = 1;
   ASSERT_TRUE(sender.Post(op).ok());
@@ -397,7 +393,7 @@ TEST(TcpPeerSenderTest, ATaskOfAnotherClusterIsRefused) {
     header.set_src_task(c.src_task);
     TcpPeerSender sender("127.0.0.1", server->data_port(), header,
                          std::string("s3cret"), c.fingerprint,
-                         "rank 0 (test peer)", absl::Seconds(5));
+                         "rank 0 (test peer)", absl::Seconds(5), nullptr);
     auto op = std::make_shared<SendOp>();
     op->tag = 1;
     ASSERT_TRUE(sender.Post(op).ok());
@@ -406,6 +402,244 @@ TEST(TcpPeerSenderTest, ATaskOfAnotherClusterIsRefused) {
     EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
     EXPECT_NE(status.message().find(c.says), std::string::npos) << status;
   }
+}
+
+// ---------------------------------------------------------------------------
+// TLS (data_plane_tls.h): between servers with TLS options every
+// connection is a TLS session opened before the hello.
+
+class TcpDataPlaneTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { files_ = WriteTestTlsFiles(); }
+
+  // A grpc+tcp server with mutual TLS (the cluster's certificate) and
+  // `token`.
+  std::unique_ptr<Server> TlsServer(std::optional<std::string> token = {}) {
+    ServerOptions options;
+    options.protocol = "grpc+tcp";
+    options.tls = files_.Mutual();
+    options.cluster_token = std::move(token);
+    auto server = Server::CreateLocalServer(options);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  }
+  static std::shared_ptr<const DataPlaneTls> Credentials(
+      const TlsOptions& tls) {
+    auto loaded = DataPlaneTls::Create(tls);
+    EXPECT_TRUE(loaded.ok()) << loaded.status();
+    return loaded.ok() ? *std::move(loaded) : nullptr;
+  }
+  // A sender of group "g" from rank 1 to rank 0 at `port`.
+  static std::unique_ptr<TcpPeerSender> Sender(
+      int port, std::shared_ptr<const DataPlaneTls> tls,
+      std::optional<std::string> token = {}) {
+    server::MessageHeader header;
+    header.set_group_key("g");
+    header.set_src_rank(1);
+    header.set_dst_rank(0);
+    return std::make_unique<TcpPeerSender>(
+        "127.0.0.1", port, header, std::move(token), "", "rank 0 (test peer)",
+        absl::Seconds(5), std::move(tls));
+  }
+  // The outcome of sending `data` with tag `tag` through `sender`.
+  static absl::Status Send(TcpPeerSender& sender, uint64_t tag,
+                           const std::vector<std::byte>& data) {
+    auto op = std::make_shared<SendOp>();
+    op->tag = tag;
+    op->data = data.data();
+    op->size = data.size();
+    RETURN_IF_ERROR(sender.Post(op));
+    if (!op->completion.WaitFor(kWait)) {
+      return absl::DeadlineExceededError("the send did not complete");
+    }
+    return op->completion.status();
+  }
+
+  TestTlsFiles files_;
+};
+
+std::vector<std::byte> Pattern(size_t n, int seed) {
+  std::vector<std::byte> bytes(n);
+  for (size_t i = 0; i < n; ++i) {
+    bytes[i] = static_cast<std::byte>((i * 131 + seed) % 251);
+  }
+  return bytes;
+}
+
+// Messages of every size around a TLS record's (16 KiB, of which the
+// frame takes 16 bytes in the first) arrive whole and in order, the
+// inline writes (up to 256 KiB) and the writer thread's alike.
+TEST_F(TcpDataPlaneTlsTest, MessagesArriveWholeOverTls) {
+  std::unique_ptr<Server> server = TlsServer("s3cret");
+  ASSERT_NE(server, nullptr);
+  EXPECT_GT(server->data_port(), 0);
+  auto mailbox = server->mailboxes()->Register("g", 0, {server->address()});
+  ASSERT_TRUE(mailbox.ok()) << mailbox.status();
+  const std::vector<size_t> sizes = {
+      0, 1, 16368, 16369, 16384, 262144, 262145, (1 << 20) + 3, 8 << 20};
+  std::vector<std::vector<std::byte>> sent, got;
+  std::vector<std::shared_ptr<RecvOp>> receives;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    sent.push_back(Pattern(sizes[i], static_cast<int>(i)));
+    got.emplace_back(sizes[i]);
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    auto recv = (*mailbox)->PostRecv(1, i, absl::MakeSpan(got[i]));
+    ASSERT_TRUE(recv.ok()) << recv.status();
+    receives.push_back(*recv);
+  }
+  std::unique_ptr<TcpPeerSender> sender =
+      Sender(server->data_port(), Credentials(files_.Mutual()), "s3cret");
+  std::vector<std::shared_ptr<SendOp>> ops;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    auto op = std::make_shared<SendOp>();
+    op->tag = i;
+    op->data = sent[i].data();
+    op->size = sent[i].size();
+    ASSERT_TRUE(sender->Post(op).ok());
+    ops.push_back(op);
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    ASSERT_TRUE(ops[i]->completion.WaitFor(kWait)) << sizes[i];
+    EXPECT_TRUE(ops[i]->completion.status().ok())
+        << ops[i]->completion.status();
+    ASSERT_TRUE(receives[i]->completion.WaitFor(kWait)) << sizes[i];
+    EXPECT_TRUE(receives[i]->completion.status().ok())
+        << receives[i]->completion.status();
+    EXPECT_TRUE(got[i] == sent[i]) << "message of " << sizes[i] << " bytes";
+  }
+  EXPECT_EQ(server->received().messages, static_cast<int64_t>(sizes.size()));
+}
+
+// What crosses the wire: over TLS neither the cluster token nor a byte
+// pattern of the tensor shows; without TLS (the control) both do.
+TEST_F(TcpDataPlaneTlsTest, TheTokenAndTensorsTravelOnlyInsideTls) {
+  const std::string token = "token-that-must-not-show";
+  const std::string marker = "tensor-bytes-that-must-not-show";
+  std::vector<std::byte> data(64 << 10);
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<std::byte>(marker[i % marker.size()]);
+  }
+  for (const bool tls : {true, false}) {
+    SCOPED_TRACE(tls ? "TLS" : "plaintext");
+    std::unique_ptr<Server> server = tls ? TlsServer(token) : nullptr;
+    if (!tls) {
+      ServerOptions options;
+      options.protocol = "grpc+tcp";
+      options.cluster_token = token;
+      auto plain = Server::CreateLocalServer(options);
+      ASSERT_TRUE(plain.ok()) << plain.status();
+      server = *std::move(plain);
+    }
+    ASSERT_NE(server, nullptr);
+    auto mailbox = server->mailboxes()->Register("g", 0, {server->address()});
+    ASSERT_TRUE(mailbox.ok()) << mailbox.status();
+    auto proxy = TcpProxy::Start(server->data_port());
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    const std::string& address = (*proxy)->address();
+    const int port = std::stoi(address.substr(address.rfind(':') + 1));
+    std::unique_ptr<TcpPeerSender> sender =
+        Sender(port, tls ? Credentials(files_.Mutual()) : nullptr, token);
+    std::vector<std::byte> out(data.size());
+    auto recv = (*mailbox)->PostRecv(1, 3, absl::MakeSpan(out));
+    ASSERT_TRUE(recv.ok());
+    EXPECT_TRUE(Send(*sender, 3, data).ok());
+    ASSERT_TRUE((*recv)->completion.WaitFor(kWait));
+    EXPECT_TRUE(out == data);
+    const std::string wire = (*proxy)->client_stream();
+    EXPECT_GE(wire.size(), data.size());
+    EXPECT_EQ(wire.find(token) != std::string::npos, !tls);
+    EXPECT_EQ(wire.find(marker) != std::string::npos, !tls);
+  }
+}
+
+TEST_F(TcpDataPlaneTlsTest, APlaintextSenderIsToldTheServerWantsTls) {
+  std::unique_ptr<Server> server = TlsServer();
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<TcpPeerSender> sender =
+      Sender(server->data_port(), /*tls=*/nullptr);
+  const absl::Status status = Send(*sender, 1, Pattern(10, 0));
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+  EXPECT_NE(status.message().find("refused the connection"), std::string::npos)
+      << status;
+  EXPECT_NE(status.message().find("serves grpc+tcp over TLS"),
+            std::string::npos)
+      << status;
+}
+
+TEST_F(TcpDataPlaneTlsTest, ATlsSenderToAPlaintextServerFailsItsHandshake) {
+  std::unique_ptr<Server> server = GrpcTcpServer();
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<TcpPeerSender> sender =
+      Sender(server->data_port(), Credentials(files_.Mutual()));
+  const absl::Status status = Send(*sender, 1, Pattern(10, 0));
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
+  EXPECT_NE(status.message().find("does not speak TLS"), std::string::npos)
+      << status;
+  EXPECT_NE(status.message().find("rank 0 (test peer)"), std::string::npos)
+      << status;
+}
+
+// The receiver refuses a sender whose certificate its CA did not sign;
+// with TLS 1.3 the sender learns it from the alert that answers its hello.
+TEST_F(TcpDataPlaneTlsTest, ASenderCertificateTheCaDidNotSignIsRefused) {
+  std::unique_ptr<Server> server = TlsServer();
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<TcpPeerSender> sender =
+      Sender(server->data_port(), Credentials(files_.Outsider()));
+  const absl::Status status = Send(*sender, 1, Pattern(10, 0));
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated) << status;
+  EXPECT_NE(status.message().find("refused this server's TLS certificate"),
+            std::string::npos)
+      << status;
+  // The server keeps serving senders it trusts.
+  auto mailbox = server->mailboxes()->Register("g", 0, {server->address()});
+  ASSERT_TRUE(mailbox.ok());
+  std::vector<std::byte> out(10);
+  auto recv = (*mailbox)->PostRecv(1, 2, absl::MakeSpan(out));
+  ASSERT_TRUE(recv.ok());
+  std::unique_ptr<TcpPeerSender> trusted =
+      Sender(server->data_port(), Credentials(files_.Mutual()));
+  EXPECT_TRUE(Send(*trusted, 2, Pattern(10, 0)).ok());
+}
+
+// The sender refuses a receiver whose certificate its CA did not sign.
+TEST_F(TcpDataPlaneTlsTest, AReceiverCertificateTheCaDidNotSignIsRefused) {
+  ServerOptions options;
+  options.protocol = "grpc+tcp";
+  options.tls = files_.Outsider();
+  options.tls.ca_file = files_.untrusted_cert;  // Trusts only itself.
+  auto outsider = Server::CreateLocalServer(options);
+  ASSERT_TRUE(outsider.ok()) << outsider.status();
+  std::unique_ptr<TcpPeerSender> sender =
+      Sender((*outsider)->data_port(), Credentials(files_.Mutual()));
+  const absl::Status status = Send(*sender, 1, Pattern(10, 0));
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated) << status;
+  EXPECT_NE(status.message().find("does not verify"), std::string::npos)
+      << status;
+  EXPECT_NE(status.message().find("rank 0 (test peer)"), std::string::npos)
+      << status;
+}
+
+// A connection that opens no TLS session within the hello timeout is
+// closed: a handshake cannot hold a thread of the server for ever.
+TEST_F(TcpDataPlaneTlsTest, ASilentConnectionIsClosedAfterTheHelloTimeout) {
+  auto tls = DataPlaneTls::Create(files_.Mutual());
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  TcpDataPlaneConfig config;
+  config.task = "/job:worker/task:0";
+  config.mailboxes = std::make_shared<MailboxRegistry>();
+  config.hello_timeout = absl::Milliseconds(300);
+  config.tls = *tls;
+  auto plane = TcpDataPlane::Start("127.0.0.1", config);
+  ASSERT_TRUE(plane.ok()) << plane.status();
+  RawClient silent((*plane)->port());
+  ASSERT_TRUE(silent.connected());
+  RawClient half((*plane)->port());
+  ASSERT_TRUE(half.connected());
+  ASSERT_TRUE(half.Write("\x16\x03\x01\x00\x40", 5));  // A record's header.
+  EXPECT_TRUE(silent.ClosedByServer());
+  EXPECT_TRUE(half.ClosedByServer());
 }
 
 TEST(HostOfTest, StripsPortAndBrackets) {

@@ -86,6 +86,11 @@ int64_t TcpProxy::client_bytes() const {
   return client_bytes_;
 }
 
+std::string TcpProxy::client_stream() const {
+  absl::MutexLock lock(&mu_);
+  return client_stream_;
+}
+
 void TcpProxy::FreezeAfterClientBytes(int64_t limit) {
   absl::MutexLock lock(&mu_);
   limit_ = limit;
@@ -158,6 +163,9 @@ void TcpProxy::Forward(int client) {
         if (n <= 0 || !SendAll(target, buffer.data(), n)) break;
         absl::MutexLock lock(&mu_);
         client_bytes_ += n;
+        client_stream_.append(buffer.data(),
+                              std::min(static_cast<size_t>(n),
+                                       kRecordedBytes - client_stream_.size()));
       }
     }
     if (fds[1].revents != 0 && ClientAllowance() > 0) {

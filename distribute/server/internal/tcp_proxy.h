@@ -45,6 +45,10 @@ class TcpProxy {
   // Bytes forwarded so far from clients to the target, over every
   // connection.
   int64_t client_bytes() const;
+  // The first kRecordedBytes of what clients sent, over every connection
+  // in the order forwarded: what crossed the wire toward the target.
+  static constexpr size_t kRecordedBytes = size_t{4} << 20;
+  std::string client_stream() const;
   // Forwards clients' bytes until `client_bytes()` reaches `limit`, then
   // freezes. A limit already reached freezes at once.
   void FreezeAfterClientBytes(int64_t limit);
@@ -76,6 +80,7 @@ class TcpProxy {
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t client_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string client_stream_ ABSL_GUARDED_BY(mu_);
   int64_t limit_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int64_t>::max();
   std::vector<std::thread> forwarders_ ABSL_GUARDED_BY(mu_);
   std::thread acceptor_;
