@@ -233,7 +233,7 @@ absl::StatusOr<std::string> DeviceName::Canonicalize(
   ASSIGN_OR_RETURN(DeviceName parsed, Parse(name));
   absl::Status merged = result.MergeFrom(*defaults);
   if (merged.ok()) merged = result.MergeFrom(parsed);
-  if (!merged.ok()) return merged;
+  RETURN_IF_ERROR(merged);
   return result.ToString();
 }
 

@@ -22,7 +22,7 @@ absl::Status CheckOperands(
     absl::Status s =
         CheckShapeAndType(kernel, role, *tensor, first.dtype(), first.shape());
     if (s.ok()) s = CheckHostTensor(kernel, role, *tensor);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }

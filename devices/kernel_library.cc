@@ -79,10 +79,10 @@ class HostKernelLibrary final : public KernelLibrary {
   absl::StatusOr<KernelCost> Accumulate(ReduceOp op, const Tensor& src,
                                         Tensor& dst) const override {
     absl::Status valid = CheckAccumulateArgs("Accumulate", src, dst);
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(valid);
     valid = CheckHostTensor("Accumulate", "source", src);
     if (valid.ok()) valid = CheckHostTensor("Accumulate", "destination", dst);
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(valid);
     return devices::Accumulate(op, src.raw_data(), dst.raw_data(),
                                dst.num_elements(), dst.dtype());
   }

@@ -151,7 +151,7 @@ absl::StatusOr<KernelCost> MatMul(const Tensor& a, const Tensor& b,
       CheckShapeAndType("MatMul", "output", out, a.dtype(), Shape({m, n}));
   if (valid.ok())
     valid = CheckHost("MatMul", {{"a", &a}, {"b", &b}, {"output", &out}});
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(valid);
   if (out.num_elements() > 0 &&
       (out.raw_data() == a.raw_data() || out.raw_data() == b.raw_data())) {
     return absl::InvalidArgumentError(
@@ -198,7 +198,7 @@ absl::StatusOr<KernelCost> SoftmaxCrossEntropy(const Tensor& logits,
                                               {"loss", &loss},
                                               {"dlogits", &dlogits}});
   }
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(valid);
   RETURN_IF_ERROR(VisitDType(logits.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (kIsFloatStorage<T>) {

@@ -226,7 +226,7 @@ absl::StatusOr<KernelCost> ReduceInto(ReduceOp op,
     return absl::InvalidArgumentError("ReduceInto needs at least one input");
   }
   absl::Status valid = CheckHostTensor("ReduceInto", "output", out);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(valid);
   if (op == ReduceOp::kMean && out.dtype() == DType::kBool) {
     return absl::InvalidArgumentError(
         "ReduceInto: MEAN is not defined for bool");
@@ -239,7 +239,7 @@ absl::StatusOr<KernelCost> ReduceInto(ReduceOp op,
     valid = CheckShapeAndType("ReduceInto", role, inputs[i], out.dtype(),
                               out.shape());
     if (valid.ok()) valid = CheckHostTensor("ReduceInto", role, inputs[i]);
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(valid);
     if (inputs[i].raw_data() == out.raw_data()) first = i;
   }
   const int64_t count = out.num_elements();

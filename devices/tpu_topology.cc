@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "devices/tpu_topology.pb.h"
 
 namespace devices {
@@ -196,21 +197,21 @@ absl::StatusOr<std::pair<int, int>> TpuTopology::Find(
 absl::StatusOr<int> TpuTopology::TaskOrdinalAtCoordinates(
     const TpuCoordinates& c) const {
   absl::StatusOr<std::pair<int, int>> at = Find(c);
-  if (!at.ok()) return at.status();
+  RETURN_IF_ERROR(at.status());
   return at->first;
 }
 
 absl::StatusOr<int> TpuTopology::TpuDeviceOrdinalAtCoordinates(
     const TpuCoordinates& c) const {
   absl::StatusOr<std::pair<int, int>> at = Find(c);
-  if (!at.ok()) return at.status();
+  RETURN_IF_ERROR(at.status());
   return at->second;
 }
 
 absl::StatusOr<std::string> TpuTopology::TpuDeviceNameAtCoordinates(
     const TpuCoordinates& c) const {
   absl::StatusOr<std::pair<int, int>> at = Find(c);
-  if (!at.ok()) return at.status();
+  RETURN_IF_ERROR(at.status());
   return tasks_[static_cast<size_t>(at->first)]
       .tpus[static_cast<size_t>(at->second)]
       .name;
@@ -219,7 +220,7 @@ absl::StatusOr<std::string> TpuTopology::TpuDeviceNameAtCoordinates(
 absl::StatusOr<std::string> TpuTopology::CpuDeviceNameAtCoordinates(
     const TpuCoordinates& c) const {
   absl::StatusOr<std::pair<int, int>> at = Find(c);
-  if (!at.ok()) return at.status();
+  RETURN_IF_ERROR(at.status());
   return tasks_[static_cast<size_t>(at->first)].cpu_device;
 }
 

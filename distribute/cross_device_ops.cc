@@ -291,7 +291,7 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
     s = communicator_->AllReduce(rank, counts, all_counts,
                                  {devices::ReduceOp::kSum, options.Timeout()});
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   int64_t total_rows = 0;
   for (int i = 0; i < n; ++i) total_rows += all_counts.data<int64_t>()[i];
   std::vector<int64_t> dims(value.shape().dims().begin(),
@@ -333,10 +333,10 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
       block =
           device->Allocate(value.dtype(), *devices::Shape::Make(block_dims));
     }
-    if (!block.ok()) return block.status();
+    RETURN_IF_ERROR(block.status());
     s = communicator_->Broadcast(rank, i, *block,
                                  {devices::ReduceOp::kSum, options.Timeout()});
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
     if (out.has_data() && r > 0) {
       std::byte* dst = static_cast<std::byte*>(assembled.raw_data()) +
                        row_offset * row_bytes;
@@ -344,14 +344,14 @@ absl::StatusOr<devices::Tensor> CrossDeviceOps::ReplicaAllGather(
         std::memcpy(dst, block->raw_data(), r * row_bytes);
       } else {
         s = device->CopyToHost(*block, dst);
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(s);
       }
     }
     row_offset += r;
   }
   if (out.has_data() && !out.host_accessible()) {
     s = device->CopyFromHost(assembled.raw_data(), out);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return out;
 }

@@ -119,7 +119,7 @@ absl::Status ReductionToOneDevice::ReduceOnDevice(int replica, ReduceOp op,
     absl::MutexLock lock(&round_mu_);
     if (round_ == round) round_ = nullptr;
   }
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(status);
   devices::Tensor result;
   {
     absl::MutexLock lock(&round->mu);

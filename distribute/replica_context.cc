@@ -68,7 +68,7 @@ absl::StatusOr<std::vector<devices::Tensor>> ReplicaContext::MergeCall(
   RunState& run = *run_;
   const absl::Duration timeout = kDefaultCollectiveTimeout;
   absl::MutexLock lock(&run.mu);
-  if (!run.failure.ok()) return run.failure;
+  RETURN_IF_ERROR(run.failure);
   if (run.finished > 0) {
     run.failure = absl::FailedPreconditionError(absl::StrCat(
         "replica ", replica_id_,
@@ -141,7 +141,7 @@ absl::StatusOr<std::vector<devices::Tensor>> ReplicaContext::MergeCall(
     }
     if (run.generation == generation) return run.failure;
   }
-  if (!run.merge_result.ok()) return run.merge_result.status();
+  RETURN_IF_ERROR(run.merge_result.status());
   std::vector<devices::Tensor> mine;
   for (const RunArg& v : *run.merge_result) {
     if (const auto* t = std::get_if<devices::Tensor>(&v)) {

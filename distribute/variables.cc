@@ -337,7 +337,7 @@ absl::Status Variable::UpdateInCrossReplicaContext(
   for (devices::Tensor& c : components_) {
     absl::Status st = CopyOnWrite(c);
     if (st.ok()) st = Apply(strategy_->extended(), c, v, op);
-    if (!st.ok()) return st;
+    RETURN_IF_ERROR(st);
   }
   return absl::OkStatus();
 }

@@ -254,7 +254,7 @@ TEST(CentralStorageTest, VariablesLiveOnTheParameterDevice) {
                         -> absl::StatusOr<std::vector<Tensor>> {
     float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
     absl::Status st = v->AssignAdd(Scalar(2 * id + 2));  // mean of 2 and 4 = 3
-    if (!st.ok()) return st;
+    RETURN_IF_ERROR(st);
     ASSIGN_OR_RETURN(Tensor read, v->Read());
     return std::vector<Tensor>{read};
   });
@@ -286,7 +286,7 @@ TEST(CentralStorageTest, OnReadVariablesAggregateOnTheParameterDevice) {
           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
         float id = static_cast<float>(ctx.ReplicaIdInSyncGroup());
         absl::Status st = v->AssignAdd(Scalar(id + 1));  // 1 + 2, once
-        if (!st.ok()) return st;
+        RETURN_IF_ERROR(st);
         ASSIGN_OR_RETURN(Tensor read, v->Read());
         return std::vector<Tensor>{read};
       });
@@ -385,7 +385,7 @@ TEST_F(VariablesTest, ReadValuesAreSnapshots) {
           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
         ASSIGN_OR_RETURN(auto read, v->Read());
         absl::Status s = v->AssignAdd(Scalar(1));  // SUM over 3 replicas: +3
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(s);
         return std::vector<Tensor>{read};
       });
   ASSERT_TRUE(out.ok()) << out.status();

@@ -60,9 +60,9 @@ absl::Status RegisterTrainStep(distribute::Server& server) {
   absl::StatusOr<std::shared_ptr<distribute::ps::ParameterServerStrategy>>
       strategy =
           distribute::ps::ParameterServerStrategy::CreateForWorker(server);
-  if (!strategy.ok()) return strategy.status();
+  RETURN_IF_ERROR(strategy.status());
   auto w = MakeModel(**strategy);
-  if (!w.ok()) return w.status();
+  RETURN_IF_ERROR(w.status());
   return distribute::ps::RegisterWorkerFunction(
       server, "train_step",
       [strategy = *strategy, w = *w](

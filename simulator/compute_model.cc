@@ -237,7 +237,7 @@ absl::StatusOr<SimTime> ComputeModel::Launch(DeviceIndex device,
     faults_->CountOperation(FaultTargetKind::kHost, d.host);
   }
   Device& d = devices_[static_cast<size_t>(device)];
-  if (!d.death.ok()) return d.death;
+  RETURN_IF_ERROR(d.death);
   ASSIGN_OR_RETURN(SimTime duration, RooflineTime(d.spec, cost, d.straggler));
   const SimTime start = std::max(engine_.now(), d.stream_free_at);
   if (duration > kInfiniteTime - start) {

@@ -74,7 +74,7 @@ absl::Status SimDevice::RunCopy(const std::string& what, int src, int dst,
     return RunKernel(what, memcpy.flops, memcpy.bytes);
   }
   absl::StatusOr<std::vector<int>> route = context_->Route(src, dst);
-  if (!route.ok()) return route.status();
+  RETURN_IF_ERROR(route.status());
   const std::string description = absl::StrCat(
       what, " of ", bytes, " bytes from ", context_->device_name(src), " to ",
       context_->device_name(dst));

@@ -456,7 +456,7 @@ class SimNcclCommunicator : public devices::Communicator {
     }
     if (s.ok()) s = CheckTensor(what, rank, input);
     if (s.ok() && output != nullptr) s = CheckTensor(what, rank, *output);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
     if (output != nullptr) {
       if (output->dtype() != input.dtype() ||
           output->num_elements() != output_count) {

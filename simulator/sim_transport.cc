@@ -238,7 +238,7 @@ class Group : public std::enable_shared_from_this<Group> {
 
   absl::Status CheckOpenLocked(int src, int dst)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (!abort_.ok()) return abort_;
+    RETURN_IF_ERROR(abort_);
     for (int rank : {src, dst}) {
       if (gone_[static_cast<size_t>(rank)]) {
         return absl::UnavailableError(absl::StrCat(

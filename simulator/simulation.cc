@@ -190,7 +190,7 @@ absl::Status Simulation::StartTransfer(
         }
         done(std::move(status));
       });
-  if (!flow.ok()) return flow.status();
+  RETURN_IF_ERROR(flow.status());
   BeginTransfer(src_device);
   if (dst_device != src_device) BeginTransfer(dst_device);
   return absl::OkStatus();
@@ -238,7 +238,7 @@ absl::Status Simulation::StartCollective(
         }
         done(std::move(status));
       });
-  if (!event.ok()) return event.status();
+  RETURN_IF_ERROR(event.status());
   for (int device : devices) {
     BeginTransfer(device);
     if (options_.trace) {

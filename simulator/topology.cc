@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/status_macros.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "simulator/source_locations.h"
@@ -128,7 +129,7 @@ absl::StatusOr<Topology> Topology::Build(const TopologyDef& def,
   if (status.ok()) status = topology.AddNodes(locations);
   if (status.ok()) status = topology.AddLinks(locations);
   if (status.ok()) status = topology.AddMesh(locations);
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(status);
 
   topology.routing_policy_ = def.routing().policy();
   if (topology.routing_policy_ == RoutingDef::POLICY_UNSPECIFIED) {
@@ -149,7 +150,7 @@ absl::StatusOr<Topology> Topology::Build(const TopologyDef& def,
   if (status.ok() && topology.routing_policy_ == RoutingDef::DIMENSION_ORDER) {
     status = CheckMeshRoutable(topology, locations);
   }
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(status);
   return topology;
 }
 

@@ -242,8 +242,8 @@ static void ExpectEveryCrossDeviceOpsReduces(OpaqueMemoryPlatform& opaque,
       };
       auto a = on_device({r, r + 10}, {2});
       auto b = on_device({2 * r, 1, 3, 4, 5}, {5});
-      if (!a.ok()) return a.status();
-      if (!b.ok()) return b.status();
+      RETURN_IF_ERROR(a.status());
+      RETURN_IF_ERROR(b.status());
       ASSIGN_OR_RETURN(auto sum,
                        ctx.AllReduce(distribute::ReduceOp::kSum, {*a, *b}));
       ASSIGN_OR_RETURN(auto mean,

@@ -186,7 +186,7 @@ absl::StatusOr<std::vector<std::vector<std::vector<int64_t>>>> FirstStep(
     }
     return absl::OkStatus();
   });
-  if (!ran.ok()) return ran;
+  RETURN_IF_ERROR(ran);
   return rows;
 }
 

@@ -148,13 +148,13 @@ absl::StatusOr<Run> TrainOnce() {
                     -> absl::StatusOr<std::vector<Tensor>> {
                   ASSIGN_OR_RETURN(auto value, m.w->Read());
                   absl::Status st = m.w->AssignSub(args[0]);
-                  if (!st.ok()) return st;
+                  RETURN_IF_ERROR(st);
                   st = ctx.strategy().extended().Update(
                       *m.steps, [](Tensor& t, const std::vector<Tensor>&) {
                         ++t.data<int64_t>()[0];
                         return absl::OkStatus();
                       });
-                  if (!st.ok()) return st;
+                  RETURN_IF_ERROR(st);
                   return std::vector<Tensor>{};
                 },
                 {half})

@@ -38,15 +38,15 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(
                                                    options.memory_limit));
   }
   ScopedCudaDevice on_device(ordinal);
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   cudaDeviceProp props;
   absl::Status s = CudaStatus(cudaGetDeviceProperties(&props, ordinal),
                               "cudaGetDeviceProperties");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   size_t free_bytes = 0;
   size_t total_bytes = 0;
   s = CudaStatus(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   int64_t capacity = static_cast<int64_t>(total_bytes);
   if (options.memory_limit > 0 && options.memory_limit < capacity) {
     capacity = options.memory_limit;
@@ -56,7 +56,7 @@ absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Create(
   // synchronous cudaMemcpy calls elsewhere do not serialize with it.
   s = CudaStatus(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
                  "cudaStreamCreateWithFlags");
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   cublasContext* cublas = nullptr;
   s = CublasStatus(BlasCreate(&cublas, stream),
                    absl::StrCat("creating the cuBLAS handle of ", name));
@@ -324,7 +324,7 @@ absl::Status CudaDevice::CopyToDevice(const Tensor& src, Tensor& dst) {
           absl::Status back = CudaStatus(cudaSetDevice(ordinal_),
                                          "cudaSetDevice on the queue thread");
           if (s.ok()) s = back;
-          if (!s.ok()) return s;
+          RETURN_IF_ERROR(s);
           s = CudaStatus(
               cudaMemcpyPeerAsync(dst.raw_data(), dst_ordinal, src.raw_data(),
                                   ordinal_, bytes, stream_),

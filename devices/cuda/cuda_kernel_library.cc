@@ -121,7 +121,7 @@ class CudaKernelLibrary final : public KernelLibrary {
     if (valid.ok()) {
       valid = CheckOnDevice(device_, "Accumulate", "destination", dst);
     }
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(valid);
     return Run("Accumulate", [this, op, src, dst]() mutable {
       return cuda::Accumulate(device_, op, src.raw_data(), dst.raw_data(),
                               dst.num_elements(), dst.dtype());

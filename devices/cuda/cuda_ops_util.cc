@@ -65,7 +65,7 @@ absl::Status CheckOperands(
     absl::Status s =
         CheckShapeAndType(kernel, role, *tensor, first.dtype(), first.shape());
     if (s.ok()) s = CheckOnDevice(device, kernel, role, *tensor);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }
@@ -107,8 +107,8 @@ absl::StatusOr<uint64_t> RunWithMinFlag(
       CudaStatus(cudaStreamSynchronize(stream),
                  absl::StrCat("cudaStreamSynchronize after ", kernel, " on ",
                               device.name()));
-  if (!s.ok()) return s;
-  if (!synced.ok()) return synced;
+  RETURN_IF_ERROR(s);
+  RETURN_IF_ERROR(synced);
   return static_cast<uint64_t>(value);
 }
 

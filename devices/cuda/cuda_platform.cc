@@ -26,7 +26,7 @@ absl::Status EnablePeerAccess(
     const std::vector<std::unique_ptr<CudaDevice>>& gpus) {
   for (const auto& from : gpus) {
     ScopedCudaDevice on_device(from->ordinal());
-    if (!on_device.status().ok()) return on_device.status();
+    RETURN_IF_ERROR(on_device.status());
     for (const auto& to : gpus) {
       if (to->ordinal() == from->ordinal()) continue;
       int can_access = 0;
@@ -55,7 +55,7 @@ absl::Status EnablePeerAccess(
 // has no kernel image that `gpu` can run: every op would fail to launch.
 absl::Status CheckKernelImage(const CudaDevice& gpu) {
   ScopedCudaDevice on_device(gpu.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   const cudaError_t probe = ProbeKernelImage();
   if (probe != cudaErrorNoKernelImageForDevice &&
       probe != cudaErrorInvalidDeviceFunction) {

@@ -80,7 +80,7 @@ class Mover {
     }
     const int ordinal = dst_gpu >= 0 ? dst_gpu : src_gpu;
     ScopedCudaDevice on_device(ordinal);
-    if (!on_device.status().ok()) return on_device.status();
+    RETURN_IF_ERROR(on_device.status());
     ASSIGN_OR_RETURN(cudaStream_t stream, StreamFor(ordinal));
     absl::Status s;
     if (dst_gpu >= 0 && src_gpu >= 0 && dst_gpu != src_gpu) {
@@ -92,7 +92,7 @@ class Mover {
       s = CudaStatus(cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, stream),
                      absl::StrCat("cudaMemcpyAsync on GPU ", ordinal));
     }
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
     return CudaStatus(cudaStreamSynchronize(stream),
                       absl::StrCat("cudaStreamSynchronize of a transfer on "
                                    "GPU ",

@@ -38,7 +38,7 @@ absl::StatusOr<KernelCost> Binary(CudaDevice& device, int op, const Tensor& a,
   }
   const int64_t n = a.num_elements();
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   if (op == math::kDiv && !IsFloating(a.dtype()) && n > 0) {
     ASSIGN_OR_RETURN(
         uint64_t first_zero,
@@ -96,7 +96,7 @@ absl::StatusOr<KernelCost> Scale(CudaDevice& device, const Tensor& in,
                             "float32, float64, float16, bfloat16");
   }
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   const int64_t n = in.num_elements();
   RETURN_IF_ERROR(
       LaunchStatus(LaunchScale(DTypeCode(in.dtype()), in.raw_data(), alpha,
@@ -113,7 +113,7 @@ absl::StatusOr<KernelCost> Relu(CudaDevice& device, const Tensor& features,
     return UnsupportedDType("Relu", features.dtype(), "every dtype but bool");
   }
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   const int64_t n = features.num_elements();
   RETURN_IF_ERROR(
       LaunchStatus(LaunchRelu(DTypeCode(features.dtype()), features.raw_data(),
@@ -132,7 +132,7 @@ absl::StatusOr<KernelCost> ReluGrad(CudaDevice& device, const Tensor& gradients,
                             "every dtype but bool");
   }
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   const int64_t n = features.num_elements();
   RETURN_IF_ERROR(LaunchStatus(
       LaunchReluGrad(DTypeCode(features.dtype()), gradients.raw_data(),
@@ -170,7 +170,7 @@ absl::StatusOr<KernelCost> Fill(CudaDevice& device, double value, Tensor& out) {
         }
       }));
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   RETURN_IF_ERROR(LaunchStatus(
       LaunchFillPattern(pattern, static_cast<int>(DTypeSize(out.dtype())),
                         out.raw_data(), out.num_elements(), device.stream()),
@@ -205,7 +205,7 @@ absl::StatusOr<KernelCost> Iota(CudaDevice& device, double start, double step,
     }
   }
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   const cudaError_t error =
       IsFloating(dtype)
           ? LaunchIotaFloat(DTypeCode(dtype), start, step, out.raw_data(), n,

@@ -72,7 +72,7 @@ absl::Status NcclCommunicator::AllReduce(int rank, const Tensor& input,
   if (s.ok()) s = CheckSameDtype(what, input, output);
   if (s.ok()) s = CheckElements(what, "output", output, input.num_elements());
   if (s.ok()) s = CheckReducible(what, input.dtype(), options.op);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (input.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(input.dtype());
   const int op = ReduceOpCode(options.op);
@@ -95,7 +95,7 @@ absl::Status NcclCommunicator::AllGather(int rank, const Tensor& input,
     s = CheckElements(what, "output", output, size() * input.num_elements());
   }
   if (s.ok()) s = CheckNoAliasing(what, input, output);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (input.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(input.dtype());
   return Run(state, "AllGather", static_cast<int64_t>(output.bytes()), options,
@@ -119,7 +119,7 @@ absl::Status NcclCommunicator::ReduceScatter(int rank, const Tensor& input,
   }
   if (s.ok()) s = CheckNoAliasing(what, input, output);
   if (s.ok()) s = CheckReducible(what, input.dtype(), options.op);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (output.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(input.dtype());
   const int op = ReduceOpCode(options.op);
@@ -165,7 +165,7 @@ absl::Status NcclCommunicator::Reduce(int rank, int root, const Tensor& input,
     if (s.ok()) s = CheckElements(what, "output", output, input.num_elements());
   }
   if (s.ok()) s = CheckReducible(what, input.dtype(), options.op);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (input.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(input.dtype());
   const int op = ReduceOpCode(options.op);
@@ -195,7 +195,7 @@ absl::Status NcclCommunicator::AllToAll(int rank, const Tensor& input,
   }
   if (s.ok()) s = CheckElements(what, "output", output, input.num_elements());
   if (s.ok()) s = CheckNoAliasing(what, input, output);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   if (input.num_elements() == 0) return absl::OkStatus();
   const int dtype = DTypeCode(input.dtype());
   const int ranks = size();
@@ -290,7 +290,7 @@ absl::Status NcclCommunicator::AllReduceAll(
     if (s.ok()) {
       s = CheckElements(what, "input", in, inputs[0]->num_elements());
     }
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   RETURN_IF_ERROR(CheckReducible(what, inputs[0]->dtype(), options.op));
   const size_t count = Count(*inputs[0]);

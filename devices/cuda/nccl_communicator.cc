@@ -225,7 +225,7 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::CreateRanks(
   if (!setup.ok() || (result != kNcclSuccess && result != kNcclInProgress) ||
       static_cast<int>(states.size()) != count) {
     abort_all();
-    if (!setup.ok()) return setup;
+    RETURN_IF_ERROR(setup);
     return NcclStatus(result == kNcclSuccess ? kNcclInternalError : result,
                       what, nullptr);
   }

@@ -63,7 +63,7 @@ absl::StatusOr<KernelCost> MatMul(CudaDevice& device, const Tensor& a,
   if (valid.ok()) valid = CheckOnDevice(device, "MatMul", "a", a);
   if (valid.ok()) valid = CheckOnDevice(device, "MatMul", "b", b);
   if (valid.ok()) valid = CheckOnDevice(device, "MatMul", "output", out);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(valid);
   if (out.num_elements() > 0 &&
       (out.raw_data() == a.raw_data() || out.raw_data() == b.raw_data())) {
     return absl::InvalidArgumentError(
@@ -80,7 +80,7 @@ absl::StatusOr<KernelCost> MatMul(CudaDevice& device, const Tensor& a,
     }
   }
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   if (m > 0 && n > 0) {
     absl::Status s;
     if (k == 0) {
@@ -140,9 +140,9 @@ absl::StatusOr<KernelCost> SoftmaxCrossEntropy(CudaDevice& device,
         {"dlogits", &dlogits}}) {
     if (valid.ok()) valid = CheckOnDevice(device, kName, role, *tensor);
   }
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(valid);
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   if (batch > 0) {
     ASSIGN_OR_RETURN(
         uint64_t bad_row,

@@ -76,7 +76,7 @@ absl::StatusOr<KernelCost> RandomUniform(CudaDevice& device, uint64_t seed,
   }
   RETURN_IF_ERROR(CheckOnDevice(device, "RandomUniform", "output", out));
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   absl::Status launched;
   switch (out.dtype()) {
     case DType::kInt32:
@@ -102,7 +102,7 @@ absl::StatusOr<KernelCost> RandomUniform(CudaDevice& device, uint64_t seed,
                        "RandomUniform", device);
       break;
   }
-  if (!launched.ok()) return launched;
+  RETURN_IF_ERROR(launched);
   return RandomUniformCost(out.dtype(), out.num_elements());
 }
 
@@ -121,7 +121,7 @@ absl::StatusOr<KernelCost> RandomNormal(CudaDevice& device, uint64_t seed,
   }
   RETURN_IF_ERROR(CheckOnDevice(device, "RandomNormal", "output", out));
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   RETURN_IF_ERROR(LaunchStatus(
       LaunchRandomNormal(DTypeCode(out.dtype()), seed, mean, stddev,
                          out.raw_data(), out.num_elements(), device.stream()),

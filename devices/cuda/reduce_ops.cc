@@ -38,7 +38,7 @@ absl::StatusOr<KernelCost> Accumulate(CudaDevice& device, ReduceOp op,
         "PROD (logical and)");
   }
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   RETURN_IF_ERROR(
       LaunchStatus(LaunchAccumulate(ReduceOpCode(op), DTypeCode(dtype), src,
                                     dst, count, device.stream()),
@@ -61,7 +61,7 @@ absl::StatusOr<KernelCost> FinalizeMean(CudaDevice& device, void* data,
         "FinalizeMean: MEAN is not defined for bool");
   }
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   RETURN_IF_ERROR(LaunchStatus(LaunchFinalizeMean(DTypeCode(dtype), data, count,
                                                   divisor, device.stream()),
                                "FinalizeMean", device));
@@ -75,7 +75,7 @@ absl::StatusOr<KernelCost> ReduceInto(CudaDevice& device, ReduceOp op,
     return absl::InvalidArgumentError("ReduceInto needs at least one input");
   }
   absl::Status valid = CheckOnDevice(device, "ReduceInto", "output", out);
-  if (!valid.ok()) return valid;
+  RETURN_IF_ERROR(valid);
   if (op == ReduceOp::kMean && out.dtype() == DType::kBool) {
     return absl::InvalidArgumentError(
         "ReduceInto: MEAN is not defined for bool");
@@ -89,11 +89,11 @@ absl::StatusOr<KernelCost> ReduceInto(CudaDevice& device, ReduceOp op,
                               out.shape());
     if (valid.ok())
       valid = CheckOnDevice(device, "ReduceInto", role, inputs[i]);
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(valid);
     if (inputs[i].raw_data() == out.raw_data()) first = i;
   }
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   const int64_t count = out.num_elements();
   // inputs[first], then the others in order: one pass over memory for up to
   // kMaxReduceInputs of them, each further pass folding up to

@@ -28,7 +28,7 @@ absl::Status AllOnDevice(
 template <typename F>
 absl::Status LaunchWith(CudaDevice& device, absl::string_view kernel, F&& f) {
   ScopedCudaDevice on_device(device.ordinal());
-  if (!on_device.status().ok()) return on_device.status();
+  RETURN_IF_ERROR(on_device.status());
   return LaunchStatus(f(), kernel, device);
 }
 
@@ -38,14 +38,14 @@ absl::StatusOr<KernelCost> BiasAdd(CudaDevice& device, const Tensor& bias,
                                    Tensor& x) {
   absl::Status s = CheckBiasAddArgs(bias, x);
   if (s.ok()) s = AllOnDevice(device, "BiasAdd", {{"x", &x}, {"bias", &bias}});
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   const int64_t batch = x.shape().dim(0);
   const int64_t features = x.shape().dim(1);
   s = LaunchWith(device, "BiasAdd", [&] {
     return LaunchBiasAdd(DTypeCode(x.dtype()), bias.raw_data(), x.raw_data(),
                          batch, features, device.stream());
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return BiasAddCost(x.dtype(), batch, features);
 }
 
@@ -54,14 +54,14 @@ absl::StatusOr<KernelCost> BiasAddGrad(CudaDevice& device, const Tensor& dy,
   absl::Status s = CheckBiasAddGradArgs(dy, db);
   if (s.ok())
     s = AllOnDevice(device, "BiasAddGrad", {{"dy", &dy}, {"db", &db}});
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   const int64_t batch = dy.shape().dim(0);
   const int64_t features = dy.shape().dim(1);
   s = LaunchWith(device, "BiasAddGrad", [&] {
     return LaunchBiasAddGrad(DTypeCode(dy.dtype()), dy.raw_data(),
                              db.raw_data(), batch, features, device.stream());
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return BiasAddGradCost(dy.dtype(), batch, features);
 }
 
@@ -73,7 +73,7 @@ absl::StatusOr<KernelCost> AverageLoss(CudaDevice& device, const Tensor& loss,
     s = AllOnDevice(device, "AverageLoss",
                     {{"loss", &loss}, {"weight", weight}, {"output", &out}});
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   const int64_t n = loss.num_elements();
   const int64_t weight_count = weight == nullptr ? 0 : weight->num_elements();
   s = LaunchWith(device, "AverageLoss", [&] {
@@ -82,7 +82,7 @@ absl::StatusOr<KernelCost> AverageLoss(CudaDevice& device, const Tensor& loss,
                              weight_count, divisor, out.raw_data(), n,
                              device.stream());
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return AverageLossCost(loss.dtype(), n, weight_count);
 }
 
@@ -95,7 +95,7 @@ absl::StatusOr<KernelCost> RowScale(CudaDevice& device, const Tensor& in,
         device, "RowScale",
         {{"input", &in}, {"row weights", &row_weights}, {"output", &out}});
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   const int64_t rows = in.shape().dim(0);
   const int64_t cols = in.shape().dim(1);
   s = LaunchWith(device, "RowScale", [&] {
@@ -103,7 +103,7 @@ absl::StatusOr<KernelCost> RowScale(CudaDevice& device, const Tensor& in,
                           row_weights.raw_data(), alpha, out.raw_data(), rows,
                           cols, device.stream());
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return RowScaleCost(in.dtype(), rows, cols);
 }
 
@@ -117,7 +117,7 @@ absl::StatusOr<KernelCost> SgdUpdate(CudaDevice& device, Tensor& var,
         device, "SGDUpdate",
         {{"variable", &var}, {"gradient", &grad}, {"momentum slot", m}});
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   const int64_t n = var.num_elements();
   s = LaunchWith(device, "SGDUpdate", [&] {
     return LaunchSgdUpdate(
@@ -125,7 +125,7 @@ absl::StatusOr<KernelCost> SgdUpdate(CudaDevice& device, Tensor& var,
         m == nullptr ? nullptr : m->raw_data(), learning_rate, momentum,
         nesterov, n, device.stream());
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return SgdUpdateCost(var.dtype(), n, m != nullptr, nesterov);
 }
 
@@ -141,14 +141,14 @@ absl::StatusOr<KernelCost> AdamUpdate(CudaDevice& device, Tensor& var,
                      {"m slot", &m},
                      {"v slot", &v}});
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   const int64_t n = var.num_elements();
   s = LaunchWith(device, "AdamUpdate", [&] {
     return LaunchAdamUpdate(DTypeCode(var.dtype()), var.raw_data(),
                             grad.raw_data(), m.raw_data(), v.raw_data(), alpha,
                             beta_1, beta_2, epsilon, n, device.stream());
   });
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   return AdamUpdateCost(var.dtype(), n);
 }
 

@@ -181,7 +181,7 @@ absl::StatusOr<std::vector<CheckpointEntry>> Checkpoint::Snapshot(
     } else {
       value = HostCopy(t.variable->values()[0], name);
     }
-    if (!value.ok()) return value.status();
+    RETURN_IF_ERROR(value.status());
     entries.push_back({name, *std::move(value)});
   }
   return entries;

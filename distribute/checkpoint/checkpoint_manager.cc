@@ -44,7 +44,7 @@ absl::Status BadState(const std::string& path, absl::string_view what) {
 absl::StatusOr<std::vector<std::string>> ReadState(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
   if (absl::IsNotFound(text.status())) return std::vector<std::string>{};
-  if (!text.ok()) return text.status();
+  RETURN_IF_ERROR(text.status());
   const size_t crc_at = text->rfind(std::string(kCrcKey));
   if (crc_at == std::string::npos ||
       (crc_at != 0 && (*text)[crc_at - 1] != '\n')) {
@@ -175,7 +175,7 @@ absl::StatusOr<std::string> CheckpointManager::Save(
   ASSIGN_OR_RETURN(std::vector<CheckpointEntry> entries,
                    checkpoint_.Snapshot(counter));
   absl::Status s = checkpoint_.WriteEntries(path, entries);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
 
   std::vector<std::string> kept = kept_;
   kept.erase(std::remove(kept.begin(), kept.end(), name), kept.end());
@@ -190,12 +190,12 @@ absl::StatusOr<std::string> CheckpointManager::Save(
   if (options.role.is_chief) {
     if (options.fault_hook) {
       s = options.fault_hook("data_committed", path);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(s);
     }
     s = WriteFileAtomically(JoinPath(directory_, kStateFileName),
                             StateText(kept), options.fault_hook,
                             "state_written");
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   // The save is committed: the manager follows the state file (and the
   // other workers' managers) even if a deletion below fails.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "devices/fnv1a.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 namespace cluster {
@@ -163,7 +164,7 @@ absl::StatusOr<ClusterSpec> ClusterSpec::CreateSparse(
   std::map<std::string, std::pair<std::string, int64_t>> owners;
   for (const auto& [name, tasks] : jobs) {
     absl::Status status = ValidateJobName(name);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(status);
     for (const auto& [index, address] : tasks) {
       if (index < 0 || index > kMaxTaskIndex) {
         return absl::InvalidArgumentError(absl::StrCat(

@@ -155,7 +155,7 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
 
   absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> config =
       ResolveTaskConfiguration(options, env);
-  if (!config.ok()) return config.status();
+  RETURN_IF_ERROR(config.status());
   resolver->task_configuration_ = *std::move(config);
   int64_t max_tasks_per_node = 0;
   int64_t num_tasks = 0;

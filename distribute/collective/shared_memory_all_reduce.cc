@@ -160,7 +160,7 @@ absl::Status SharedMemoryAllReduce::OneShotRun(
   header->op = mine.op;
   if (bytes > 0) std::memcpy(staged + kStagingHeaderBytes, mine.input, bytes);
   absl::Status s = group_.Arrive(rank, deadline);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   absl::InlinedVector<const std::byte*, 8> src(static_cast<size_t>(size_));
   for (int q = 0; q < size_; ++q) {
     // Set before q's matching Arrive and replaced only after a later
@@ -200,7 +200,7 @@ absl::Status SharedMemoryAllReduce::TwoShotRun(
     int rank, int parity, devices::LazyDeadline& deadline) {
   const Published& mine = ranks_[rank]->published[parity];
   absl::Status s = group_.Arrive(rank, deadline);  // Pointers published.
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   s = CheckAgreement(rank, parity);
   if (!s.ok()) {
     group_.Finish(rank);
@@ -215,7 +215,7 @@ absl::Status SharedMemoryAllReduce::TwoShotRun(
   // Every slice is reduced, and every input read (an in-place rank's
   // output may now be overwritten).
   s = group_.Arrive(rank, deadline);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   for (int j = 1; j < size_; ++j) {
     const int q = (rank + j) % size_;  // Spread the readers over the owners.
     const auto [qb, qe] = SliceOf(mine.count, size_, q, elem);
@@ -227,7 +227,7 @@ absl::Status SharedMemoryAllReduce::TwoShotRun(
   }
   // Peers have copied this rank's slice before it returns.
   s = group_.Arrive(rank, deadline);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(s);
   group_.Finish(rank);
   return absl::OkStatus();
 }

@@ -67,7 +67,7 @@ class BatchNode : public UnaryNode {
           absl::StatusOr<std::optional<Element>> next = input_->GetNext();
           // As in tf.data, an input error is returned and the elements
           // collected for this batch are dropped.
-          if (!next.ok()) return next.status();
+          RETURN_IF_ERROR(next.status());
           if (!next->has_value()) {
             done_ = true;
             break;

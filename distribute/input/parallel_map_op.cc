@@ -60,7 +60,7 @@ class ParallelMapIterator : public Iterator {
     absl::StatusOr<Element> next = std::move(it->second);
     results_.erase(it);
     ++next_out_;
-    if (!next.ok()) return next.status();
+    RETURN_IF_ERROR(next.status());
     return std::optional<Element>(*std::move(next));
   }
 

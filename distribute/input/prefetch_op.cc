@@ -43,7 +43,7 @@ class PrefetchIterator : public Iterator {
     if (buffer_.empty()) return std::nullopt;
     absl::StatusOr<Element> next = std::move(buffer_.front());
     buffer_.pop_front();
-    if (!next.ok()) return next.status();
+    RETURN_IF_ERROR(next.status());
     return std::optional<Element>(*std::move(next));
   }
 

@@ -132,7 +132,7 @@ class SkipNode : public UnaryNode {
           absl::StatusOr<std::optional<Element>> next = input_->GetNext();
           if (next.ok() && !next->has_value()) return next;
           ++skipped_;
-          if (!next.ok()) return next.status();
+          RETURN_IF_ERROR(next.status());
         }
         return input_->GetNext();
       }
@@ -272,7 +272,7 @@ class ShardNode : public UnaryNode {
           const int64_t position = position_++;
           // Errors of elements that belong to other shards are reported too
           // (tf.data pulls them the same way).
-          if (!next.ok()) return next.status();
+          RETURN_IF_ERROR(next.status());
           if (position % node_->num_shards_ == node_->index_) return next;
         }
       }

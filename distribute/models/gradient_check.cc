@@ -27,8 +27,8 @@ absl::StatusOr<std::vector<double>> NumericalGradient(
     data[i] = original - h;
     absl::StatusOr<double> minus = loss();
     data[i] = original;
-    if (!plus.ok()) return plus.status();
-    if (!minus.ok()) return minus.status();
+    RETURN_IF_ERROR(plus.status());
+    RETURN_IF_ERROR(minus.status());
     grad[static_cast<size_t>(i)] = (*plus - *minus) / (2 * h);
   }
   return grad;

@@ -38,7 +38,7 @@ absl::StatusOr<std::vector<devices::Tensor>> RemoteValue::Fetch(
         absl::StrCat("the call of \"", closure_->function,
                      "\" had not ended after ", absl::FormatDuration(timeout)));
   }
-  if (!closure_->status.ok()) return closure_->status;
+  RETURN_IF_ERROR(closure_->status);
   return closure_->outputs;
 }
 

@@ -244,14 +244,14 @@ TEST(ParameterServerScopeTest, AStrategyProgramRunsOnTheWorkers) {
                           -> absl::StatusOr<std::vector<Tensor>> {
                         ASSIGN_OR_RETURN(auto w, m.w->Read());
                         absl::Status s = m.w->AssignSub(a[0]);
-                        if (!s.ok()) return s;
+                        RETURN_IF_ERROR(s);
                         s = ctx.strategy().extended().Update(
                             *m.steps,
                             [](Tensor& steps, const std::vector<Tensor>&) {
                               ++steps.data<int64_t>()[0];
                               return absl::OkStatus();
                             });
-                        if (!s.ok()) return s;
+                        RETURN_IF_ERROR(s);
                         return std::vector<Tensor>{w};
                       },
                       {args[0]}));

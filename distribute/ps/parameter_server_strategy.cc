@@ -283,7 +283,7 @@ absl::StatusOr<Variable> ParameterServerStrategy::MakeOrBind(
       made = Variable{name, initial.dtype(), shape, std::move(shards)};
     }
   }
-  if (!made.ok()) return made.status();
+  RETURN_IF_ERROR(made.status());
   int64_t rows = 0;
   for (const ShardInfo& s : made->shards) rows += s.rows;
   const int64_t want = shape.rank() == 0 ? 1 : shape.dim(0);

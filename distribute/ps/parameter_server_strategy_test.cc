@@ -522,7 +522,7 @@ TEST(ClusterCoordinatorTest, AsynchronousTrainingConverges) {
         constexpr float kRate = 0.2f;
         absl::Status s = ps.AssignAdd("w", Floats({-kRate * gw}, Shape({1})));
         if (s.ok()) s = ps.AssignAdd("b", Floats({-kRate * gb}, Shape({1})));
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(s);
         return std::vector<Tensor>{};
       });
   StartAll(*c);

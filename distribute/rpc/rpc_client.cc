@@ -138,7 +138,7 @@ absl::Status StatusOrResult::get_error() const {
 
 absl::StatusOr<std::vector<devices::Tensor>> StatusOrResult::get_value() const {
   state_->done.WaitForNotification();
-  if (!state_->status.ok()) return state_->status;
+  RETURN_IF_ERROR(state_->status);
   return state_->outputs;
 }
 

@@ -134,7 +134,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(
         "; it must be in [1, ", std::numeric_limits<int>::max(), "]"));
   }
   absl::Status keepalive = ValidateKeepalive(options.keepalive);
-  if (!keepalive.ok()) return keepalive;
+  RETURN_IF_ERROR(keepalive);
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
   args.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));

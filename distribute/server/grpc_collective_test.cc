@@ -185,7 +185,7 @@ devices::conformance::CommunicatorBackend GrpcCommunicators(
         server.protocol = protocol;
         if (tls) server.tls = server_internal::WriteTestTlsFiles().Mutual();
         absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, server);
-        if (!cluster.ok()) return cluster.status();
+        RETURN_IF_ERROR(cluster.status());
         auto owner = std::make_shared<TestCluster>(*std::move(cluster));
         ASSIGN_OR_RETURN(auto endpoints, server_internal::GrpcTransportGroup(
                                              *owner, "conformance"));

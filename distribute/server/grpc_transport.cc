@@ -174,7 +174,7 @@ absl::Status AgreeOnLayout(
     // The group's own abort here says more than a server reporting it
     // (ABORTED) or refusing for another reason.
     RETURN_IF_ERROR(aborted());
-    if (!refused.ok()) return refused;
+    RETURN_IF_ERROR(refused);
     if (still.empty()) return absl::OkStatus();
     if (!gone.empty()) {
       return absl::UnavailableError(absl::StrCat(
@@ -560,7 +560,7 @@ absl::StatusOr<std::unique_ptr<devices::Request>> GrpcTransport::Recv(
   RETURN_IF_ERROR(CheckPeer(peer, "Recv"));
   absl::StatusOr<std::shared_ptr<RecvOp>> op =
       mailbox_->PostRecv(peer, tag, data);
-  if (!op.ok()) return op.status();
+  RETURN_IF_ERROR(op.status());
   return std::unique_ptr<devices::Request>(new RecvRequest(
       mailbox_, *std::move(op),
       absl::StrCat("Recv on rank ", rank_, " of the message from ",

@@ -503,7 +503,7 @@ devices::conformance::TransportBackend GrpcBackend(std::string protocol,
         options.protocol = protocol;
         if (tls) options.tls = server_internal::WriteTestTlsFiles().Mutual();
         absl::StatusOr<TestCluster> cluster = TestCluster::Start(n, options);
-        if (!cluster.ok()) return cluster.status();
+        RETURN_IF_ERROR(cluster.status());
         auto owner = std::make_shared<TestCluster>(*std::move(cluster));
         ASSIGN_OR_RETURN(auto endpoints, server_internal::GrpcTransportGroup(
                                              *owner, "conformance"));

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 
 namespace distribute {
 
@@ -44,7 +45,7 @@ absl::StatusOr<std::vector<int>> UnusedLocalPorts(int n) {
   }
   // Held open until all are chosen, so the ports are distinct.
   for (int fd : fds) close(fd);
-  if (!failure.ok()) return failure;
+  RETURN_IF_ERROR(failure);
   return ports;
 }
 

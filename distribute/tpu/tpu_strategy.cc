@@ -35,7 +35,7 @@ absl::StatusOr<std::unique_ptr<TPUStrategy>> TPUStrategy::Create(
     return absl::FailedPreconditionError(
         absl::StrCat("TPUStrategy needs TPUs: ", topology.status().message()));
   }
-  if (!topology.ok()) return topology.status();
+  RETURN_IF_ERROR(topology.status());
   if (!options.device_assignment.has_value()) {
     ASSIGN_OR_RETURN(tpu::DeviceAssignment every, EveryCore(*topology));
     options.device_assignment = std::move(every);

@@ -111,7 +111,7 @@ absl::StatusOr<FitResult> FitNcclModelParams(
         *p.value = value;
         absl::StatusOr<double> trial = MeanAbsLogError(prepared, result.params);
         ++result.evaluations;
-        if (!trial.ok()) return trial.status();
+        RETURN_IF_ERROR(trial.status());
         const double objective = *trial + prior();
         if (objective < loss - kMinGain) {
           loss = objective;

@@ -162,7 +162,7 @@ absl::Status PrepareRound(GrpcAllReduceRank& rank, int64_t bytes) {
     absl::Status status = rank.Resize(bytes);
     if (status.ok()) status = rank.Barrier();
     for (int i = 0; i < 2 && status.ok(); ++i) status = rank.AllReduce();
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(status);
   }
   return rank.Barrier();
 }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "devices/completion.h"
+#include "devices/status_macros.h"
 
 namespace tools {
 namespace bench {
@@ -119,7 +120,7 @@ absl::Status RankThreads::Run(const std::function<absl::Status(int)>& fn) {
     run_blocked_.store(false, std::memory_order_seq_cst);
   }
   for (const absl::Status& s : status_) {
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }

@@ -222,14 +222,14 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                 params.push_back(std::move(value));
               }
               ASSIGN_OR_RETURN(auto acts, model.Forward(exec, params, args[0]));
-              if (!charge.ok()) return charge;
+              RETURN_IF_ERROR(charge);
               ASSIGN_OR_RETURN(
                   auto loss,
                   distribute::models::SparseSoftmaxCrossEntropyLoss(
                       exec, acts.logits, args[1], options.global_batch));
               ASSIGN_OR_RETURN(
                   auto grads, model.Backward(exec, params, acts, loss.dlogits));
-              if (!charge.ok()) return charge;
+              RETURN_IF_ERROR(charge);
               // The values read for this step are done with: the updates below
               // then write the variables in place instead of copying them first
               // (copy on write keeps values that are still held).
@@ -255,7 +255,7 @@ absl::StatusOr<TrainResult> TrainClassifier(distribute::Strategy& strategy,
                     },
                     {reduced[i]}));
               }
-              if (!charge.ok()) return charge;
+              RETURN_IF_ERROR(charge);
               return std::vector<Tensor>{loss.loss};
             },
             {batch[0], batch[1]}));
@@ -391,7 +391,7 @@ absl::StatusOr<std::vector<EvaluationReport>> RunSidecarEvaluation(
         absl::SleepFor(poll);
         continue;
       }
-      if (!read.ok()) return read;
+      RETURN_IF_ERROR(read);
       last = *latest;
       EvaluationReport report;
       report.checkpoint = last;

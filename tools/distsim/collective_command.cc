@@ -151,7 +151,7 @@ absl::Status RunCollective(const std::vector<std::string>& args) {
                "them); constants it does not name keep their built-in values");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
-  if (!parsed.ok()) return parsed;
+  RETURN_IF_ERROR(parsed);
   model_path = UserPath(std::move(model_path));
   if (!model_path.empty() && options.algorithm != "nccl") {
     return absl::InvalidArgumentError(absl::StrCat(

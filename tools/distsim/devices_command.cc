@@ -27,7 +27,7 @@ absl::Status RunDevices(const std::vector<std::string>& args) {
                "sim:TOPOLOGY");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
-  if (!parsed.ok()) return parsed;
+  RETURN_IF_ERROR(parsed);
 
   RegisterAllPlatforms();
   std::printf("platforms: %s\n",

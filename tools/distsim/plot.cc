@@ -147,7 +147,7 @@ absl::Status WritePlot(const Plot& plot, absl::string_view path) {
         "--plot draws with gnuplot, which is not installed: on Debian, "
         "`apt-get install gnuplot-nox` (tools/bazel installs it)");
   }
-  if (!ran.ok()) return ran.status();
+  RETURN_IF_ERROR(ran.status());
   const std::string said(absl::StripAsciiWhitespace(ran->output));
   if (!WIFEXITED(ran->wait_status) || WEXITSTATUS(ran->wait_status) != 0) {
     return absl::FailedPreconditionError(

@@ -231,7 +231,7 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
                                  exec, acts.logits, a[1], o.global_batch));
             ASSIGN_OR_RETURN(auto grads, m.model->Backward(exec, params, acts,
                                                            loss.dlogits));
-            if (!charge.ok()) return charge;
+            RETURN_IF_ERROR(charge);
             ASSIGN_OR_RETURN(auto reduced,
                              ctx.AllReduce(distribute::ReduceOp::kSum, grads));
             for (size_t i = 0; i < vars.params.size(); ++i) {
@@ -266,7 +266,7 @@ absl::StatusOr<Tensor> PsTrainStep(distribute::Strategy& worker,
                 RETURN_IF_ERROR(vars.slots[i][k]->AssignAdd(delta));
               }
             }
-            if (!charge.ok()) return charge;
+            RETURN_IF_ERROR(charge);
             return std::vector<Tensor>{loss.loss};
           },
           args));
@@ -294,7 +294,7 @@ absl::Status RegisterWorker(distribute::Server& server,
                    ps::ParameterServerStrategy::CreateForWorker(server));
   std::shared_ptr<ps::ParameterServerStrategy> worker = std::move(strategy);
   auto vars = MakeVariables(*worker, options, m);
-  if (!vars.ok()) return vars.status();
+  RETURN_IF_ERROR(vars.status());
   return ps::RegisterWorkerFunction(
       *self, "train_step",
       [self, o, m, worker, vars = *std::move(vars)](
@@ -607,14 +607,14 @@ absl::Status ServeParameterServerTask(
       [flags](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
         return std::vector<Tensor>{flags};
       });
-  if (!registered.ok()) return registered;
+  RETURN_IF_ERROR(registered);
   registered = server->function_registry().Register(
       kShutdownFunction,
       [done, once](std::vector<Tensor>) -> absl::StatusOr<std::vector<Tensor>> {
         absl::call_once(*once, [&] { done->Notify(); });
         return std::vector<Tensor>{};
       });
-  if (!registered.ok()) return registered;
+  RETURN_IF_ERROR(registered);
   RETURN_IF_ERROR(server->Start());
   if (log) {
     log(absl::StrCat(task_type, " ", task_index, " serving at ",

@@ -323,7 +323,7 @@ class PlatformReplay final : public ReplayCore {
           },
           context_.wall_timeout());
       wake_.reset();
-      if (!error_.ok()) return error_;
+      RETURN_IF_ERROR(error_);
       if (finished()) break;
       if (outcome.reason != simulator::WakeReason::kCompleted) {
         return absl::DeadlineExceededError(

@@ -365,7 +365,7 @@ StepCallback PrintParameterServerStep(const TrainOptions& options) {
 absl::Status PrintParameterServerRun(const absl::StatusOr<TrainResult>& result,
                                      const TrainOptions& options, int workers,
                                      const std::string& trace_path, bool json) {
-  if (!result.ok()) return result.status();
+  RETURN_IF_ERROR(result.status());
   std::vector<double> none;
   return PrintResults(*result, none, nullptr, trace_path, "host", json,
                       "parameter_server", workers, options.steps);
@@ -604,7 +604,7 @@ absl::Status RunTrain(const std::vector<std::string>& args) {
             "(TF_CONFIG task type \"evaluator\") evaluates");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
-  if (!parsed.ok()) return parsed;
+  RETURN_IF_ERROR(parsed);
   options.seed = static_cast<uint64_t>(seed);
   trace_path = UserPath(std::move(trace_path));
   options.checkpoint_dir = UserPath(std::move(options.checkpoint_dir));

@@ -172,7 +172,7 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
                "--nccl_model of validate and collective");
   absl::Status parsed = flags.Parse(args);
   if (absl::IsCancelled(parsed)) return absl::OkStatus();
-  if (!parsed.ok()) return parsed;
+  RETURN_IF_ERROR(parsed);
   if (!fit_out.empty() && fit.empty()) {
     return absl::InvalidArgumentError(
         "--fit_out writes what --fit finds: add --fit=all (or the names of "

@@ -90,7 +90,7 @@ absl::StatusOr<std::shared_ptr<RecvOp>> GroupMailbox::PostRecv(
   bool decided = false;
   {
     absl::MutexLock lock(&mu_);
-    if (!abort_status_.ok()) return abort_status_;
+    RETURN_IF_ERROR(abort_status_);
     const Key key(src, tag);
     auto it = arrived_.find(key);
     if (it == arrived_.end()) {
@@ -174,7 +174,7 @@ absl::StatusOr<std::shared_ptr<Inbound>> GroupMailbox::BeginMessage(
   absl::Status mismatch;
   {
     absl::MutexLock lock(&mu_);
-    if (!abort_status_.ok()) return abort_status_;
+    RETURN_IF_ERROR(abort_status_);
     const Key key(inbound->src, inbound->tag);
     auto it = posted_.find(key);
     if (it == posted_.end()) {
@@ -235,7 +235,7 @@ absl::Status GroupMailbox::AddChunk(
   std::shared_ptr<RecvOp> done;
   {
     absl::MutexLock lock(&message.mu);
-    if (!message.failure.ok()) return message.failure;
+    RETURN_IF_ERROR(message.failure);
     if (offset != message.received) {
       return absl::InvalidArgumentError(
           absl::StrCat("chunk of ", Describe(message), " starts at byte ",
@@ -285,7 +285,7 @@ absl::StatusOr<size_t> GroupMailbox::ReadChunk(
   int64_t got = 0;
   {
     absl::MutexLock lock(&message.mu);
-    if (!message.failure.ok()) return message.failure;
+    RETURN_IF_ERROR(message.failure);
     size_t n =
         std::min(max, static_cast<size_t>(message.total - message.received));
     if (n == 0) return 0;

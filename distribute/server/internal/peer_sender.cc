@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "devices/status_macros.h"
 #include "distribute/server/internal/grpc_status.h"
 
 namespace distribute {
@@ -33,7 +34,7 @@ PeerSender::~PeerSender() {
 
 absl::Status PeerSender::Post(std::shared_ptr<SendOp> op) {
   absl::MutexLock lock(&mu_);
-  if (!failed_.ok()) return failed_;
+  RETURN_IF_ERROR(failed_);
   queue_.push_back(std::move(op));
   if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
   return absl::OkStatus();

@@ -401,7 +401,7 @@ absl::StatusOr<std::unique_ptr<TcpDataPlane>> TcpDataPlane::Start(
     const std::string& host, TcpDataPlaneConfig config) {
   absl::StatusOr<std::unique_ptr<addrinfo, AddrInfoDeleter>> found =
       Resolve(host, 0, /*passive=*/true);
-  if (!found.ok()) return found.status();
+  RETURN_IF_ERROR(found.status());
   std::string last_error = "no address";
   for (addrinfo* info = found->get(); info != nullptr; info = info->ai_next) {
     const int fd = socket(info->ai_family, info->ai_socktype | SOCK_CLOEXEC, 0);
@@ -777,7 +777,7 @@ absl::Status TcpPeerSender::Post(std::shared_ptr<SendOp> op) {
   TlsStream* tls = nullptr;
   {
     absl::MutexLock lock(&mu_);
-    if (!failed_.ok()) return failed_;
+    RETURN_IF_ERROR(failed_);
     if (!connected_ || !queue_.empty() || writing_ != nullptr ||
         op->size > kMaxInlineWriteBytes) {
       queue_.push_back(std::move(op));
@@ -881,7 +881,7 @@ absl::Status TcpPeerSender::Connect() {
     absl::MutexLock lock(&mu_);
     fd_ = fd;
     // Fail() ran while connecting: it could not shut the socket down.
-    if (!failed_.ok()) return failed_;
+    RETURN_IF_ERROR(failed_);
   }
   // With TLS the session comes first: the hello carries the token.
   const absl::Time deadline = absl::Now() + timeout;
@@ -889,7 +889,7 @@ absl::Status TcpPeerSender::Connect() {
   if (tls_context_ != nullptr) {
     absl::StatusOr<std::unique_ptr<TlsStream>> session =
         tls_context_->Connect(fd, host_, deadline, where);
-    if (!session.ok()) return session.status();
+    RETURN_IF_ERROR(session.status());
     absl::MutexLock lock(&mu_);
     tls_ = *std::move(session);
     tls = tls_.get();
