@@ -459,18 +459,16 @@ TEST(ReplicaContextTest, AFailingReplicaAbortsItsPeersCollectives) {
     patient.timeout_seconds = 600;  // A hang would show as a test timeout.
     // Replica 2 fails before the all-reduce its peers wait in: they fail
     // at once (UNAVAILABLE, naming it), and Run returns the cause's code.
-    auto out = s->Run(
-        [&](ReplicaContext& ctx,
-            const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-          if (ctx.ReplicaIdInSyncGroup() == 2) {
-            return absl::InvalidArgumentError("bad batch on replica 2");
-          }
-          ASSIGN_OR_RETURN(
-              auto sum,
-              ctx.AllReduce(ReduceOp::kSum, {Floats({1}, devices::Shape({1}))},
-                            patient));
-          return std::vector<Tensor>{sum[0]};
-        });
+    auto out = s->Run([&](ReplicaContext& ctx, const std::vector<Tensor>&)
+                          -> absl::StatusOr<std::vector<Tensor>> {
+      if (ctx.ReplicaIdInSyncGroup() == 2) {
+        return absl::InvalidArgumentError("bad batch on replica 2");
+      }
+      ASSIGN_OR_RETURN(
+          auto sum, ctx.AllReduce(ReduceOp::kSum,
+                                  {Floats({1}, devices::Shape({1}))}, patient));
+      return std::vector<Tensor>{sum[0]};
+    });
     ASSERT_FALSE(out.ok()) << ops->name();
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument)
         << ops->name() << ": " << out.status();

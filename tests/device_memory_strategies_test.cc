@@ -141,19 +141,18 @@ TEST(DeviceMemoryStrategiesTest, VariablesUpdateInDeviceMemory) {
 TEST(DeviceMemoryStrategiesTest, AllReduceAndAllGatherOfDeviceTensors) {
   auto opaque = *OpaqueMemoryPlatform::Create(2);
   auto strategy = *MirroredStrategy::Create(*opaque, Cpus(2));
-  auto out = strategy->Run(
-      [](ReplicaContext& ctx,
-         const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
-        const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-        ASSIGN_OR_RETURN(auto value, ctx.device().Allocate(
-                                         devices::DType::kFloat32, {1, 2}));
-        const std::vector<float> host = {r, r + 10};
-        RETURN_IF_ERROR(ctx.device().CopyFromHost(host.data(), value));
-        ASSIGN_OR_RETURN(auto sum,
-                         ctx.AllReduce(distribute::ReduceOp::kSum, {value}));
-        ASSIGN_OR_RETURN(auto gathered, ctx.AllGather(value, /*axis=*/1));
-        return std::vector<Tensor>{sum[0], gathered};
-      });
+  auto out = strategy->Run([](ReplicaContext& ctx, const std::vector<Tensor>&)
+                               -> absl::StatusOr<std::vector<Tensor>> {
+    const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+    ASSIGN_OR_RETURN(auto value,
+                     ctx.device().Allocate(devices::DType::kFloat32, {1, 2}));
+    const std::vector<float> host = {r, r + 10};
+    RETURN_IF_ERROR(ctx.device().CopyFromHost(host.data(), value));
+    ASSIGN_OR_RETURN(auto sum,
+                     ctx.AllReduce(distribute::ReduceOp::kSum, {value}));
+    ASSIGN_OR_RETURN(auto gathered, ctx.AllGather(value, /*axis=*/1));
+    return std::vector<Tensor>{sum[0], gathered};
+  });
   ASSERT_TRUE(out.ok()) << out.status();
   for (int r = 0; r < 2; ++r) {
     const Tensor& sum = (*out)[0].value(r);
@@ -229,29 +228,29 @@ static void ExpectEveryCrossDeviceOpsReduces(OpaqueMemoryPlatform& opaque,
     SCOPED_TRACE(ops->name());
     auto strategy = MirroredStrategy::Create(opaque, Cpus(n), ops);
     ASSERT_TRUE(strategy.ok()) << strategy.status();
-    auto out = (*strategy)->Run([](ReplicaContext& ctx,
-                                   const std::vector<Tensor>&)
-                                    -> absl::StatusOr<std::vector<Tensor>> {
-      const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
-      auto on_device = [&](std::vector<float> values,
-                           devices::Shape shape) -> absl::StatusOr<Tensor> {
-        ASSIGN_OR_RETURN(
-            auto t, ctx.device().Allocate(devices::DType::kFloat32, shape));
-        RETURN_IF_ERROR(ctx.device().CopyFromHost(values.data(), t));
-        return t;
-      };
-      auto a = on_device({r, r + 10}, {2});
-      auto b = on_device({2 * r, 1, 3, 4, 5}, {5});
-      RETURN_IF_ERROR(a.status());
-      RETURN_IF_ERROR(b.status());
-      ASSIGN_OR_RETURN(auto sum,
-                       ctx.AllReduce(distribute::ReduceOp::kSum, {*a, *b}));
-      ASSIGN_OR_RETURN(auto mean,
-                       ctx.AllReduce(distribute::ReduceOp::kMean, {*a}));
-      ASSIGN_OR_RETURN(auto rows, on_device({r, -r}, {1, 2}));
-      ASSIGN_OR_RETURN(auto gathered, ctx.AllGather(rows, /*axis=*/0));
-      return std::vector<Tensor>{sum[0], sum[1], mean[0], gathered};
-    });
+    auto out = (*strategy)->Run(
+        [](ReplicaContext& ctx,
+           const std::vector<Tensor>&) -> absl::StatusOr<std::vector<Tensor>> {
+          const float r = static_cast<float>(ctx.ReplicaIdInSyncGroup());
+          auto on_device = [&](std::vector<float> values,
+                               devices::Shape shape) -> absl::StatusOr<Tensor> {
+            ASSIGN_OR_RETURN(
+                auto t, ctx.device().Allocate(devices::DType::kFloat32, shape));
+            RETURN_IF_ERROR(ctx.device().CopyFromHost(values.data(), t));
+            return t;
+          };
+          auto a = on_device({r, r + 10}, {2});
+          auto b = on_device({2 * r, 1, 3, 4, 5}, {5});
+          RETURN_IF_ERROR(a.status());
+          RETURN_IF_ERROR(b.status());
+          ASSIGN_OR_RETURN(auto sum,
+                           ctx.AllReduce(distribute::ReduceOp::kSum, {*a, *b}));
+          ASSIGN_OR_RETURN(auto mean,
+                           ctx.AllReduce(distribute::ReduceOp::kMean, {*a}));
+          ASSIGN_OR_RETURN(auto rows, on_device({r, -r}, {1, 2}));
+          ASSIGN_OR_RETURN(auto gathered, ctx.AllGather(rows, /*axis=*/0));
+          return std::vector<Tensor>{sum[0], sum[1], mean[0], gathered};
+        });
     ASSERT_TRUE(out.ok()) << out.status();
     for (int r = 0; r < n; ++r) {
       auto host = [&](const Tensor& t) {

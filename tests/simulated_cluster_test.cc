@@ -105,16 +105,15 @@ TEST(SimulatedClusterTest, OneWorkerPerHostWithGlobalReplicaIds) {
   std::vector<int> seen(kWorkers * kPerWorker, -1);
   std::vector<std::pair<int64_t, int64_t>> pipelines(kWorkers);
   absl::Status ran = cluster->Run([&](MultiWorkerMirroredStrategy& s) {
-    ASSIGN_OR_RETURN(
-        auto dist,
-        distribute::DistributeDatasetsFromFunction(s, [&](const distribute::
-                                                              InputContext&
-                                                                  ctx) {
-          absl::MutexLock lock(&mu);
-          pipelines[s.WorkerIndex()] = {ctx.num_input_pipelines(),
-                                        ctx.input_pipeline_id()};
-          return Dataset::Range(4).Batch(1);
-        }));
+    ASSIGN_OR_RETURN(auto dist,
+                     distribute::DistributeDatasetsFromFunction(
+                         s, [&](const distribute::InputContext& ctx) {
+                           absl::MutexLock lock(&mu);
+                           pipelines[s.WorkerIndex()] = {
+                               ctx.num_input_pipelines(),
+                               ctx.input_pipeline_id()};
+                           return Dataset::Range(4).Batch(1);
+                         }));
     auto out = s.Run([&](distribute::ReplicaContext& ctx,
                          const std::vector<devices::Tensor>&)
                          -> absl::StatusOr<std::vector<devices::Tensor>> {

@@ -28,8 +28,6 @@ uint64_t RandomIncarnation() {
   return value;
 }
 
-
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
