@@ -553,22 +553,24 @@ TEST(GrpcTransportTokenTest, RendezvousWithTheWrongTokenIsUnauthenticated) {
 // (gRPC completes the call's operations only once that write ends), so the
 // send cannot complete and its request cannot be dropped even after the
 // group was aborted (as the heartbeats do). Keepalive closes the frozen
-// connection, which ends the write. Whether a round gets stuck that way
-// depends on where gRPC's flow control stopped, so the test runs rounds
-// until one does.
-enum class FrozenRound { kSetupFailed, kLetGoAtOnce, kReleased, kHeld };
-
-FrozenRound SendToAFrozenPeer(const KeepaliveOptions& keepalive) {
+// connection, which ends the write.
+//
+// The test makes the write stick: the proxy stops taking the sender's bytes
+// 8 MiB into a pack of 32 MiB but still passes on the receiver's HTTP/2
+// window updates for all it received, so gRPC may write on far beyond what
+// the sockets between can hold (the proxy's small receive buffer and at
+// most tcp_wmem's 4 MiB on the sender's side); the group is aborted only
+// once the sender's bytes stopped moving, with its write blocked.
+TEST(GrpcTransportFrozenPeerTest, KeepaliveReleasesASendStuckOnAFrozenPeer) {
   ServerOptions options;
-  options.keepalive = keepalive;
+  options.keepalive.time = absl::Seconds(1);
+  options.keepalive.timeout = absl::Seconds(3);
   auto cluster = TestCluster::Start(2, options);
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  if (!cluster.ok()) return FrozenRound::kSetupFailed;
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
   const std::string& target = cluster->addresses[1];
   auto proxy = server_internal::TcpProxy::Start(
       std::stoi(target.substr(target.rfind(':') + 1)));
-  EXPECT_TRUE(proxy.ok()) << proxy.status();
-  if (!proxy.ok()) return FrozenRound::kSetupFailed;
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
   std::vector<std::unique_ptr<devices::Transport>> endpoints(2);
   std::vector<std::thread> creators;
   for (int r = 0; r < 2; ++r) {
@@ -580,54 +582,36 @@ FrozenRound SendToAFrozenPeer(const KeepaliveOptions& keepalive) {
       if (r == 0) transport.rank_targets[1] = (*proxy)->address();
       transport.rank = r;
       transport.connect_timeout = absl::Seconds(10);
+      transport.bytes_per_pack = int64_t{32} << 20;
       auto endpoint = GrpcTransport::Create(*cluster->servers[r], transport);
       EXPECT_TRUE(endpoint.ok()) << endpoint.status();
       if (endpoint.ok()) endpoints[r] = *std::move(endpoint);
     });
   }
   for (std::thread& t : creators) t.join();
-  if (!endpoints[0] || !endpoints[1]) return FrozenRound::kSetupFailed;
+  ASSERT_TRUE(endpoints[0] && endpoints[1]);
   (*proxy)->FreezeAfterClientBytes((*proxy)->client_bytes() + (8 << 20));
   std::vector<std::byte> data(64 << 20);
   auto send = endpoints[0]->Send(1, 1, absl::MakeConstSpan(data));
-  EXPECT_TRUE(send.ok()) << send.status();
-  if (!send.ok()) return FrozenRound::kSetupFailed;
-  EXPECT_TRUE((*proxy)->WaitUntilFrozen(kWait));
-  absl::SleepFor(absl::Seconds(1));  // gRPC fills the sockets' buffers.
-  EXPECT_TRUE(
+  ASSERT_TRUE(send.ok()) << send.status();
+  ASSERT_TRUE((*proxy)->WaitUntilFrozen(kWait));
+  ASSERT_TRUE((*proxy)->WaitUntilClientsStall(absl::Milliseconds(200), kWait));
+  ASSERT_TRUE(
       endpoints[0]->Abort(absl::UnavailableError("heartbeats lost")).ok());
-  absl::SleepFor(absl::Milliseconds(300));
-  FrozenRound round = FrozenRound::kLetGoAtOnce;
-  if (!(*send)->IsComplete()) {
-    // Stuck: only the connection's end lets go of the payload.
-    const absl::Status sent = (*send)->Wait(absl::Seconds(15));
-    round = sent.code() == absl::StatusCode::kDeadlineExceeded
-                ? FrozenRound::kHeld
-                : FrozenRound::kReleased;
-    if (round == FrozenRound::kReleased) {
-      EXPECT_EQ(sent.code(), absl::StatusCode::kUnavailable) << sent;
-      EXPECT_NE(sent.message().find("heartbeats lost"), std::string::npos)
-          << sent;
-    }
-  }
-  (*proxy)->Thaw();  // Lets a held send end, so the round can be torn down.
-  return round;
-}
-
-TEST(GrpcTransportFrozenPeerTest, KeepaliveReleasesASendStuckOnAFrozenPeer) {
-  KeepaliveOptions keepalive;
-  keepalive.time = absl::Seconds(1);
-  keepalive.timeout = absl::Seconds(3);
-  bool stuck = false;
-  for (int attempt = 0; attempt < 8 && !stuck; ++attempt) {
-    const FrozenRound round = SendToAFrozenPeer(keepalive);
-    ASSERT_NE(round, FrozenRound::kSetupFailed);
-    ASSERT_NE(round, FrozenRound::kHeld)
-        << "the send to the frozen peer still held its payload 15s after the "
-           "group was aborted";
-    stuck = round == FrozenRound::kReleased;
-  }
-  EXPECT_TRUE(stuck) << "no round got a send stuck on the frozen peer";
+  // Held: gRPC's write still has the payload, so the abort cannot end the
+  // send ...
+  const absl::Status early = (*send)->Wait(absl::Milliseconds(300));
+  EXPECT_EQ(early.code(), absl::StatusCode::kDeadlineExceeded)
+      << "the send to the frozen peer let go of its payload at once ("
+      << early << "; " << (*proxy)->QueuedClientBytes()
+      << " bytes queued at the proxy)";
+  // ... until keepalive (1 s without an answer, then 3 s) closes the
+  // connection.
+  const absl::Status sent = (*send)->Wait(absl::Seconds(15));
+  EXPECT_EQ(sent.code(), absl::StatusCode::kUnavailable) << sent;
+  EXPECT_NE(sent.message().find("heartbeats lost"), std::string::npos)
+      << sent;
+  (*proxy)->Thaw();  // Lets a held send end, so the test can tear down.
 }
 
 struct SelectionCase {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -112,6 +113,34 @@ void TcpProxy::Thaw() {
   limit_ = std::numeric_limits<int64_t>::max();
 }
 
+int64_t TcpProxy::QueuedClientBytes() const {
+  absl::MutexLock lock(&mu_);
+  int64_t queued = 0;
+  for (int client : clients_) {
+    int n = 0;
+    if (ioctl(client, FIONREAD, &n) == 0) queued += n;
+  }
+  return queued;
+}
+
+bool TcpProxy::WaitUntilClientsStall(absl::Duration quiet,
+                                     absl::Duration timeout) const {
+  const absl::Time deadline = absl::Now() + timeout;
+  int64_t last = -1;
+  absl::Time since = absl::Now();
+  while (absl::Now() < deadline) {
+    const int64_t queued = frozen() ? QueuedClientBytes() : -1;
+    if (queued != last) {
+      last = queued;
+      since = absl::Now();
+    } else if (queued > 0 && absl::Now() - since >= quiet) {
+      return true;
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return false;
+}
+
 int64_t TcpProxy::ClientAllowance() const {
   absl::MutexLock lock(&mu_);
   return std::min(kReadBytes, limit_ - client_bytes_);
@@ -128,6 +157,7 @@ void TcpProxy::AcceptLoop() {
     const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
     absl::MutexLock lock(&mu_);
+    clients_.push_back(client);
     forwarders_.emplace_back([this, client] { Forward(client); });
   }
 }
@@ -135,28 +165,33 @@ void TcpProxy::AcceptLoop() {
 void TcpProxy::Forward(int client) {
   const int target = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr = LoopbackAddress(target_port_);
+  // The client's socket leaves clients_ before it is closed, so that
+  // QueuedClientBytes never reads a number the system may reuse.
+  const auto close_client = [this, client] {
+    {
+      absl::MutexLock lock(&mu_);
+      clients_.erase(std::find(clients_.begin(), clients_.end(), client));
+    }
+    close(client);
+  };
   if (target < 0 ||
       connect(target, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     if (target >= 0) close(target);
-    close(client);
+    close_client();
     return;
   }
   std::vector<char> buffer(kReadBytes);
   while (true) {
-    bool frozen;
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) break;
-      frozen = FrozenLocked();
     }
-    if (frozen) {
-      // Read nothing: the sockets' buffers fill and the senders stall.
-      absl::SleepFor(absl::Milliseconds(kPollMs));
-      continue;
-    }
-    pollfd fds[2] = {{client, POLLIN, 0}, {target, POLLIN, 0}};
-    if (poll(fds, 2, kPollMs) <= 0) continue;
-    if (fds[0].revents != 0) {
+    // Frozen, the client's bytes stay unread: its socket's buffers fill and
+    // it stalls. The target's bytes still pass.
+    const bool from_client = ClientAllowance() > 0;
+    pollfd fds[2] = {{target, POLLIN, 0}, {client, POLLIN, 0}};
+    if (poll(fds, from_client ? 2 : 1, kPollMs) <= 0) continue;
+    if (from_client && fds[1].revents != 0) {
       const int64_t allowance = ClientAllowance();
       if (allowance > 0) {
         const ssize_t n = recv(client, buffer.data(), allowance, 0);
@@ -168,12 +203,12 @@ void TcpProxy::Forward(int client) {
                                        kRecordedBytes - client_stream_.size()));
       }
     }
-    if (fds[1].revents != 0 && ClientAllowance() > 0) {
+    if (fds[0].revents != 0) {
       const ssize_t n = recv(target, buffer.data(), buffer.size(), 0);
       if (n <= 0 || !SendAll(client, buffer.data(), n)) break;
     }
   }
-  close(client);
+  close_client();
   close(target);
 }
 

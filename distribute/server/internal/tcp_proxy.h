@@ -1,8 +1,11 @@
 // For tests: a TCP proxy on 127.0.0.1 that forwards every connection it
 // accepts to a target port, and can freeze. A frozen proxy stops reading
-// from both sides but keeps every socket open. Its peers then see what a
-// stopped (SIGSTOP) or partitioned task looks like from the network: the
-// connection stays up, and once the socket buffers fill, nothing moves.
+// what clients send but keeps every socket open, and still passes on what
+// the target sends. A client then sees what a peer that stopped reading
+// (SIGSTOP, a partition) looks like from the network: the connection stays
+// up, what the target granted before (acknowledgements, HTTP/2 flow
+// control) arrives, and once the socket buffers fill, nothing moves;
+// nothing the client sends after that (a keepalive ping) is answered.
 //
 // Example:
 //   absl::StatusOr<std::unique_ptr<server_internal::TcpProxy>> proxy =
@@ -58,6 +61,16 @@ class TcpProxy {
   bool WaitUntilFrozen(absl::Duration timeout) const;
   // Forwards again (and forgets the limit).
   void Thaw();
+  // Bytes clients sent that the proxy has not read yet (what waits in its
+  // sockets' receive queues), over every connection.
+  int64_t QueuedClientBytes() const;
+  // Frozen: waits until the clients' bytes queued at the proxy stopped
+  // growing (no change over `quiet`, at least one byte queued): the
+  // proxy's receive buffers are full and the clients' sockets can hand
+  // nothing more on, so a client with more to send is blocked in its
+  // write. False when `timeout` passed first.
+  bool WaitUntilClientsStall(absl::Duration quiet,
+                             absl::Duration timeout) const;
 
  private:
   TcpProxy(int listen_fd, int target_port, std::string address);
@@ -66,7 +79,7 @@ class TcpProxy {
   // Forwards between `client` and a new connection to the target until
   // either side closes or the proxy stops.
   void Forward(int client);
-  // How many bytes a read from the client may take now (0: frozen).
+  // How many bytes a read from a client may take now (0: frozen).
   int64_t ClientAllowance() const;
   // Frozen: the clients' bytes reached the limit.
   bool FrozenLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -83,6 +96,8 @@ class TcpProxy {
   std::string client_stream_ ABSL_GUARDED_BY(mu_);
   int64_t limit_ ABSL_GUARDED_BY(mu_) = std::numeric_limits<int64_t>::max();
   std::vector<std::thread> forwarders_ ABSL_GUARDED_BY(mu_);
+  // The client sockets open now.
+  std::vector<int> clients_ ABSL_GUARDED_BY(mu_);
   std::thread acceptor_;
 };
 
