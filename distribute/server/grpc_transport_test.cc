@@ -602,15 +602,13 @@ TEST(GrpcTransportFrozenPeerTest, KeepaliveReleasesASendStuckOnAFrozenPeer) {
   // send ...
   const absl::Status early = (*send)->Wait(absl::Milliseconds(300));
   EXPECT_EQ(early.code(), absl::StatusCode::kDeadlineExceeded)
-      << "the send to the frozen peer let go of its payload at once ("
-      << early << "; " << (*proxy)->QueuedClientBytes()
-      << " bytes queued at the proxy)";
+      << "the send to the frozen peer let go of its payload at once (" << early
+      << "; " << (*proxy)->QueuedClientBytes() << " bytes queued at the proxy)";
   // ... until keepalive (1 s without an answer, then 3 s) closes the
   // connection.
   const absl::Status sent = (*send)->Wait(absl::Seconds(15));
   EXPECT_EQ(sent.code(), absl::StatusCode::kUnavailable) << sent;
-  EXPECT_NE(sent.message().find("heartbeats lost"), std::string::npos)
-      << sent;
+  EXPECT_NE(sent.message().find("heartbeats lost"), std::string::npos) << sent;
   (*proxy)->Thaw();  // Lets a held send end, so the test can tear down.
 }
 
