@@ -104,16 +104,22 @@ class Model {
   int per_node() const { return hw_.max_ranks_per_node; }
   bool multi_node() const { return hw_.nodes > 1; }
 
-  // The share of the nodes' network bandwidth that NVLS-tree's trees across
-  // nodes turn into algorithm bandwidth: half (NCCL's tuner charges trees
-  // half), except between two nodes, where each node is the other's only
-  // peer in both trees and their halves cross the NICs at once in both
-  // directions (NCCL's tuner, too, allows trees more bandwidth on up to 2
-  // nodes). Checked on the fitted points:
-  // NVLS-tree all-reduce busbw 469 GB/s on 2 x 8 H100 and 717 GB/s on 2 x
-  // 8 B200 (above the 368 GB/s a ring gets from 8 x 400 Gb/s NICs), 320
-  // GB/s on 10 x 8 H100.
-  double TreeShare() const { return hw_.nodes == 2 ? 1.0 : 0.5; }
+  // The share of the nodes' network bandwidth that a double binary tree
+  // across nodes turns into algorithm bandwidth: the data over what the
+  // busiest node's NICs carry in each direction. Each tree carries half of
+  // the data up (reduce) and down (broadcast); the busiest node carries
+  // twice the data where it is an inner node with two children and a
+  // parent in one tree and a leaf in the other (4 nodes and more: 1/2,
+  // NCCL's tuner's ratio for trees), 1.5 times with 3 nodes, whose trees
+  // are chains of three (2/3), and once with 2, each node the other's only
+  // peer in both trees (1). Checked on the fitted points: NVLS-tree
+  // all-reduce busbw 469 GB/s on 2 x 8 H100 and 717 GB/s on 2 x 8 B200
+  // (above the 368 GB/s a ring gets from 8 x 400 Gb/s NICs), 320 GB/s on
+  // 10 x 8 H100; a forced tree on 3 x 8 and 3 x 4 GB200
+  // (nccl-issue-1801-gb200) 1.23x and 1.19x the ring's busbw.
+  double TreeShare() const {
+    return hw_.nodes == 2 ? 1.0 : hw_.nodes == 3 ? 2.0 / 3.0 : 0.5;
+  }
 
   // log2 of the node count, rounded down (NCCL's log2i): the depth NCCL's
   // tuner charges a tree over nodes.
@@ -255,8 +261,20 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
       if (!m.Supports(p)) continue;
       const double latency = m.Base(p) + 2 * ((l - 1) * m.IntraHop(p) +
                                               m.TreeDepth() * m.NetHop(p));
+      // NCCL's tuner chooses as if every tree had a share of 1/2, and so
+      // picks the ring on 2 and 3 nodes where the tree is faster
+      // (nccl-issue-1801-gb200: "Tree beating the default Ring"). LL keeps
+      // the tuner's share: its ceilings (kLLMaxBusBw) are the tuner's own
+      // figures, which NVIDIA set for that share.
+      const double tuner = k.tree_efficiency * 0.5 * m.BusBw(p);
       Add(out, k, NcclAlgorithm::kTree, p, latency,
-          k.tree_efficiency * 0.5 * m.BusBw(p));
+          p == NcclProtocol::kLL ? tuner
+                                 : k.tree_efficiency * m.TreeShare() *
+                                       m.BusBw(p));
+      if (!out.empty() && out.back().algorithm == NcclAlgorithm::kTree &&
+          out.back().protocol == p) {
+        out.back().tuner_algbw_GBps = tuner;
+      }
     }
     const NcclProtocol simple = NcclProtocol::kSimple;
     const double nvls_latency =
@@ -688,9 +706,17 @@ absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
       c.size_factor = TreeMidSizeFactor(c.protocol, bytes);
     }
     c.time_us = MeanTime(op, c, bytes, options);
-    // Equal times (up to rounding: a single-node tree and ring take the
-    // same latency) go to the earlier candidate.
-    if (best == nullptr || c.time_us < best->time_us * (1 - kTieTolerance)) {
+    c.tuner_time_us = c.time_us;
+    if (c.tuner_algbw_GBps > 0 && c.tuner_algbw_GBps != c.algbw_GBps) {
+      NcclCandidate seen = c;
+      seen.algbw_GBps = c.tuner_algbw_GBps;
+      c.tuner_time_us = MeanTime(op, seen, bytes, options);
+    }
+    // NCCL chooses by its tuner's times. Equal times (up to rounding: a
+    // single-node tree and ring take the same latency) go to the earlier
+    // candidate.
+    if (best == nullptr ||
+        c.tuner_time_us < best->tuner_time_us * (1 - kTieTolerance)) {
       best = &c;
     }
   }

@@ -4,7 +4,10 @@
 // and a bandwidth from the group's hardware (group_hardware.h), its time on
 // the GPUs is
 //   latency_us + pipeline fill (per protocol) + bytes / algorithm bandwidth,
-// and NCCL's choice is the fastest pair. NcclRunOptions adds how the
+// and NCCL's choice is the pair its own tuner finds fastest (which differs
+// from the model's times only for trees on 2 and 3 nodes: the tuner charges
+// every tree half of the network, where those move more; see
+// NcclCandidate::tuner_algbw_GBps). NcclRunOptions adds how the
 // collective is launched and timed (nccl-tests' -g, -n) and what NCCL's
 // environment allows. Used by `distsim collective --algorithm=nccl`,
 // `distsim validate` and wherever a simulated NCCL is timed.
@@ -83,6 +86,9 @@ struct NcclCandidate {
   double latency_us = 0;
   // Algorithm bandwidth (bytes / time at large sizes), GB/s (1e9 B/s).
   double algbw_GBps = 0;
+  // The algorithm bandwidth NCCL's own tuner assumes, by which it chooses
+  // among the candidates, where it differs from algbw_GBps (0: the same).
+  double tuner_algbw_GBps = 0;
   // The share of algbw_GBps reached at this size: below 1 for trees at
   // mid sizes, whose pipeline through their depth runs below its rate.
   double size_factor = 1;
@@ -93,6 +99,8 @@ struct NcclCandidate {
   double chain_overlap_us = 0;
   // The mean time under the run options (NcclRunOptions).
   double time_us = 0;
+  // The same with tuner_algbw_GBps: what NCCL compares when it chooses.
+  double tuner_time_us = 0;
 };
 
 // The model's constants. The defaults are the calibrated model that every
