@@ -3,7 +3,8 @@
 // Debian's libabsl_synchronization.so is not built with -fsanitize=thread,
 // so ThreadSanitizer cannot see that absl::Mutex, absl::CondVar and
 // absl::Notification order memory: every access guarded by them would be
-// reported as a race. Under --config=tsan this library (linked into every
+// reported as a race (and so would the drops of an absl::Status' shared
+// message, counted inside libabsl_status.so). Under --config=tsan this library (linked into every
 // binary through //third_party:absl) defines those functions itself: each
 // tells ThreadSanitizer what the call does to the mutex (the
 // __tsan_mutex_* annotations an instrumented Abseil makes) and calls the
@@ -23,6 +24,7 @@
 #include <string>
 
 #include "absl/base/config.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -338,6 +340,21 @@ bool Notification::WaitForNotificationWithDeadline(absl::Time deadline) const {
   return notified;
 }
 
+// absl::Status keeps a message and payloads in a reference-counted rep
+// that the last Unref deletes. The inline Unref calls this function of the
+// library, whose decrement (acq_rel) ThreadSanitizer cannot see: a thread
+// that read a status' message and then dropped its copy is not ordered
+// before another thread's deleting drop of the same rep. Every drop
+// releases and acquires on the rep, as that decrement does.
+void Status::UnrefNonInlined(uintptr_t rep) {
+  REAL("6Status15UnrefNonInlinedEm", void (*)(uintptr_t));
+  (void)scope;
+  void* const count = reinterpret_cast<void*>(rep & ~uintptr_t{1});
+  __tsan_release(count);
+  __tsan_acquire(count);
+  real(rep);
+}
+
 ABSL_NAMESPACE_END
 }  // namespace absl
 
@@ -345,8 +362,8 @@ ABSL_NAMESPACE_END
 // that ThreadSanitizer cannot see (they are not instrumented), so what their
 // own threads do to their own memory (freed buffers, sendmsg) looks racy.
 // These ignore the accesses ThreadSanitizer's interceptors record for calls
-// made from those libraries; every access of the project's own code is
-// still checked.
+// made from those libraries, and races inside four functions of gRPC's
+// headers; every access of the project's own code is still checked.
 extern "C" __attribute__((visibility("default"), used)) const char*
 __tsan_default_suppressions() {
   return "called_from_lib:libgrpc.so\n"
@@ -358,5 +375,18 @@ __tsan_default_suppressions() {
          "called_from_lib:libabsl_cord_internal.so\n"
          "called_from_lib:libabsl_random_internal_pool_urbg.so\n"
          "called_from_lib:libssl.so\n"
-         "called_from_lib:libcrypto.so\n";
+         "called_from_lib:libcrypto.so\n"
+         // gRPC's inline header code that copies a call's status message
+         // out of the slice a gRPC thread built it in (through
+         // libstdc++), handed over by gRPC's completion queue; it calls
+         // no code of the project's.
+         "race:grpc::internal::CallOpClientRecvStatus::FinishOp\n"
+         // gRPC's callback API: a call object that the caller's thread
+         // built (inline header code) and a gRPC thread finishes, ordered
+         // by gRPC's completion queue. Only where gRPC's own function is
+         // the access itself (race_top): the callbacks and deserializers
+         // these run, the project's code, are still checked.
+         "race_top:grpc::internal::CallbackWithStatusTag::Run\n"
+         "race_top:grpc::internal::CallOpSet<*>::FinalizeResult\n"
+         "race_top:grpc::internal::CallOpSendInitialMetadata::FinishOp\n";
 }

@@ -85,7 +85,14 @@ struct OutboundChunk {
 // instrumented); HandBack and Deserialize carry that order in the
 // project's code.
 struct InboundChunk {
+  InboundChunk() = default;
+  InboundChunk(const InboundChunk&) = delete;
+  InboundChunk& operator=(const InboundChunk&) = delete;
+  ~InboundChunk();
+
   void HandBack() { handed_back.store(true, std::memory_order_release); }
+  // Drops the slices (and the pieces that point into them).
+  void DropSlices();
 
   server::DeliverChunk meta;
   std::vector<grpc::Slice> slices;
