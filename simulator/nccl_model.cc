@@ -268,9 +268,9 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
       // figures, which NVIDIA set for that share.
       const double tuner = k.tree_efficiency * 0.5 * m.BusBw(p);
       Add(out, k, NcclAlgorithm::kTree, p, latency,
-          p == NcclProtocol::kLL ? tuner
-                                 : k.tree_efficiency * m.TreeShare() *
-                                       m.BusBw(p));
+          p == NcclProtocol::kLL
+              ? tuner
+              : k.tree_efficiency * m.TreeShare() * m.BusBw(p));
       if (!out.empty() && out.back().algorithm == NcclAlgorithm::kTree &&
           out.back().protocol == p) {
         out.back().tuner_algbw_GBps = tuner;

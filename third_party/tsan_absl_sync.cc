@@ -4,9 +4,9 @@
 // so ThreadSanitizer cannot see that absl::Mutex, absl::CondVar and
 // absl::Notification order memory: every access guarded by them would be
 // reported as a race (and so would the drops of an absl::Status' shared
-// message, counted inside libabsl_status.so). Under --config=tsan this library (linked into every
-// binary through //third_party:absl) defines those functions itself: each
-// tells ThreadSanitizer what the call does to the mutex (the
+// message, counted inside libabsl_status.so). Under --config=tsan this library
+// (linked into every binary through //third_party:absl) defines those functions
+// itself: each tells ThreadSanitizer what the call does to the mutex (the
 // __tsan_mutex_* annotations an instrumented Abseil makes) and calls the
 // library's own function, found with dlsym(RTLD_NEXT). The binary is linked
 // with -rdynamic, so the system gRPC's and Abseil's own calls (made through
