@@ -200,13 +200,14 @@ class Model {
 
 void Add(std::vector<NcclCandidate>& out, const NcclModelParams& k,
          NcclAlgorithm a, NcclProtocol p, double latency_us,
-         double algbw_GBps) {
+         double algbw_GBps, double tuner_algbw_GBps = 0) {
   if (!(algbw_GBps > 0)) return;
   NcclCandidate c;
   c.algorithm = a;
   c.protocol = p;
   c.latency_us = latency_us;
   c.algbw_GBps = algbw_GBps;
+  c.tuner_algbw_GBps = tuner_algbw_GBps;
   // NVLS reduces in the switch: its own fill, not a ring of steps.
   c.fill_us = a == NcclAlgorithm::kNvls
                   ? k.nvls_fill_us
@@ -270,11 +271,8 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
       Add(out, k, NcclAlgorithm::kTree, p, latency,
           p == NcclProtocol::kLL
               ? tuner
-              : k.tree_efficiency * m.TreeShare() * m.BusBw(p));
-      if (!out.empty() && out.back().algorithm == NcclAlgorithm::kTree &&
-          out.back().protocol == p) {
-        out.back().tuner_algbw_GBps = tuner;
-      }
+              : k.tree_efficiency * m.TreeShare() * m.BusBw(p),
+          tuner);
     }
     const NcclProtocol simple = NcclProtocol::kSimple;
     const double nvls_latency =
