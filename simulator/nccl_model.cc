@@ -199,8 +199,8 @@ class Model {
 };
 
 void Add(std::vector<NcclCandidate>& out, const NcclModelParams& k,
-         NcclAlgorithm a, NcclProtocol p, double latency_us,
-         double algbw_GBps, double tuner_algbw_GBps = 0) {
+         NcclAlgorithm a, NcclProtocol p, double latency_us, double algbw_GBps,
+         double tuner_algbw_GBps = 0) {
   if (!(algbw_GBps > 0)) return;
   NcclCandidate c;
   c.algorithm = a;
