@@ -81,6 +81,13 @@ constexpr double kLLMaxBusBw[4][3] = {
     {2 * 141.0, 2 * 45.0, 2 * 35.0},
 };
 
+// NVLS on Blackwell (compute capability 100 and up) against Hopper: NCCL's
+// tuner gives NVLS an efficiency of 0.85 on Hopper and 0.74 on Blackwell
+// (nvlsEfficiency in NVIDIA/nccl src/graph/tuning.cc, NCCL 2.23 to 2.28).
+// nvls_efficiency is the Hopper figure; Blackwell gets it times this
+// ratio. Taken as published.
+constexpr double kBlackwellNvlsShare = 0.74 / 0.85;
+
 constexpr double kLLQuarterEfficiency = 0.25;
 constexpr double kLLThirdEfficiency = 1.0 / 3.0;
 
@@ -182,13 +189,23 @@ class Model {
     return std::min(bw, kLLMaxBusBw[generation][scale]);
   }
   // NVLS inside one node.
+  // Blackwell's NVSwitch reaches a smaller share than Hopper's, in NCCL's
+  // tuner's ratio (kBlackwellNvlsShare).
   double NvlsBw() const {
     const double l = per_node();
-    return k_.nvls_efficiency * hw_.intra_bw_Bps / 1e9 * l / (l + 1);
+    const double share =
+        hw_.compute_capability >= 100 ? kBlackwellNvlsShare : 1.0;
+    return share * k_.nvls_efficiency * hw_.intra_bw_Bps / 1e9 * l / (l + 1);
   }
   // A ring of `steps` steps, `net_steps` of them across nodes.
+  // Across nodes every step pays at least the proxy's post
+  // (ring_net_overhead_us).
   double RingLatency(NcclProtocol p, double steps, double net_steps) const {
-    return Base(p) + (steps - net_steps) * IntraHop(p) + net_steps * NetHop(p);
+    double intra = IntraHop(p);
+    if (multi_node()) {
+      intra = std::max(intra, k_.ring_net_overhead_us[static_cast<int>(p)]);
+    }
+    return Base(p) + (steps - net_steps) * intra + net_steps * NetHop(p);
   }
 
  private:
@@ -344,6 +361,22 @@ double TreeMidSizeFactor(NcclProtocol p, int64_t bytes) {
   return kTreeMidSizeFactor[static_cast<int>(p)][k];
 }
 
+// NCCL's ring plateau (ncclTopoGetAlgoTime): a simple-protocol ring
+// all-reduce across nodes whose every channel carries at least 64 bytes
+// per rank takes its latency times a factor: 1.9 before Ampere, as
+// published; ring_plateau_factor from Ampere on.
+constexpr double kVoltaRingPlateauFactor = 1.9;
+// The channels of the plateau's condition: NCCL's most (MAXCHANNELS, 32),
+// so that the model applies it from a size at which NCCL surely does.
+constexpr double kPlateauChannels = 32;
+
+bool RingPlateau(const GroupHardware& hw, NcclOp op, const NcclCandidate& c,
+                 int64_t bytes) {
+  return op == NcclOp::kAllReduce && c.algorithm == NcclAlgorithm::kRing &&
+         c.protocol == NcclProtocol::kSimple && hw.nodes > 1 &&
+         static_cast<double>(bytes) / (kPlateauChannels * hw.n) >= 64;
+}
+
 // One collective on the GPUs, from the moment every rank's kernel runs.
 double GpuTimeUs(const NcclCandidate& c, int64_t bytes) {
   return c.latency_us + c.fill_us +
@@ -476,6 +509,11 @@ std::vector<NcclModelParam> NcclModelParamList(NcclModelParams& params) {
   }
   add("host_staged_efficiency", &params.host_staged_efficiency);
   add("per_peer_us", &params.per_peer_us);
+  for (int p : {0, 1, 2}) {
+    add(absl::StrCat("ring_net_overhead_us.", kProtocol[p]),
+        &params.ring_net_overhead_us[p]);
+  }
+  add("ring_plateau_factor", &params.ring_plateau_factor);
   return list;
 }
 
@@ -702,6 +740,12 @@ absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
   for (NcclCandidate& c : prediction.candidates) {
     if (c.algorithm == NcclAlgorithm::kTree) {
       c.size_factor = TreeMidSizeFactor(c.protocol, bytes);
+    }
+    if (RingPlateau(hardware, op, c, bytes)) {
+      c.latency_us *= hardware.compute_capability > 0 &&
+                              hardware.compute_capability < 80
+                          ? kVoltaRingPlateauFactor
+                          : options.params.ring_plateau_factor;
     }
     c.time_us = MeanTime(op, c, bytes, options);
     c.tuner_time_us = c.time_us;

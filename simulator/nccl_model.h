@@ -191,6 +191,19 @@ struct NcclModelParams {
   double host_staged_efficiency = 0.55;
   // All-to-all posts one send and one receive per peer (estimate).
   double per_peer_us = 0.2;
+  // A ring across nodes posts every step of every channel through the
+  // network proxy, so each of its steps, inside a node too, takes at least
+  // this long, per protocol: NCCL's tuner charges 1 us (x86 Intel hosts;
+  // 2 on AMD), three times that for simple ("Inter-node rings still have
+  // to launch nsteps * net overhead", getNetOverhead in NVIDIA/nccl
+  // src/graph/tuning.cc, NCCL 2.19 to 2.28). Taken as published.
+  double ring_net_overhead_us[3] = {1.0, 1.0, 3.0};
+  // The latency of a simple-protocol ring all-reduce across nodes is this
+  // many times its sum of steps once every channel carries data (the
+  // "plateau effect of ring" in ncclTopoGetAlgoTime, NVIDIA/nccl
+  // src/graph/tuning.cc: 1.4 from Ampere on, 1.9 before). Taken as
+  // published for compute capability 80 and up.
+  double ring_plateau_factor = 1.4;
 };
 
 // Every constant of NcclModelParams by name ("simple_efficiency.nvlink",

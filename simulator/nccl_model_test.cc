@@ -217,6 +217,74 @@ TEST(NcclModelTest, ClusterRingMeetsTheNetworkFigure) {
   EXPECT_EQ(q->Label(), "nvls_tree/simple");
 }
 
+// A ring across nodes pays the proxy's post on every step, inside a node
+// too (ring_net_overhead_us); a ring inside one node does not.
+TEST(NcclModelTest, RingsAcrossNodesPayTheProxyOnEveryStep) {
+  auto ring_latency = [](const Topology& t, double overhead) {
+    NcclRunOptions options;
+    options.algorithms = "ring";
+    options.protocols = "simple";
+    options.params.ring_net_overhead_us[2] = overhead;
+    absl::StatusOr<NcclPrediction> p =
+        PredictNccl(t, Gpus(t), NcclOp::kAllGather, 1 << 20, options);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->candidates.front().latency_us : 0.0;
+  };
+  // 2 x 8 GPUs: 15 steps, 14 of them inside a node; with an overhead above
+  // every hop's own cost, each of the 14 costs it.
+  const Topology cluster = Load("dgx_h100_cluster:2");
+  EXPECT_NEAR(ring_latency(cluster, 60) - ring_latency(cluster, 50), 140,
+              1e-6);
+  const Topology node = Load("dgx_h100");
+  EXPECT_EQ(ring_latency(node, 50), ring_latency(node, 0));
+}
+
+// NCCL's ring plateau: a simple ring all-reduce across nodes takes its
+// latency times ring_plateau_factor once every channel carries 64 bytes
+// per rank; not below that size, not for other operations or one node.
+TEST(NcclModelTest, SimpleRingAllReduceAcrossNodesPlateaus) {
+  auto latency = [](const std::string& topology, NcclOp op, int64_t bytes,
+                    double factor) {
+    const Topology t = Load(topology);
+    NcclRunOptions options;
+    options.algorithms = "ring";
+    options.protocols = "simple";
+    options.params.ring_plateau_factor = factor;
+    absl::StatusOr<NcclPrediction> p =
+        PredictNccl(t, Gpus(t), op, bytes, options);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->candidates.front().latency_us : 0.0;
+  };
+  const std::string cluster = "dgx_h100_cluster:2";
+  // 16 ranks x 32 channels x 64 B = 32 KiB.
+  EXPECT_NEAR(latency(cluster, NcclOp::kAllReduce, 32 << 10, 1.4) /
+                  latency(cluster, NcclOp::kAllReduce, 32 << 10, 1.0),
+              1.4, 1e-9);
+  EXPECT_EQ(latency(cluster, NcclOp::kAllReduce, (32 << 10) - 1, 1.4),
+            latency(cluster, NcclOp::kAllReduce, (32 << 10) - 1, 1.0));
+  EXPECT_EQ(latency(cluster, NcclOp::kAllGather, kGiB, 1.4),
+            latency(cluster, NcclOp::kAllGather, kGiB, 1.0));
+  EXPECT_EQ(latency("dgx_h100", NcclOp::kAllReduce, kGiB, 1.4),
+            latency("dgx_h100", NcclOp::kAllReduce, kGiB, 1.0));
+}
+
+// NVLS on Blackwell reaches 0.74 / 0.85 of Hopper's share of the link
+// (NCCL's nvlsEfficiency), on the same formula.
+TEST(NcclModelTest, BlackwellNvlsReachesLessOfItsLink) {
+  for (const std::string name : {"dgx_h100", "hgx_b200"}) {
+    SCOPED_TRACE(name);
+    const Topology t = Load(name);
+    const NcclPrediction p = Predict(t, Gpus(t), NcclOp::kAllReduce, kGiB);
+    const NcclCandidate* nvls =
+        Find(p, NcclAlgorithm::kNvls, NcclProtocol::kSimple);
+    ASSERT_NE(nvls, nullptr);
+    const double hopper_share = NcclModelParams().nvls_efficiency *
+                                p.hardware.intra_bw_Bps / 1e9 * 8.0 / 9.0;
+    EXPECT_NEAR(nvls->algbw_GBps / hopper_share,
+                name == "hgx_b200" ? 0.74 / 0.85 : 1.0, 1e-9);
+  }
+}
+
 // NCCL_ALGO / NCCL_PROTO lists, NVLS off, SHARP on a fabric without it.
 TEST(NcclModelTest, RunOptionsRestrictTheChoice) {
   const Topology t = Load("dgx_h100");
