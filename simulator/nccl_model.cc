@@ -88,6 +88,16 @@ constexpr double kLLMaxBusBw[4][3] = {
 // ratio. Taken as published.
 constexpr double kBlackwellNvlsShare = 0.74 / 0.85;
 
+// A tree's step across nodes against a ring's, per protocol (LL, LL128,
+// simple): NCCL's tuner charges a tree's network hop 5.0, 8.5 and 14 us
+// and a ring's 2.7, 4.0 and 14 us (hwLat[NCCL_HW_NET] in NVIDIA/nccl
+// src/graph/tuning.cc, NCCL 2.19 to 2.28: a tree node waits on two
+// children and forwards to its parent). LL128's ratio is taken as
+// published; LL keeps 1: its hop was set on the fitted part's tiny
+// all-reduces across nodes, which NCCL's ratio turns 30-38% slow (fitted
+// part 13.8% -> 14.1% with it, 13.6% without; docs/validation.md).
+constexpr double kTreeNetHopRatio[3] = {1.0, 8.5 / 4.0, 1.0};
+
 constexpr double kLLQuarterEfficiency = 0.25;
 constexpr double kLLThirdEfficiency = 1.0 / 3.0;
 
@@ -163,6 +173,13 @@ class Model {
   }
   double NetHop(NcclProtocol p) const {
     return k_.hop_latency_us[static_cast<int>(p)][kNetHop] + hw_.net_latency_us;
+  }
+  // A tree's hop across nodes: the ring's software cost times NCCL's
+  // tree-to-ring ratio (kTreeNetHopRatio).
+  double TreeNetHop(NcclProtocol p) const {
+    return k_.hop_latency_us[static_cast<int>(p)][kNetHop] *
+               kTreeNetHopRatio[static_cast<int>(p)] +
+           hw_.net_latency_us;
   }
 
   // GB/s a rank moves through its intra-node link / its node's NICs.
@@ -278,7 +295,7 @@ std::vector<NcclCandidate> Candidates(const GroupHardware& hw, NcclOp op,
     for (NcclProtocol p : kProtocols) {
       if (!m.Supports(p)) continue;
       const double latency = m.Base(p) + 2 * ((l - 1) * m.IntraHop(p) +
-                                              m.TreeDepth() * m.NetHop(p));
+                                              m.TreeDepth() * m.TreeNetHop(p));
       // NCCL's tuner chooses as if every tree had a share of 1/2, and so
       // picks the ring on 2 and 3 nodes where the tree is faster
       // (nccl-issue-1801-gb200: "Tree beating the default Ring"). LL keeps

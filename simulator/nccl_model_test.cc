@@ -285,6 +285,24 @@ TEST(NcclModelTest, BlackwellNvlsReachesLessOfItsLink) {
   }
 }
 
+// A tree's LL128 hop across nodes costs NCCL's tree-to-ring ratio (8.5 /
+// 4.0) of the ring's software cost; the wire's latency is paid once.
+TEST(NcclModelTest, TreeHopsAcrossNodesCostMoreThanARingsOnLL128) {
+  const Topology t = Load("dgx_h100_cluster:4");
+  auto tree_latency = [&](double ll128_net_hop) {
+    NcclRunOptions options;
+    options.algorithms = "tree";
+    options.protocols = "ll128";
+    options.params.hop_latency_us[1][2] = ll128_net_hop;
+    absl::StatusOr<NcclPrediction> p =
+        PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 1 << 20, options);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->candidates.front().latency_us : 0.0;
+  };
+  // 4 nodes: two levels of the tree, each crossed up and down.
+  EXPECT_NEAR(tree_latency(5.0) - tree_latency(4.0), 2 * 2 * 8.5 / 4.0, 1e-9);
+}
+
 // NCCL_ALGO / NCCL_PROTO lists, NVLS off, SHARP on a fabric without it.
 TEST(NcclModelTest, RunOptionsRestrictTheChoice) {
   const Topology t = Load("dgx_h100");
