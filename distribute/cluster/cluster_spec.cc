@@ -147,21 +147,26 @@ absl::Status ValidateTaskAddress(absl::string_view address) {
 }
 
 absl::StatusOr<ClusterSpec> ClusterSpec::Create(
-    const std::map<std::string, std::vector<std::string>>& jobs) {
+    std::map<std::string, std::vector<std::string>> jobs) {
   std::map<std::string, JobTasks> sparse;
-  for (const auto& [name, addresses] : jobs) {
+  for (auto& [name, addresses] : jobs) {
     JobTasks& tasks = sparse[name];
     for (size_t i = 0; i < addresses.size(); ++i) {
-      tasks.emplace(static_cast<int64_t>(i), addresses[i]);
+      tasks.emplace_hint(tasks.end(), static_cast<int64_t>(i),
+                         std::move(addresses[i]));
     }
+    // Each job's husks go as soon as it is moved: a step of 2^20 tasks
+    // holds its addresses about once.
+    std::vector<std::string>().swap(addresses);
   }
-  return CreateSparse(sparse);
+  return CreateSparse(std::move(sparse));
 }
 
 absl::StatusOr<ClusterSpec> ClusterSpec::CreateSparse(
-    const std::map<std::string, JobTasks>& jobs) {
-  // address -> the task that uses it, for the duplicate check.
-  std::map<std::string, std::pair<std::string, int64_t>> owners;
+    std::map<std::string, JobTasks> jobs) {
+  // address -> the task that uses it, for the duplicate check; views into
+  // `jobs`, which outlives the map.
+  std::map<absl::string_view, std::pair<absl::string_view, int64_t>> owners;
   for (const auto& [name, tasks] : jobs) {
     absl::Status status = ValidateJobName(name);
     RETURN_IF_ERROR(status);
@@ -177,7 +182,7 @@ absl::StatusOr<ClusterSpec> ClusterSpec::CreateSparse(
             absl::StrCat(TaskName(name, index), ": ", status.message()));
       }
       auto [it, inserted] =
-          owners.emplace(address, std::make_pair(name, index));
+          owners.emplace(address, std::make_pair(absl::string_view(name), index));
       if (!inserted) {
         return absl::InvalidArgumentError(absl::StrCat(
             "address '", address, "' is used by both ",
@@ -186,7 +191,7 @@ absl::StatusOr<ClusterSpec> ClusterSpec::CreateSparse(
       }
     }
   }
-  return ClusterSpec(jobs);
+  return ClusterSpec(std::move(jobs));
 }
 
 absl::StatusOr<ClusterSpec> ClusterSpec::FromClusterDef(const ClusterDef& def) {

@@ -46,12 +46,14 @@ class ClusterSpec {
   // An empty cluster: no jobs (a single local process).
   ClusterSpec() = default;
 
-  // Dense jobs: task i of a job is its i'th address.
+  // Dense jobs: task i of a job is its i'th address. Taken by value: pass
+  // an rvalue and the addresses are moved, not copied.
   static absl::StatusOr<ClusterSpec> Create(
-      const std::map<std::string, std::vector<std::string>>& jobs);
-  // Sparse jobs: each job maps task indices to addresses.
+      std::map<std::string, std::vector<std::string>> jobs);
+  // Sparse jobs: each job maps task indices to addresses (moved in, as
+  // above).
   static absl::StatusOr<ClusterSpec> CreateSparse(
-      const std::map<std::string, JobTasks>& jobs);
+      std::map<std::string, JobTasks> jobs);
   // From the protobuf form. A job named twice is INVALID_ARGUMENT.
   static absl::StatusOr<ClusterSpec> FromClusterDef(const ClusterDef& def);
   // From JSON text: an object of job name -> list of addresses, or job name
