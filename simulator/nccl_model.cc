@@ -187,7 +187,13 @@ class Model {
     const double staged = hw_.intra_through_host && p != NcclProtocol::kLL
                               ? k_.host_staged_efficiency
                               : 1.0;
-    return hw_.intra_bw_Bps / 1e9 * Efficiency(p, intra_class_) * staged;
+    const double blackwell =
+        p == NcclProtocol::kSimple && intra_class_ == kNvlinkHop &&
+                hw_.compute_capability >= 100
+            ? k_.blackwell_nvlink_share
+            : 1.0;
+    return hw_.intra_bw_Bps / 1e9 * Efficiency(p, intra_class_) * staged *
+           blackwell;
   }
   double NodeNetBw(NcclProtocol p) const {
     return hw_.node_net_bw_Bps / 1e9 * Efficiency(p, kNetHop);
@@ -531,6 +537,7 @@ std::vector<NcclModelParam> NcclModelParamList(NcclModelParams& params) {
         &params.ring_net_overhead_us[p]);
   }
   add("ring_plateau_factor", &params.ring_plateau_factor);
+  add("blackwell_nvlink_share", &params.blackwell_nvlink_share);
   return list;
 }
 

@@ -204,6 +204,14 @@ struct NcclModelParams {
   // src/graph/tuning.cc: 1.4 from Ampere on, 1.9 before). Taken as
   // published for compute capability 80 and up.
   double ring_plateau_factor = 1.4;
+  // The simple protocol's share of NVLink 5 (Blackwell, compute capability
+  // 100 and up) against simple_efficiency.nvlink, Hopper's. Fitted
+  // (`distsim validate --fit=blackwell_nvlink_share`, prior 0.01 chosen by
+  // cross-validation: 13.6% -> 13.0%) to 0.852 on the fitted part, whose
+  // bandwidth-bound GB200 points (rings and all-to-all on 4 to 64 GPUs of
+  // a rack) all ran 10-16% below Hopper's share; NCCL's own tuner gives
+  // NVLS on Blackwell 0.74 / 0.85 = 0.87 of Hopper's (nvlsEfficiency).
+  double blackwell_nvlink_share = 0.85;
 };
 
 // Every constant of NcclModelParams by name ("simple_efficiency.nvlink",

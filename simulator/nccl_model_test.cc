@@ -268,6 +268,24 @@ TEST(NcclModelTest, SimpleRingAllReduceAcrossNodesPlateaus) {
             latency("dgx_h100", NcclOp::kAllReduce, kGiB, 1.0));
 }
 
+// The simple protocol's ring on Blackwell's NVLink reaches
+// blackwell_nvlink_share of Hopper's share of the link.
+TEST(NcclModelTest, BlackwellRingsReachLessOfTheirNvlink) {
+  for (const std::string name : {"dgx_h100", "hgx_b200"}) {
+    SCOPED_TRACE(name);
+    const Topology t = Load(name);
+    const NcclPrediction p = Predict(t, Gpus(t), NcclOp::kAllGather, kGiB);
+    const NcclCandidate* ring =
+        Find(p, NcclAlgorithm::kRing, NcclProtocol::kSimple);
+    ASSERT_NE(ring, nullptr);
+    const NcclModelParams k;
+    const double hopper_busbw =
+        k.simple_efficiency[0] * p.hardware.intra_bw_Bps / 1e9;
+    EXPECT_NEAR(ring->algbw_GBps * 7.0 / 8.0 / hopper_busbw,
+                name == "hgx_b200" ? k.blackwell_nvlink_share : 1.0, 1e-9);
+  }
+}
+
 // NVLS on Blackwell reaches 0.74 / 0.85 of Hopper's share of the link
 // (NCCL's nvlsEfficiency), on the same formula.
 TEST(NcclModelTest, BlackwellNvlsReachesLessOfItsLink) {
@@ -466,7 +484,7 @@ TEST(NcclModelTest, TunerKeepsTheRingThatATreeBeatsOnThreeNodes) {
   absl::StatusOr<NcclPrediction> forced =
       PredictNccl(t, Gpus(t), NcclOp::kAllReduce, bytes, tree);
   ASSERT_TRUE(forced.ok()) << forced.status();
-  EXPECT_LT(forced->time_us, chosen->time_us / 1.15);
+  EXPECT_LT(forced->time_us, chosen->time_us / 1.1);
   ASSERT_EQ(forced->candidates.size(), 1u);
   const NcclCandidate& c = forced->candidates[0];
   EXPECT_NEAR(c.algbw_GBps / c.tuner_algbw_GBps, 4.0 / 3.0, 1e-9);
