@@ -187,11 +187,11 @@ class Model {
     const double staged = hw_.intra_through_host && p != NcclProtocol::kLL
                               ? k_.host_staged_efficiency
                               : 1.0;
-    const double blackwell =
-        p == NcclProtocol::kSimple && intra_class_ == kNvlinkHop &&
-                hw_.compute_capability >= 100
-            ? k_.blackwell_nvlink_share
-            : 1.0;
+    const double blackwell = p == NcclProtocol::kSimple &&
+                                     intra_class_ == kNvlinkHop &&
+                                     hw_.compute_capability >= 100
+                                 ? k_.blackwell_nvlink_share
+                                 : 1.0;
     return hw_.intra_bw_Bps / 1e9 * Efficiency(p, intra_class_) * staged *
            blackwell;
   }
@@ -766,10 +766,10 @@ absl::StatusOr<NcclPrediction> PredictNcclOn(const GroupHardware& hardware,
       c.size_factor = TreeMidSizeFactor(c.protocol, bytes);
     }
     if (RingPlateau(hardware, op, c, bytes)) {
-      c.latency_us *= hardware.compute_capability > 0 &&
-                              hardware.compute_capability < 80
-                          ? kVoltaRingPlateauFactor
-                          : options.params.ring_plateau_factor;
+      c.latency_us *=
+          hardware.compute_capability > 0 && hardware.compute_capability < 80
+              ? kVoltaRingPlateauFactor
+              : options.params.ring_plateau_factor;
     }
     c.time_us = MeanTime(op, c, bytes, options);
     c.tuner_time_us = c.time_us;

@@ -233,8 +233,7 @@ TEST(NcclModelTest, RingsAcrossNodesPayTheProxyOnEveryStep) {
   // 2 x 8 GPUs: 15 steps, 14 of them inside a node; with an overhead above
   // every hop's own cost, each of the 14 costs it.
   const Topology cluster = Load("dgx_h100_cluster:2");
-  EXPECT_NEAR(ring_latency(cluster, 60) - ring_latency(cluster, 50), 140,
-              1e-6);
+  EXPECT_NEAR(ring_latency(cluster, 60) - ring_latency(cluster, 50), 140, 1e-6);
   const Topology node = Load("dgx_h100");
   EXPECT_EQ(ring_latency(node, 50), ring_latency(node, 0));
 }

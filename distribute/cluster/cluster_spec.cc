@@ -181,8 +181,8 @@ absl::StatusOr<ClusterSpec> ClusterSpec::CreateSparse(
         return absl::InvalidArgumentError(
             absl::StrCat(TaskName(name, index), ": ", status.message()));
       }
-      auto [it, inserted] =
-          owners.emplace(address, std::make_pair(absl::string_view(name), index));
+      auto [it, inserted] = owners.emplace(
+          address, std::make_pair(absl::string_view(name), index));
       if (!inserted) {
         return absl::InvalidArgumentError(absl::StrCat(
             "address '", address, "' is used by both ",
