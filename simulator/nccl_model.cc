@@ -89,13 +89,14 @@ constexpr double kLLMaxBusBw[4][3] = {
 constexpr double kBlackwellNvlsShare = 0.74 / 0.85;
 
 // A tree's step across nodes against a ring's, per protocol (LL, LL128,
-// simple): NCCL's tuner charges a tree's network hop 5.0, 8.5 and 14 us
-// and a ring's 2.7, 4.0 and 14 us (hwLat[NCCL_HW_NET] in NVIDIA/nccl
-// src/graph/tuning.cc, NCCL 2.19 to 2.28: a tree node waits on two
-// children and forwards to its parent). LL128's ratio is taken as
-// published; LL keeps 1: its hop was set on the fitted part's tiny
-// all-reduces across nodes, which NCCL's ratio turns 30-38% slow (fitted
-// part 13.8% -> 14.1% with it, 13.6% without; docs/validation.md).
+// simple): NCCL's tuner charges a tree's network hop 5.0 and 8.5 us on LL
+// and LL128 against a ring's 2.7 and 4.0 (hwLat[NCCL_HW_NET] in
+// NVIDIA/nccl src/graph/tuning.cc, NCCL 2.19 to 2.28: a tree node waits on
+// two children and forwards to its parent); on simple 28 against 14 up to
+// NCCL 2.2x, 14 against 14 since. LL128's ratio is taken as published.
+// LL and simple keep 1, a choice made on the fitted part: LL's hop was set
+// on its tiny all-reduces across nodes, which NCCL's LL ratio turns 30-38%
+// slow (docs/validation.md), and simple's ratio changed between versions.
 constexpr double kTreeNetHopRatio[3] = {1.0, 8.5 / 4.0, 1.0};
 
 constexpr double kLLQuarterEfficiency = 0.25;
@@ -187,7 +188,9 @@ class Model {
     const double staged = hw_.intra_through_host && p != NcclProtocol::kLL
                               ? k_.host_staged_efficiency
                               : 1.0;
-    const double blackwell = p == NcclProtocol::kSimple &&
+    // Both NVLink protocols lose the same share on Blackwell, so that LL128
+    // stays below simple there as NCCL's tuner has it.
+    const double blackwell = p != NcclProtocol::kLL &&
                                      intra_class_ == kNvlinkHop &&
                                      hw_.compute_capability >= 100
                                  ? k_.blackwell_nvlink_share
@@ -220,12 +223,12 @@ class Model {
         hw_.compute_capability >= 100 ? kBlackwellNvlsShare : 1.0;
     return share * k_.nvls_efficiency * hw_.intra_bw_Bps / 1e9 * l / (l + 1);
   }
-  // A ring of `steps` steps, `net_steps` of them across nodes.
-  // Across nodes every step pays at least the proxy's post
-  // (ring_net_overhead_us).
+  // A ring of `steps` steps, `net_steps` of them across nodes. Across
+  // nodes every step of a ring (not of the chains of broadcast and reduce,
+  // as in NCCL) pays at least the proxy's post (ring_net_overhead_us).
   double RingLatency(NcclProtocol p, double steps, double net_steps) const {
     double intra = IntraHop(p);
-    if (multi_node()) {
+    if (multi_node() && op_ != NcclOp::kBroadcast && op_ != NcclOp::kReduce) {
       intra = std::max(intra, k_.ring_net_overhead_us[static_cast<int>(p)]);
     }
     return Base(p) + (steps - net_steps) * intra + net_steps * NetHop(p);
@@ -386,12 +389,14 @@ double TreeMidSizeFactor(NcclProtocol p, int64_t bytes) {
 
 // NCCL's ring plateau (ncclTopoGetAlgoTime): a simple-protocol ring
 // all-reduce across nodes whose every channel carries at least 64 bytes
-// per rank takes its latency times a factor: 1.9 before Ampere, as
-// published; ring_plateau_factor from Ampere on.
+// per rank takes its latency times a factor: 1.9 before Ampere (compute
+// capability below 80), as published; ring_plateau_factor from Ampere on
+// and where the compute capability is unknown.
 constexpr double kVoltaRingPlateauFactor = 1.9;
-// The channels of the plateau's condition: NCCL's most (MAXCHANNELS, 32),
-// so that the model applies it from a size at which NCCL surely does.
-constexpr double kPlateauChannels = 32;
+// The channels of the plateau's condition: NCCL's most (MAXCHANNELS: 32
+// up to NCCL 2.2x, 64 since), so that the model applies it from a size at
+// which NCCL surely does.
+constexpr double kPlateauChannels = 64;
 
 bool RingPlateau(const GroupHardware& hw, NcclOp op, const NcclCandidate& c,
                  int64_t bytes) {
