@@ -155,8 +155,8 @@ absl::StatusOr<ClusterSpec> ClusterSpec::Create(
       tasks.emplace_hint(tasks.end(), static_cast<int64_t>(i),
                          std::move(addresses[i]));
     }
-    // Each job's husks go as soon as it is moved: a step of 2^20 tasks
-    // holds its addresses about once.
+    // Each job's emptied strings go as soon as they are moved, so the
+    // addresses are held about once.
     std::vector<std::string>().swap(addresses);
   }
   return CreateSparse(std::move(sparse));
@@ -164,8 +164,8 @@ absl::StatusOr<ClusterSpec> ClusterSpec::Create(
 
 absl::StatusOr<ClusterSpec> ClusterSpec::CreateSparse(
     std::map<std::string, JobTasks> jobs) {
-  // address -> the task that uses it, for the duplicate check; views into
-  // `jobs`, which outlives the map.
+  // address -> the task that uses it, for the duplicate check: views into
+  // `jobs`, read only before `jobs` is moved into the result.
   std::map<absl::string_view, std::pair<absl::string_view, int64_t>> owners;
   for (const auto& [name, tasks] : jobs) {
     absl::Status status = ValidateJobName(name);
@@ -208,7 +208,7 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromClusterDef(const ClusterDef& def) {
       it->second.emplace(index, address);
     }
   }
-  return CreateSparse(jobs);
+  return CreateSparse(std::move(jobs));
 }
 
 absl::StatusOr<ClusterSpec> ClusterSpec::FromJson(absl::string_view json) {
@@ -302,7 +302,7 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromJsonValue(const Json& value,
                        JsonTypeName(tasks)));
     }
   }
-  absl::StatusOr<ClusterSpec> spec = CreateSparse(jobs);
+  absl::StatusOr<ClusterSpec> spec = CreateSparse(std::move(jobs));
   if (!spec.ok()) {
     return absl::Status(spec.status().code(),
                         absl::StrCat(path, ": ", spec.status().message()));

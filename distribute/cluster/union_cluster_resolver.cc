@@ -86,7 +86,7 @@ absl::StatusOr<ClusterSpec> UnionClusterResolver::cluster_spec() const {
       }
     }
   }
-  absl::StatusOr<ClusterSpec> spec = ClusterSpec::CreateSparse(merged);
+  absl::StatusOr<ClusterSpec> spec = ClusterSpec::CreateSparse(std::move(merged));
   if (!spec.ok()) {
     return absl::Status(
         spec.status().code(),
