@@ -269,24 +269,31 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
   resolver->gpus_per_task_ = gpus_per_task;
   const bool map_ids = static_cast<int64_t>(visible.size()) >= gpus_per_node;
 
+  // A node's task k gets GPUs k * gpus_per_task onwards, whatever the
+  // node: one string per index (at most gpus_per_node ids in all), not one
+  // per rank, so a step of many nodes and GPUs costs no more.
+  for (int64_t k = 0; k < max_tasks_per_node; ++k) {
+    std::vector<std::string> ids;
+    for (int64_t g = k * gpus_per_task; g < (k + 1) * gpus_per_task; ++g) {
+      ids.push_back(map_ids ? visible[static_cast<size_t>(g)]
+                            : absl::StrCat(g));
+    }
+    resolver->local_gpu_allocation_.push_back(absl::StrJoin(ids, ","));
+  }
+
   std::vector<std::string> addresses;
   // Where the block layout puts this process, to check against where srun
   // says it runs.
   std::string my_host;
   int64_t my_local_id = -1;
   for (const auto& [host, count] : resolver->task_configuration_) {
+    resolver->first_ranks_.push_back(static_cast<int64_t>(addresses.size()));
     for (int64_t k = 0; k < count; ++k) {
       if (static_cast<int64_t>(addresses.size()) == resolver->rank_) {
         my_host = host;
         my_local_id = k;
       }
       addresses.push_back(absl::StrCat(host, ":", options.port_base + k));
-      std::vector<std::string> ids;
-      for (int64_t g = k * gpus_per_task; g < (k + 1) * gpus_per_task; ++g) {
-        ids.push_back(map_ids ? visible[static_cast<size_t>(g)]
-                              : absl::StrCat(g));
-      }
-      resolver->gpu_allocation_.push_back(absl::StrJoin(ids, ","));
     }
   }
 
@@ -336,6 +343,24 @@ SlurmClusterResolver::Create(SlurmClusterResolverOptions options,
   }
   resolver->cluster_spec_ = *std::move(spec);
   return resolver;
+}
+
+absl::StatusOr<std::string> SlurmClusterResolver::gpu_allocation(
+    int64_t rank) const {
+  const int64_t tasks = cluster_spec_.total_tasks();
+  if (rank < 0 || rank >= tasks) {
+    return absl::OutOfRangeError(absl::StrCat(
+        kPrefix, "rank ", rank, " is outside the step's ", tasks, " tasks"));
+  }
+  return LocalGpuAllocation(rank);
+}
+
+const std::string& SlurmClusterResolver::LocalGpuAllocation(
+    int64_t rank) const {
+  // The last node whose first rank is at most `rank`.
+  const auto node =
+      std::upper_bound(first_ranks_.begin(), first_ranks_.end(), rank) - 1;
+  return local_gpu_allocation_[static_cast<size_t>(rank - *node)];
 }
 
 absl::Status SlurmClusterResolver::set_task_id(std::optional<int64_t> task_id) {

@@ -123,14 +123,14 @@ class SlurmClusterResolver : public ClusterResolver {
       const {
     return task_configuration_;
   }
-  // The CUDA_VISIBLE_DEVICES value of every rank, e.g. {"0,1", "2,3", ...}.
-  const std::vector<std::string>& gpu_allocation() const {
-    return gpu_allocation_;
-  }
-  // The CUDA_VISIBLE_DEVICES value for this process: its GPUs, comma
-  // separated ("" when it gets none).
+  // The CUDA_VISIBLE_DEVICES value of rank `rank`: its GPUs, comma
+  // separated, e.g. "2,3" ("" when it gets none); OUT_OF_RANGE for a rank
+  // outside the step. The value depends only on the rank's index on its
+  // node, so the resolver keeps one per index, not one per rank.
+  absl::StatusOr<std::string> gpu_allocation(int64_t rank) const;
+  // The CUDA_VISIBLE_DEVICES value for this process (gpu_allocation(rank())).
   const std::string& cuda_visible_devices() const {
-    return gpu_allocation_[static_cast<size_t>(rank_)];
+    return LocalGpuAllocation(rank_);
   }
   // Sets CUDA_VISIBLE_DEVICES to cuda_visible_devices() through `set_env`
   // (by default in this process's environment, which CUDA reads once, at its
@@ -154,12 +154,17 @@ class SlurmClusterResolver : public ClusterResolver {
 
  private:
   SlurmClusterResolver() = default;
+  // gpu_allocation of a rank of the step.
+  const std::string& LocalGpuAllocation(int64_t rank) const;
 
   int64_t rank_ = 0;
   int64_t gpus_per_node_ = 0;
   int64_t gpus_per_task_ = 0;
   std::vector<std::pair<std::string, int64_t>> task_configuration_;
-  std::vector<std::string> gpu_allocation_;
+  // The first rank of each entry of task_configuration_.
+  std::vector<int64_t> first_ranks_;
+  // CUDA_VISIBLE_DEVICES by index on the node.
+  std::vector<std::string> local_gpu_allocation_;
   ClusterSpec cluster_spec_;
   std::optional<std::string> task_type_;
   std::optional<int64_t> task_id_;

@@ -2,6 +2,7 @@
 // SLURM_STEP_TASKS_PER_NODE, SLURM_STEP_NUM_TASKS, CUDA_VISIBLE_DEVICES,
 // ...). Input: NAME=VALUE lines. The node's GPUs are counted as 8 (never
 // nvidia-smi).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -44,10 +45,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
              "%ld tasks on the hosts, %ld in "
              "the spec",
              tasks, spec->total_tasks());
-  FUZZ_CHECK(
-      static_cast<int64_t>((*resolver)->gpu_allocation().size()) == tasks,
-      "%zu GPU allocations for %ld tasks", (*resolver)->gpu_allocation().size(),
-      tasks);
+  // Every rank's allocation (first, last, this process's) exists and
+  // names gpus_per_task GPUs; none past the step.
+  for (int64_t rank : {int64_t{0}, tasks - 1, (*resolver)->rank()}) {
+    auto allocation = (*resolver)->gpu_allocation(rank);
+    FUZZ_CHECK(allocation.ok(), "no GPU allocation for rank %ld of %ld", rank,
+               tasks);
+    const int64_t per_task = (*resolver)->gpus_per_task();
+    const int64_t commas = static_cast<int64_t>(
+        std::count(allocation->begin(), allocation->end(), ','));
+    FUZZ_CHECK(per_task > 0 ? commas == per_task - 1 : allocation->empty(),
+               "rank %ld's allocation '%s' for %ld GPUs per task", rank,
+               allocation->c_str(), per_task);
+  }
+  FUZZ_CHECK(!(*resolver)->gpu_allocation(tasks).ok(),
+             "an allocation for rank %ld of %ld tasks", tasks, tasks);
   (void)(*resolver)->master();
   return 0;
 }
