@@ -279,8 +279,7 @@ TEST(NcclModelTest, BlackwellRingsReachLessOfTheirNvlink) {
   for (const std::string name : {"dgx_h100", "hgx_b200"}) {
     SCOPED_TRACE(name);
     const Topology t = Load(name);
-    const NcclPrediction p =
-        Predict(t, Gpus(t), NcclOp::kAllGather, 8 * kGiB);
+    const NcclPrediction p = Predict(t, Gpus(t), NcclOp::kAllGather, 8 * kGiB);
     EXPECT_EQ(p.Label(), "ring/simple");
     const NcclModelParams k;
     const double share = name == "hgx_b200" ? k.blackwell_nvlink_share : 1.0;
@@ -364,9 +363,9 @@ TEST(NcclModelTest, TreeHopsAcrossNodesCostMoreThanARingsOnLL128) {
   absl::StatusOr<NcclPrediction> b =
       PredictNccl(t, Gpus(t), NcclOp::kAllReduce, 1 << 20, ll);
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_NEAR(b->candidates.front().latency_us -
-                  a->candidates.front().latency_us,
-              2 * 2 * 1.0, 1e-9);
+  EXPECT_NEAR(
+      b->candidates.front().latency_us - a->candidates.front().latency_us,
+      2 * 2 * 1.0, 1e-9);
 }
 
 // NCCL_ALGO / NCCL_PROTO lists, NVLS off, SHARP on a fabric without it.

@@ -86,7 +86,8 @@ absl::StatusOr<ClusterSpec> UnionClusterResolver::cluster_spec() const {
       }
     }
   }
-  absl::StatusOr<ClusterSpec> spec = ClusterSpec::CreateSparse(std::move(merged));
+  absl::StatusOr<ClusterSpec> spec =
+      ClusterSpec::CreateSparse(std::move(merged));
   if (!spec.ok()) {
     return absl::Status(
         spec.status().code(),
